@@ -8,6 +8,7 @@
 #include <systemc>
 
 #include "isa/error.h"
+#include "sim/config_command.h"
 #include "sim/layout_command.h"
 #include "sim/logging.h"
 
@@ -25,7 +26,8 @@ int sc_main(int argc, char** argv) {
                                                      std::end(tpusim::sim::kLogLevels))))
       ->capture_default_str();
   app.require_subcommand(1);
-  const tpusim::sim::Command commands[] = {tpusim::sim::AddLayoutCommand(app)};
+  const tpusim::sim::Command commands[] = {tpusim::sim::AddLayoutCommand(app),
+                                           tpusim::sim::AddConfigCommand(app)};
 
   try {
     app.parse(argc, argv);
