@@ -9,6 +9,7 @@
 
 #include "isa/error.h"
 #include "sim/config_command.h"
+#include "sim/hlo_commands.h"
 #include "sim/layout_command.h"
 #include "sim/logging.h"
 
@@ -26,8 +27,9 @@ int sc_main(int argc, char** argv) {
                                                      std::end(tpusim::sim::kLogLevels))))
       ->capture_default_str();
   app.require_subcommand(1);
-  const tpusim::sim::Command commands[] = {tpusim::sim::AddLayoutCommand(app),
-                                           tpusim::sim::AddConfigCommand(app)};
+  const tpusim::sim::Command commands[] = {
+      tpusim::sim::AddLayoutCommand(app), tpusim::sim::AddParseCommand(app),
+      tpusim::sim::AddEvalCommand(app), tpusim::sim::AddConfigCommand(app)};
 
   try {
     app.parse(argc, argv);

@@ -162,3 +162,88 @@ TEST_CASE("tpusim help, version and log levels", "[cli]") {
   CHECK_THAT(info.output, Catch::Contains("tpusim: info: materialized 4096 bytes"));
   std::filesystem::remove_all(dir);
 }
+
+namespace {
+
+std::string WriteText(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+}  // namespace
+
+TEST_CASE("tpusim parse summarizes, prints canonical text, and reports errors with file:line:col", "[cli]") {
+  const std::string workload = std::string(TPUSIM_SHARED_DIR) + "/workloads/xla/mha_block_1x12x128x64_bf16.hlo";
+  const Result summary = RunTpusim("parse " + workload);
+  CHECK(summary.exit_code == 0);
+  CHECK_THAT(summary.output, Catch::Contains("module jit_f: 3 computations, 41 instructions, verified"));
+  CHECK_THAT(summary.output, Catch::Contains("entry main.3: 3 parameters -> bf16[1,12,128,64]{3,2,1,0}"));
+
+  const auto dir = TempDir();
+  const Result printed = RunTpusim("parse --print " + workload);
+  CHECK(printed.exit_code == 0);
+  const std::string once = WriteText(dir / "once.hlo", printed.output);
+  const Result again = RunTpusim("parse --print " + once);
+  CHECK(again.output == printed.output);  // print is a fixed point
+
+  const std::string bad = WriteText(dir / "bad.hlo", "HloModule m\nENTRY e {\n  ROOT x = f32[2] frobnicate()\n}\n");
+  const Result error = RunTpusim("parse " + bad);
+  CHECK(error.exit_code == 1);
+  CHECK_THAT(error.output, Catch::Contains(bad + ":3:"));
+  CHECK_THAT(error.output, Catch::Contains("frobnicate"));
+
+  const std::string wrong_shape =
+      WriteText(dir / "shape.hlo", "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT n = f32[3] negate(a)\n}\n");
+  const Result verify = RunTpusim("parse " + wrong_shape);
+  CHECK(verify.exit_code == 1);
+  CHECK_THAT(verify.output, Catch::Contains(wrong_shape + ":4:8: instruction 'n'"));
+  CHECK(RunTpusim("parse --no-verify " + wrong_shape).exit_code == 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("tpusim eval reads inputs by number or name and writes output_<i>.npy", "[cli]") {
+  using namespace tpusim::isa;
+  const auto dir = TempDir();
+  const std::string module = WriteText(dir / "m.hlo", R"(HloModule m
+ENTRY e {
+  a = f32[3] parameter(0)
+  b = f32[3] parameter(1)
+  s = f32[3] add(a, b)
+  n = s32[] constant(7)
+  ROOT t = (f32[3], s32[]) tuple(s, n)
+}
+)");
+  const std::vector<float> a = {1, 2, 3}, b = {10, 20, 30};
+  const std::vector<int64_t> dims = {3};
+  auto bytes = [](const std::vector<float>& v) {
+    return std::vector<uint8_t>(reinterpret_cast<const uint8_t*>(v.data()),
+                                reinterpret_cast<const uint8_t*>(v.data() + v.size()));
+  };
+  WriteNpy((dir / "a.npy").string(), ElementType::kF32, dims, bytes(a));
+  WriteNpy((dir / "b.npy").string(), ElementType::kF32, dims, bytes(b));
+  const Result r = RunTpusim("eval " + module + " --input 0=" + (dir / "a.npy").string() + " --input b=" +
+                             (dir / "b.npy").string() + " --out " + (dir / "out").string());
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("output 0: f32[3] -> "));
+  const NpyArray sum = ReadNpy((dir / "out" / "output_0.npy").string());
+  CHECK(sum.data == bytes({11, 22, 33}));
+  const NpyArray seven = ReadNpy((dir / "out" / "output_1.npy").string());
+  CHECK(seven.type == ElementType::kS32);
+  CHECK(seven.dims.empty());
+  CHECK(seven.data == std::vector<uint8_t>{7, 0, 0, 0});
+
+  // Without inputs the parameters are random but reproducible from the seed.
+  const std::string out1 = (dir / "r1").string(), out2 = (dir / "r2").string();
+  CHECK(RunTpusim("eval " + module + " --seed 5 --out " + out1).exit_code == 0);
+  CHECK(RunTpusim("eval " + module + " --seed 5 --out " + out2).exit_code == 0);
+  CHECK(ReadFile(dir / "r1" / "output_0.npy") == ReadFile(dir / "r2" / "output_0.npy"));
+
+  const Result unknown = RunTpusim("eval " + module + " --input c=" + (dir / "a.npy").string() + " --out " + out1);
+  CHECK(unknown.exit_code == 1);
+  CHECK_THAT(unknown.output, Catch::Contains("has no parameter c"));
+  const Result mismatch = RunTpusim("eval " + module + " --input 0=" + (dir / "out" / "output_1.npy").string() +
+                                    " --out " + out1);
+  CHECK(mismatch.exit_code == 1);
+  CHECK_THAT(mismatch.output, Catch::Contains("output_1.npy"));
+  std::filesystem::remove_all(dir);
+}

@@ -1,0 +1,210 @@
+#include "compiler/hlo/ir.h"
+
+#include <algorithm>
+
+#include "isa/error.h"
+
+namespace tpusim::hlo {
+
+std::string FormatLocation(std::string_view source_name, const SourceLocation& location) {
+  if (!location.known()) return std::string(source_name);
+  std::string out(source_name);
+  if (!out.empty()) out += ":";
+  return out + std::to_string(location.line) + ":" + std::to_string(location.column);
+}
+
+// ---- Instruction ------------------------------------------------------------------------------
+
+Instruction::Instruction(std::string name, Opcode opcode, isa::Shape shape)
+    : name_(std::move(name)), opcode_(opcode), shape_(std::move(shape)) {}
+
+bool Instruction::is_root() const { return parent_ && parent_->root() == this; }
+
+void Instruction::set_constant(ConstantForm form, std::optional<Literal> literal, std::string text) {
+  constant_form_ = form;
+  literal_ = std::move(literal);
+  literal_text_ = std::move(text);
+}
+
+const Attribute* Instruction::FindAttribute(std::string_view name) const {
+  for (const Attribute& attribute : attributes_) {
+    if (attribute.name == name) return &attribute;
+  }
+  return nullptr;
+}
+
+std::string Instruction::Describe() const {
+  const Module* module = parent_ ? parent_->parent() : nullptr;
+  std::string where = FormatLocation(module ? module->source_name() : "", location_);
+  if (!where.empty()) where += ": ";
+  return where + "instruction '" + name_ + "'";
+}
+
+template <typename T>
+const T& Instruction::Get(std::string_view name, std::string_view type) const {
+  const Attribute* attribute = FindAttribute(name);
+  if (!attribute) throw Error(Describe() + " has no attribute '" + std::string(name) + "'");
+  const T* value = std::get_if<T>(&attribute->value);
+  if (!value) {
+    throw Error(Describe() + ": attribute '" + std::string(name) + "' is not " + std::string(type));
+  }
+  return *value;
+}
+
+int64_t Instruction::GetInt(std::string_view name) const { return Get<int64_t>(name, "an integer"); }
+
+int64_t Instruction::GetInt(std::string_view name, int64_t default_value) const {
+  return HasAttribute(name) ? GetInt(name) : default_value;
+}
+
+bool Instruction::GetBool(std::string_view name) const { return Get<bool>(name, "a boolean"); }
+
+bool Instruction::GetBool(std::string_view name, bool default_value) const {
+  return HasAttribute(name) ? GetBool(name) : default_value;
+}
+
+double Instruction::GetDouble(std::string_view name) const { return Get<double>(name, "a number"); }
+
+const std::string& Instruction::GetString(std::string_view name) const {
+  return Get<QuotedString>(name, "a quoted string").value;
+}
+
+const std::string& Instruction::GetIdentifier(std::string_view name) const {
+  return Get<Identifier>(name, "an identifier").text;
+}
+
+const std::vector<int64_t>& Instruction::GetIntList(std::string_view name) const {
+  return Get<std::vector<int64_t>>(name, "a list of integers");
+}
+
+const Window& Instruction::GetWindow(std::string_view name) const { return Get<Window>(name, "a window"); }
+
+const ConvolutionDimensionNumbers& Instruction::GetConvolutionDimensionNumbers(std::string_view name) const {
+  return Get<ConvolutionDimensionNumbers>(name, "convolution dimension labels");
+}
+
+const std::vector<SliceDimension>& Instruction::GetSlice(std::string_view name) const {
+  return Get<std::vector<SliceDimension>>(name, "a slice");
+}
+
+const PaddingConfig& Instruction::GetPaddingConfig(std::string_view name) const {
+  return Get<PaddingConfig>(name, "a padding config");
+}
+
+const ReplicaGroups& Instruction::GetReplicaGroups(std::string_view name) const {
+  return Get<ReplicaGroups>(name, "replica groups");
+}
+
+const std::vector<SourceTargetPair>& Instruction::GetSourceTargetPairs(std::string_view name) const {
+  return Get<std::vector<SourceTargetPair>>(name, "source-target pairs");
+}
+
+Computation* Instruction::GetComputation(std::string_view name) const {
+  if (const auto* list = Find<std::vector<Computation*>>(name); list && list->size() == 1) {
+    return list->front();
+  }
+  return Get<Computation*>(name, "a computation");
+}
+
+const std::vector<Computation*>& Instruction::GetComputations(std::string_view name) const {
+  return Get<std::vector<Computation*>>(name, "a list of computations");
+}
+
+const std::string& Instruction::GetRawText(std::string_view name) const {
+  return Get<RawText>(name, "raw text").text;
+}
+
+std::vector<Instruction*> Instruction::control_predecessors() const {
+  const auto* list = Find<std::vector<Instruction*>>("control-predecessors");
+  return list ? *list : std::vector<Instruction*>{};
+}
+
+// ---- Computation ------------------------------------------------------------------------------
+
+Instruction* Computation::FindInstruction(std::string_view name) const {
+  const auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+Instruction* Computation::AddInstruction(std::unique_ptr<Instruction> instruction) {
+  if (FindInstruction(instruction->name())) {
+    throw Error("computation '" + name_ + "' already has an instruction named '" + instruction->name() + "'");
+  }
+  instruction->parent_ = this;
+  Instruction* raw = instruction.get();
+  instructions_.push_back(std::move(instruction));
+  by_name_.emplace(raw->name(), raw);
+  return raw;
+}
+
+std::vector<Computation*> Computation::CalledComputations() const {
+  std::vector<Computation*> called;
+  auto add = [&](Computation* c) {
+    if (c && std::find(called.begin(), called.end(), c) == called.end()) called.push_back(c);
+  };
+  for (const auto& instruction : instructions_) {
+    for (const Attribute& attribute : instruction->attributes()) {
+      if (const auto* one = std::get_if<Computation*>(&attribute.value)) add(*one);
+      if (const auto* list = std::get_if<std::vector<Computation*>>(&attribute.value)) {
+        for (Computation* c : *list) add(c);
+      }
+    }
+  }
+  return called;
+}
+
+// ---- Module -----------------------------------------------------------------------------------
+
+Computation* Module::FindComputation(std::string_view name) const {
+  const auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+Computation* Module::AddComputation(std::unique_ptr<Computation> computation) {
+  if (FindComputation(computation->name())) {
+    throw Error("module '" + name_ + "' already has a computation named '" + computation->name() + "'");
+  }
+  computation->parent_ = this;
+  Computation* raw = computation.get();
+  computations_.push_back(std::move(computation));
+  by_name_.emplace(raw->name(), raw);
+  return raw;
+}
+
+void Module::set_entry(Computation* entry) {
+  if (entry_) entry_->is_entry_ = false;
+  entry_ = entry;
+  if (entry_) entry_->is_entry_ = true;
+}
+
+const Attribute* Module::FindAttribute(std::string_view name) const {
+  for (const Attribute& attribute : attributes_) {
+    if (attribute.name == name) return &attribute;
+  }
+  return nullptr;
+}
+
+int64_t Module::replica_count() const {
+  const Attribute* attribute = FindAttribute("replica_count");
+  const int64_t* value = attribute ? std::get_if<int64_t>(&attribute->value) : nullptr;
+  return value ? *value : 1;
+}
+
+int64_t Module::num_partitions() const {
+  const Attribute* attribute = FindAttribute("num_partitions");
+  const int64_t* value = attribute ? std::get_if<int64_t>(&attribute->value) : nullptr;
+  return value ? *value : 1;
+}
+
+bool Module::is_scheduled() const {
+  const Attribute* attribute = FindAttribute("is_scheduled");
+  const bool* value = attribute ? std::get_if<bool>(&attribute->value) : nullptr;
+  return value && *value;
+}
+
+const ProgramShape* Module::entry_computation_layout() const {
+  const Attribute* attribute = FindAttribute("entry_computation_layout");
+  return attribute ? std::get_if<ProgramShape>(&attribute->value) : nullptr;
+}
+
+}  // namespace tpusim::hlo

@@ -1,0 +1,31 @@
+// The arguments of a module's entry computation, as `tpusim eval` and `tpusim run` take them:
+// `--input N=FILE.npy` by parameter number or name, and deterministic random values for the
+// parameters no input names.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/hlo/ir.h"
+#include "compiler/hlo/literal.h"
+
+namespace tpusim::sim {
+
+// One Literal per parameter of `entry`. `inputs` are "N=PATH" or "NAME=PATH" (NAME with or
+// without '%'); each .npy must have the parameter's element type and dims. A parameter with no
+// input gets values from a generator seeded by (seed, parameter number), so it does not depend on
+// which other parameters were given: floats uniform in [-1, 1), signed ints in [-64, 64),
+// unsigned ints in [0, 128), pred 0 or 1, each rounded to the type with XLA's convert. Throws
+// tpusim::Error naming the input for an unknown parameter, a repeated one, or a file that does not
+// match.
+std::vector<hlo::Literal> PrepareArguments(const hlo::Computation& entry,
+                                           const std::vector<std::string>& inputs, uint64_t seed);
+
+// A value of `shape` (array or tuple) drawn as above from `seed`.
+hlo::Literal RandomLiteral(const isa::Shape& shape, uint64_t seed);
+
+// The leaves of `value` in order (a non-tuple value is its own single leaf).
+std::vector<const hlo::Literal*> FlattenLeaves(const hlo::Literal& value);
+
+}  // namespace tpusim::sim
