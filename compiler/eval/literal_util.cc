@@ -76,4 +76,22 @@ void RequireSameType(const hlo::Literal& a, const hlo::Literal& b, std::string_v
               isa::ToString(a.shape()) + " and " + isa::ToString(b.shape()));
 }
 
+void RequireReductionOperands(std::string_view op, std::span<const hlo::Literal> operands,
+                              std::span<const hlo::Literal> inits) {
+  if (operands.empty() || operands.size() != inits.size()) {
+    throw Error(std::string(op) + " needs N >= 1 operands and as many init values, got " +
+                std::to_string(operands.size()) + " and " + std::to_string(inits.size()));
+  }
+  for (std::size_t i = 0; i < operands.size(); ++i) {
+    RequireArray(operands[i], op, "every operand");
+    RequireScalar(inits[i], op, "every init value");
+    RequireSameType(operands[i], inits[i], op);
+    if (operands[i].dims() != operands[0].dims()) {
+      throw Error(std::string(op) + ": operand " + std::to_string(i) + " " +
+                  isa::ToString(operands[i].shape()) + " and operand 0 " +
+                  isa::ToString(operands[0].shape()) + " differ in dims");
+    }
+  }
+}
+
 }  // namespace tpusim::eval

@@ -46,6 +46,11 @@ std::string DimsToString(std::span<const int64_t> dims);
 void RequireArray(const hlo::Literal& literal, std::string_view op, std::string_view what);
 // Throws unless `literal` is a rank-0 array.
 void RequireScalar(const hlo::Literal& literal, std::string_view op, std::string_view what);
+// Checks the operands and init values of a variadic reduction (reduce, reduce-window): N >= 1
+// arrays of equal dims and N scalar inits of the same types. Messages start with `op`.
+void RequireReductionOperands(std::string_view op, std::span<const hlo::Literal> operands,
+                              std::span<const hlo::Literal> inits);
+
 // Throws unless `a` and `b` have the same element type.
 void RequireSameType(const hlo::Literal& a, const hlo::Literal& b, std::string_view op);
 

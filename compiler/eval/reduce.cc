@@ -118,29 +118,13 @@ hlo::Literal GenericReduce(std::span<const hlo::Literal> operands,
   return hlo::Literal::Tuple(std::move(results));
 }
 
-void ValidateReduce(std::span<const hlo::Literal> operands, std::span<const hlo::Literal> inits) {
-  if (operands.empty() || operands.size() != inits.size()) {
-    throw Error("reduce needs N >= 1 operands and as many init values, got " +
-                std::to_string(operands.size()) + " and " + std::to_string(inits.size()));
-  }
-  for (std::size_t i = 0; i < operands.size(); ++i) {
-    RequireArray(operands[i], "reduce", "every operand");
-    RequireScalar(inits[i], "reduce", "every init value");
-    RequireSameType(operands[i], inits[i], "reduce");
-    if (operands[i].dims() != operands[0].dims()) {
-      throw Error("reduce: operand " + std::to_string(i) + " " +
-                  isa::ToString(operands[i].shape()) + " and operand 0 " +
-                  isa::ToString(operands[0].shape()) + " differ in dims");
-    }
-  }
-}
 
 }  // namespace
 
 hlo::Literal Reduce(std::span<const hlo::Literal> operands,
                     std::span<const hlo::Literal> init_values, std::span<const int64_t> dimensions,
                     const Reducer& reducer) {
-  ValidateReduce(operands, init_values);
+  RequireReductionOperands("reduce", operands, init_values);
   const ReduceGeometry g = MakeGeometry(operands[0], dimensions);
   const isa::ElementType type = operands[0].element_type();
   const std::optional<BinaryOp> native = NativeFoldOp(reducer, type);

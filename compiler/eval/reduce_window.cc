@@ -99,21 +99,6 @@ hlo::Literal GenericReduceWindow(std::span<const hlo::Literal> operands,
   return hlo::Literal::Tuple(std::move(results));
 }
 
-void ValidateOperands(std::span<const hlo::Literal> operands, std::span<const hlo::Literal> inits) {
-  if (operands.empty() || operands.size() != inits.size()) {
-    throw Error("reduce-window needs N >= 1 operands and as many init values, got " +
-                std::to_string(operands.size()) + " and " + std::to_string(inits.size()));
-  }
-  for (std::size_t i = 0; i < operands.size(); ++i) {
-    RequireArray(operands[i], "reduce-window", "every operand");
-    RequireScalar(inits[i], "reduce-window", "every init value");
-    RequireSameType(operands[i], inits[i], "reduce-window");
-    if (operands[i].dims() != operands[0].dims()) {
-      throw Error("reduce-window: operands " + isa::ToString(operands[0].shape()) + " and " +
-                  isa::ToString(operands[i].shape()) + " differ in dims");
-    }
-  }
-}
 
 // The tap select-and-scatter picks in one window: the first in-bounds tap, replaced by each later
 // one the select computation does not prefer the current pick over. -1 if no tap is in bounds.
@@ -156,7 +141,7 @@ std::vector<int64_t> SelectedPositions(const hlo::Literal& operand, const Window
 hlo::Literal ReduceWindow(std::span<const hlo::Literal> operands,
                           std::span<const hlo::Literal> init_values,
                           std::span<const WindowDimension> window, const Reducer& reducer) {
-  ValidateOperands(operands, init_values);
+  RequireReductionOperands("reduce-window", operands, init_values);
   const WindowTaps taps(window, operands[0].dims(), "reduce-window");
   const isa::ElementType type = operands[0].element_type();
   const std::optional<BinaryOp> native = NativeFoldOp(reducer, type);
