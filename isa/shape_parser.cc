@@ -219,8 +219,10 @@ class ShapeParser {
     }
     uint64_t value = 0;
     while (!AtEnd() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
-      value = value * 10 + static_cast<uint64_t>(text_[pos_] - '0');
-      if (value > static_cast<uint64_t>(INT64_MAX)) FailAt(start, what + " is too large");
+      const auto digit = static_cast<uint64_t>(text_[pos_] - '0');
+      // Checked before multiplying, so that no digit string can wrap around.
+      if (value > (static_cast<uint64_t>(INT64_MAX) - digit) / 10) FailAt(start, what + " is too large");
+      value = value * 10 + digit;
       ++pos_;
     }
     return negative ? -static_cast<int64_t>(value) : static_cast<int64_t>(value);

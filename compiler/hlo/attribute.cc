@@ -202,11 +202,8 @@ std::string ToString(const ReplicaGroups& groups) {
   if (groups.iota) {
     const IotaReplicaGroupList& iota = *groups.iota;
     std::string out = "[" + JoinInts(iota.group_dims, ",") + "]<=[" + JoinInts(iota.reshape_dims, ",") + "]";
-    bool identity = true;
-    for (std::size_t i = 0; i < iota.transpose_perm.size(); ++i) {
-      identity = identity && iota.transpose_perm[i] == static_cast<int64_t>(i);
-    }
-    if (!identity) out += "T(" + JoinInts(iota.transpose_perm, ",") + ")";
+    // As written: XLA leaves out an identity T(...), but one that was written prints back.
+    if (!iota.transpose_perm.empty()) out += "T(" + JoinInts(iota.transpose_perm, ",") + ")";
     return out;
   }
   return "{" + Join(groups.groups, ",", [](const std::vector<int64_t>& g) { return IntListToString(g); }) + "}";

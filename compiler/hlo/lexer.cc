@@ -1,5 +1,6 @@
 #include "compiler/hlo/lexer.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "isa/error.h"

@@ -1,7 +1,6 @@
 #include "compiler/hlo/opcode.h"
 
 #include <array>
-#include <string>
 #include <unordered_map>
 
 namespace tpusim::hlo {

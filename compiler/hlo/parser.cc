@@ -11,8 +11,8 @@
 #include <algorithm>
 #include <limits>
 #include <optional>
-#include <unordered_map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "compiler/hlo/lexer.h"

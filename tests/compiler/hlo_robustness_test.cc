@@ -11,6 +11,7 @@
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/printer.h"
 #include "isa/error.h"
+#include "tests/fuzz/hlo_module_diff.h"
 
 using namespace tpusim;
 using namespace tpusim::hlo;
@@ -45,6 +46,8 @@ Outcome Check(const std::string& text) {
   } catch (const Error& e) {
     FAIL("the print of a parsed module does not parse: " << e.what() << "\ninput:\n" << text);
   }
+  const std::string difference = testing::DiffModules(*module, *reparsed);
+  if (!difference.empty()) FAIL("the print parses to another module (" << difference << ") for input:\n" << text);
   if (ToString(*reparsed) != printed) FAIL("print is not a fixed point for input:\n" << text);
   return Outcome::kParsed;
 }

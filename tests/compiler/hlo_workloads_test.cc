@@ -12,6 +12,7 @@
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/printer.h"
 #include "isa/error.h"
+#include "tests/fuzz/hlo_module_diff.h"
 
 using namespace tpusim;
 using namespace tpusim::hlo;
@@ -71,6 +72,7 @@ TEST_CASE("every workload parses and prints as a fixed point", "[hlo]") {
     std::unique_ptr<Module> reparsed;
     REQUIRE_NOTHROW(reparsed = ParseModule(printed, file + " (printed)"));
     CHECK(ToString(*reparsed) == printed);
+    CHECK(testing::DiffModules(*module, *reparsed) == "");  // the print holds all the module
     CHECK(reparsed->computations().size() == module->computations().size());
     CHECK(InstructionCount(*reparsed) == InstructionCount(*module));
   }

@@ -137,6 +137,8 @@ TEST_CASE("malformed shapes are errors with the offset of the problem", "[shape_
       {"f32[<5]", 5, "expected '<=' for a bounded dynamic dimension"},
       {"(f32[2], ", 9, "expected a shape"},
       {"f32[99999999999999999999]", 4, "a dimension size is too large"},
+      {"f32[20000000000000000000]", 4, "a dimension size is too large"},  // wraps uint64 if unchecked
+      {"f32[9223372036854775808]", 4, "a dimension size is too large"},   // INT64_MAX + 1
       {"f32[2] x", 7, "unexpected text after the shape"},
       {"", 0, "expected a shape"},
   };
