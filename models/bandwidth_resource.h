@@ -1,0 +1,51 @@
+// One thing that moves bytes at a fixed rate, one request at a time, first come first served: an
+// HBM channel, an SRAM port or bank, one direction of the PCIe link. Contention between
+// concurrent streams is nothing more than this busy-until time (docs/timing.md):
+//   start = max(ready, busy_until);  busy_until = start + bytes / rate;  returns busy_until.
+// Requests must arrive in non-decreasing `ready` order for first-come-first-served to mean
+// first-issued-first-served; the DMA engines issue in simulated-time order (dma_engine.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <systemc>
+
+namespace tpusim::models {
+
+// Statistics of one resource: what it moved and for how long it was busy moving it.
+struct ResourceStats {
+  std::string name;
+  uint64_t requests = 0;
+  uint64_t bytes = 0;
+  sc_core::sc_time busy = sc_core::SC_ZERO_TIME;  // sum of the transfer times it served
+};
+
+class BandwidthResource {
+ public:
+  // bytes_per_second > 0 (the owner validated it).
+  BandwidthResource(std::string name, double bytes_per_second);
+
+  // Time to move `bytes` at this resource's rate, rounded to the nearest picosecond.
+  sc_core::sc_time TransferTime(uint64_t bytes) const;
+  // Occupies the resource for TransferTime(bytes) from max(ready, busy_until()); returns the end.
+  sc_core::sc_time Reserve(const sc_core::sc_time& ready, uint64_t bytes) {
+    return ReserveFor(ready, bytes, TransferTime(bytes));
+  }
+  // The same for a caller-computed duration (an SRAM bank serves reads and writes at different
+  // rates).
+  sc_core::sc_time ReserveFor(const sc_core::sc_time& ready, uint64_t bytes,
+                              const sc_core::sc_time& duration);
+
+  const sc_core::sc_time& busy_until() const { return busy_until_; }
+  double bytes_per_second() const { return bytes_per_second_; }
+  const ResourceStats& stats() const { return stats_; }
+
+ private:
+  double picoseconds_per_byte_;
+  double bytes_per_second_;
+  sc_core::sc_time busy_until_ = sc_core::SC_ZERO_TIME;
+  ResourceStats stats_;
+};
+
+}  // namespace tpusim::models

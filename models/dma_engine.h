@@ -1,0 +1,125 @@
+// One DMA engine's timing and data path, as a plain C++ stepper with no SystemC process: Begin()
+// plans a transfer (and moves its bytes), then each IssueNext() issues the next request at
+// next_issue_time() to the source or destination memory. The SystemC wrapper (DmaUnit) waits
+// until each issue time before issuing, so requests from all engines reach the memories in
+// simulated-time order and contend fairly; RunToCompletion() does the same without SystemC.
+//
+// Issue rules (docs/timing.md, "DMA"): a transfer's first request leaves issue_latency_cycles
+// after Begin; at most max_outstanding_requests requests (reads and writes) are in flight, each
+// from its issue until its completion; reads go in address order as soon as a slot is free; a
+// write may go once every read up to the last one it needs has completed (reads retire in
+// order); a ready write goes before a read. The transfer completes when its last write does.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <queue>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "models/dma_plan.h"
+#include "models/dma_transfer.h"
+
+namespace tpusim::models {
+
+// The ArchConfig's `tensor_core.dma` block, the dispatch queue depth of
+// scalar_core.dma_queue_depth_entries, and the clock the cycles count (tensor_core.clock_mhz).
+struct DmaParams {
+  uint32_t engine_count = 0;
+  uint32_t max_outstanding_requests = 0;  // per engine, reads and writes together
+  uint64_t burst_bytes = 0;               // a power of two
+  uint32_t issue_latency_cycles = 0;      // transfer begun to first request issued
+  uint32_t queue_depth_entries = 0;       // transfers waiting per engine (DmaUnit)
+  double clock_mhz = 0;
+};
+
+void Validate(const DmaParams& params);  // throws tpusim::Error naming the field
+
+struct DmaEngineStats {
+  std::string name;
+  uint64_t transfers = 0;
+  uint64_t payload_bytes = 0;  // element bytes moved
+  uint64_t read_requests = 0;
+  uint64_t read_bytes = 0;     // bytes requested: touched spans of burst windows
+  uint64_t write_requests = 0;
+  uint64_t write_bytes = 0;
+  sc_core::sc_time busy = sc_core::SC_ZERO_TIME;  // Begin to completion, summed over transfers
+};
+
+// One finished transfer.
+struct DmaCompletion {
+  std::string engine;
+  uint64_t id = 0;                                       // DmaTransfer::id
+  sc_core::sc_time submitted = sc_core::SC_ZERO_TIME;    // queued (DmaUnit; = started otherwise)
+  sc_core::sc_time started = sc_core::SC_ZERO_TIME;      // Begin
+  sc_core::sc_time first_issue = sc_core::SC_ZERO_TIME;  // started + issue latency
+  sc_core::sc_time completed = sc_core::SC_ZERO_TIME;    // the last write completed
+  uint64_t payload_bytes = 0;
+};
+
+class DmaEngine {
+ public:
+  DmaEngine(std::string name, const DmaParams& params);  // validates
+
+  const std::string& name() const { return stats_.name; }
+  const DmaParams& params() const { return params_; }
+
+  // Starts `transfer` at `start` on an idle engine: plans it (PlanDma, which validates it and,
+  // with `move_data`, copies its bytes now). Throws tpusim::Error if the engine is busy or the
+  // transfer invalid.
+  void Begin(const DmaTransfer& transfer, const sc_core::sc_time& start, bool move_data);
+  bool busy() const { return busy_; }
+  // Requests remain to be issued.
+  bool has_request() const {
+    return busy_ && (next_read_ < plan_.reads.size() || next_write_ < plan_.writes.size());
+  }
+  // When the next request issues (requires has_request()); never earlier than the previous one.
+  sc_core::sc_time next_issue_time() const { return Choose().time; }
+  // Issues it: reserves its memory's resources at next_issue_time().
+  void IssueNext();
+  // When the last write completes (requires busy() && !has_request()).
+  const sc_core::sc_time& completion_time() const { return completion_; }
+  // Ends the transfer, at completion_time(), and returns its record.
+  DmaCompletion Finish();
+
+  const DmaEngineStats& stats() const { return stats_; }
+
+ private:
+  struct Choice {
+    bool write = false;
+    sc_core::sc_time time;
+  };
+  Choice Choose() const;
+
+  DmaParams params_;
+  sc_core::sc_time issue_latency_;
+  DmaEngineStats stats_;
+
+  // The transfer in progress.
+  bool busy_ = false;
+  Memory* source_ = nullptr;
+  Memory* destination_ = nullptr;
+  uint64_t id_ = 0;
+  DmaPlan plan_;
+  std::size_t next_read_ = 0;
+  std::size_t next_write_ = 0;
+  // read_retired_[i]: when reads 0..i have all completed.
+  std::vector<sc_core::sc_time> read_retired_;
+  // Completion times of the requests in flight, earliest on top.
+  std::priority_queue<sc_core::sc_time, std::vector<sc_core::sc_time>,
+                      std::greater<sc_core::sc_time>>
+      in_flight_;
+  sc_core::sc_time started_;
+  sc_core::sc_time now_;  // the last issue time (or the first issue time before any)
+  sc_core::sc_time completion_;
+};
+
+// Issues every remaining request of the given (begun) engines, always the earliest next issue
+// time first (ties: the engine listed first), as the SystemC wrapper would. For analytic use and
+// tests; afterwards each engine's completion_time() is final.
+void RunToCompletion(std::span<DmaEngine* const> engines);
+
+}  // namespace tpusim::models

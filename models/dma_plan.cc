@@ -1,0 +1,146 @@
+#include "models/dma_plan.h"
+
+#include <algorithm>
+#include <bit>
+#include <unordered_map>
+#include <utility>
+
+#include "isa/layout_index.h"
+#include "models/region_walk.h"
+
+namespace tpusim::models {
+namespace {
+
+// The burst windows one side of a transfer touches: per window number (address / burst_bytes) the
+// touched span [low, high) within it, and for destination windows the highest source window
+// whose bytes land in it. When the image's windows are not many more than the region's (whole
+// arrays, most tiles), they are a dense table indexed from the image's first window; otherwise
+// (a thin slice of a large array) a hash map, with the last window cached since walks are mostly
+// in address order.
+class WindowSet {
+ public:
+  struct Span {
+    uint64_t low = UINT64_MAX;  // UINT64_MAX: untouched
+    uint64_t high = 0;
+    uint64_t need = 0;
+  };
+
+  // The image spans [image_address, image_address + image_bytes); the region holds
+  // payload_bytes of it.
+  WindowSet(uint64_t burst_bytes, uint64_t image_address, uint64_t image_bytes,
+            uint64_t payload_bytes)
+      : burst_bytes_(burst_bytes), first_window_(image_address / burst_bytes) {
+    const uint64_t image_windows = image_bytes / burst_bytes + 2;
+    if (image_windows <= 4 * (payload_bytes / burst_bytes) + 4096) dense_.resize(image_windows);
+  }
+
+  void Touch(uint64_t window, uint64_t low, uint64_t high, uint64_t need) {
+    Span& span = dense_.empty() ? Sparse(window) : dense_[window - first_window_];
+    span.low = std::min(span.low, low);
+    span.high = std::max(span.high, high);
+    span.need = std::max(span.need, need);
+  }
+
+  // The touched windows in address order.
+  std::vector<std::pair<uint64_t, Span>> Sorted() const {
+    std::vector<std::pair<uint64_t, Span>> sorted;
+    if (!dense_.empty()) {
+      for (std::size_t i = 0; i < dense_.size(); ++i) {
+        if (dense_[i].low != UINT64_MAX) sorted.emplace_back(first_window_ + i, dense_[i]);
+      }
+      return sorted;
+    }
+    sorted.assign(sparse_.begin(), sparse_.end());
+    std::sort(sorted.begin(), sorted.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    return sorted;
+  }
+
+  uint64_t burst_bytes() const { return burst_bytes_; }
+
+ private:
+  Span& Sparse(uint64_t window) {
+    if (window != last_window_ || last_ == nullptr) {
+      last_ = &sparse_[window];  // references into an unordered_map survive rehashing
+      last_window_ = window;
+    }
+    return *last_;
+  }
+
+  uint64_t burst_bytes_;
+  uint64_t first_window_;
+  std::vector<Span> dense_;
+  std::unordered_map<uint64_t, Span> sparse_;
+  uint64_t last_window_ = UINT64_MAX;
+  Span* last_ = nullptr;
+};
+
+// Accounts one run: the source and destination windows it touches and, per destination window,
+// the last source window feeding it. burst_bytes is a power of two: shifts, not divisions (this
+// runs once per element when layouts scatter them).
+void TouchWindows(uint64_t source_address, uint64_t destination_address, uint64_t bytes,
+                  WindowSet& reads, WindowSet& writes) {
+  const int shift = std::countr_zero(reads.burst_bytes());
+  const uint64_t mask = reads.burst_bytes() - 1;
+  const uint64_t source_end = source_address + bytes;
+  for (uint64_t at = source_address; at < source_end;) {
+    const uint64_t window = at >> shift;
+    const uint64_t end = std::min(source_end, (window + 1) << shift);
+    reads.Touch(window, at & mask, end - (window << shift), 0);
+    at = end;
+  }
+  const uint64_t destination_end = destination_address + bytes;
+  for (uint64_t at = destination_address; at < destination_end;) {
+    const uint64_t window = at >> shift;
+    const uint64_t end = std::min(destination_end, (window + 1) << shift);
+    const uint64_t last_source_byte = source_address + (end - destination_address) - 1;
+    writes.Touch(window, at & mask, end - (window << shift), last_source_byte >> shift);
+    at = end;
+  }
+}
+
+}  // namespace
+
+DmaPlan PlanDma(const DmaTransfer& transfer, uint64_t burst_bytes, bool move_data) {
+  ValidateTransfer(transfer);
+  const isa::LayoutMap source(transfer.source.shape);
+  const isa::LayoutMap destination(transfer.destination.shape);
+  Memory& source_memory = *transfer.source.memory;
+  Memory& destination_memory = *transfer.destination.memory;
+  const uint64_t source_base = transfer.source.base_address;
+  const uint64_t destination_base = transfer.destination.base_address;
+
+  int64_t elements = 1;
+  for (int64_t size : transfer.sizes) elements *= size;
+  const auto payload_bytes = static_cast<uint64_t>(elements * source.element_bits() / 8);
+  WindowSet reads(burst_bytes, source_base, static_cast<uint64_t>(source.byte_size()),
+                  payload_bytes);
+  WindowSet writes(burst_bytes, destination_base, static_cast<uint64_t>(destination.byte_size()),
+                   payload_bytes);
+  DmaPlan plan;
+  WalkRegion(source, transfer.source.start, destination, transfer.destination.start,
+             transfer.sizes, [&](const ByteRun& run) {
+               const uint64_t from = source_base + static_cast<uint64_t>(run.source_offset);
+               const uint64_t to = destination_base + static_cast<uint64_t>(run.destination_offset);
+               const auto bytes = static_cast<uint64_t>(run.bytes);
+               if (move_data) {
+                 destination_memory.contents().CopyFrom(source_memory.contents(), from, to, bytes);
+               }
+               TouchWindows(from, to, bytes, reads, writes);
+               plan.payload_bytes += bytes;
+             });
+
+  std::vector<uint64_t> read_windows;
+  for (const auto& [window, span] : reads.Sorted()) {
+    read_windows.push_back(window);
+    plan.reads.push_back({window * burst_bytes + span.low, span.high - span.low});
+  }
+  for (const auto& [window, span] : writes.Sorted()) {
+    plan.writes.push_back({window * burst_bytes + span.low, span.high - span.low});
+    const auto need = std::lower_bound(read_windows.begin(), read_windows.end(), span.need);
+    plan.write_needs.push_back(static_cast<uint64_t>(need - read_windows.begin()));
+  }
+  return plan;
+}
+
+}  // namespace tpusim::models

@@ -1,0 +1,135 @@
+// sc_spawn needs this before the first SystemC include.
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+#include <systemc>
+
+#include "models/dma_unit.h"
+
+#include <deque>
+#include <utility>
+
+#include "isa/error.h"
+#include "models/sc_context.h"
+
+namespace tpusim::models {
+
+struct DmaUnit::State {
+  struct Pending {
+    DmaTransfer transfer;
+    sc_core::sc_time submitted;
+  };
+  struct Engine {
+    explicit Engine(DmaEngine engine) : engine(std::move(engine)) {}
+    DmaEngine engine;
+    std::deque<Pending> queue;
+    bool thread_running = false;
+  };
+
+  std::string name;
+  DmaParams params;
+  std::vector<Engine> engines;
+  bool move_data = true;
+  bool abandoned = false;  // the DmaUnit is gone: threads must stop
+  std::function<void(const DmaCompletion&)> on_completion;
+  sc_core::sc_event queue_space;  // a queue got room
+};
+
+DmaUnit::DmaUnit(std::string name, const DmaParams& params) : state_(std::make_shared<State>()) {
+  Validate(params);
+  state_->name = std::move(name);
+  state_->params = params;
+  state_->engines.reserve(params.engine_count);
+  for (uint32_t e = 0; e < params.engine_count; ++e) {
+    state_->engines.emplace_back(DmaEngine(state_->name + " engine " + std::to_string(e), params));
+  }
+}
+
+DmaUnit::~DmaUnit() { state_->abandoned = true; }
+
+const std::string& DmaUnit::name() const { return state_->name; }
+uint32_t DmaUnit::engine_count() const { return state_->params.engine_count; }
+void DmaUnit::set_timing_only(bool timing_only) { state_->move_data = !timing_only; }
+void DmaUnit::set_completion_callback(std::function<void(const DmaCompletion&)> callback) {
+  state_->on_completion = std::move(callback);
+}
+
+bool DmaUnit::TrySubmit(uint32_t engine, const DmaTransfer& transfer) {
+  if (engine >= state_->engines.size()) {
+    throw Error(state_->name + ": no DMA engine " + std::to_string(engine) + " (it has " +
+                std::to_string(state_->engines.size()) + ")");
+  }
+  ValidateTransfer(transfer);
+  State::Engine& target = state_->engines[engine];
+  if (target.queue.size() >= state_->params.queue_depth_entries) return false;
+  target.queue.push_back({transfer, sc_core::sc_time_stamp()});
+  if (!target.thread_running) {
+    target.thread_running = true;
+    sc_core::sc_spawn_options options;
+    options.set_stack_size(256 << 10);  // planning and the completion callback run on it
+    sc_core::sc_spawn([state = state_, engine] { RunEngine(state, engine); },
+                      sc_core::sc_gen_unique_name("dma_engine"), &options);
+  }
+  return true;
+}
+
+void DmaUnit::Submit(uint32_t engine, const DmaTransfer& transfer) {
+  while (!TrySubmit(engine, transfer)) {
+    if (!InSystemCThread()) {
+      throw Error(state_->name + ": the queue of engine " + std::to_string(engine) +
+                  " is full and Submit() was called outside a SystemC thread, so it cannot wait");
+    }
+    sc_core::wait(state_->queue_space);
+  }
+}
+
+std::size_t DmaUnit::queued(uint32_t engine) const {
+  return state_->engines.at(engine).queue.size();
+}
+
+bool DmaUnit::idle() const {
+  for (const State::Engine& engine : state_->engines) {
+    if (!engine.queue.empty() || engine.engine.busy()) return false;
+  }
+  return true;
+}
+
+std::vector<DmaEngineStats> DmaUnit::stats() const {
+  std::vector<DmaEngineStats> stats;
+  for (const State::Engine& engine : state_->engines) stats.push_back(engine.engine.stats());
+  return stats;
+}
+
+namespace {
+
+// Waits until `time` (not before now); false if the unit was abandoned meanwhile.
+bool WaitUntil(const bool& abandoned, const sc_core::sc_time& time) {
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  if (time > now) sc_core::wait(time - now);
+  return !abandoned;
+}
+
+}  // namespace
+
+void DmaUnit::RunEngine(const std::shared_ptr<State>& state, uint32_t index) {
+  State::Engine& slot = state->engines[index];
+  DmaEngine& engine = slot.engine;
+  while (!state->abandoned && !slot.queue.empty()) {
+    State::Pending pending = std::move(slot.queue.front());
+    slot.queue.pop_front();
+    state->queue_space.notify(sc_core::SC_ZERO_TIME);
+    engine.Begin(pending.transfer, sc_core::sc_time_stamp(), state->move_data);
+    while (engine.has_request()) {
+      if (!WaitUntil(state->abandoned, engine.next_issue_time())) return;
+      engine.IssueNext();
+    }
+    if (!WaitUntil(state->abandoned, engine.completion_time())) return;
+    DmaCompletion completion = engine.Finish();
+    completion.submitted = pending.submitted;
+    if (pending.transfer.semaphore) {
+      pending.transfer.semaphore->Signal(pending.transfer.semaphore_increment);
+    }
+    if (state->on_completion) state->on_completion(completion);
+  }
+  slot.thread_running = false;
+}
+
+}  // namespace tpusim::models

@@ -1,0 +1,230 @@
+// Memory blocks: sparse contents, request timing from first principles, statistics, errors.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <vector>
+
+#include "isa/error.h"
+#include "models/cmem.h"
+#include "models/hbm.h"
+#include "models/host_memory.h"
+#include "models/smem.h"
+#include "models/time_units.h"
+#include "models/vmem.h"
+
+namespace {
+
+using namespace tpusim::models;
+using sc_core::sc_time;
+
+// Times compared in picoseconds, SystemC's resolution: every model time rounds to it once per
+// request, so the tolerances below are a picosecond per request.
+int64_t Ps(const sc_time& time) { return static_cast<int64_t>(time.value()); }
+
+HbmParams TestHbm() {
+  HbmParams params;
+  params.capacity_bytes = uint64_t{1} << 30;
+  params.channel_count = 4;
+  params.interleave_bytes = 512;
+  params.channel_bandwidth_gbps = 32;  // 512 bytes in 16 ns
+  params.access_latency_ns = 300;
+  return params;
+}
+
+VmemParams TestVmem() {
+  VmemParams params;
+  params.capacity_bytes = 16 << 20;
+  params.bank_count = 4;
+  params.bank_interleave_bytes = 128;
+  params.read_bandwidth_gbps = 512;    // 512 bytes in 1 ns
+  params.write_bandwidth_gbps = 1024;  // 512 bytes in 0.5 ns
+  params.access_latency_cycles = 4;
+  params.clock_mhz = 1000;             // 4 ns
+  return params;
+}
+
+}  // namespace
+
+TEST_CASE("untouched memory reads as zero and allocates nothing", "[models]") {
+  HbmParams params = TestHbm();
+  params.capacity_bytes = uint64_t{32} << 30;  // 32 GiB, as on a TPU v4 chip
+  Hbm hbm("hbm", params);
+  CHECK(hbm.contents().allocated_bytes() == 0);
+  CHECK(hbm.Read((uint64_t{32} << 30) - 16, 16) == std::vector<uint8_t>(16, 0));
+
+  const std::vector<uint8_t> bytes = {1, 2, 3, 4, 5};
+  // Straddles a page boundary: two pages, the rest still untouched.
+  const uint64_t address = (uint64_t{20} << 30) + SparseBytes::kPageBytes - 2;
+  hbm.Write(address, bytes);
+  CHECK(hbm.contents().allocated_bytes() == 2 * SparseBytes::kPageBytes);
+  CHECK(hbm.Read(address, 5) == bytes);
+  CHECK(hbm.Read(address - 1, 7) == std::vector<uint8_t>{0, 1, 2, 3, 4, 5, 0});
+
+  // Copying untouched bytes onto untouched bytes allocates nothing; onto written ones, zeroes them.
+  hbm.contents().CopyFrom(hbm.contents(), 0, uint64_t{8} << 30, 1 << 20);
+  CHECK(hbm.contents().allocated_bytes() == 2 * SparseBytes::kPageBytes);
+  hbm.contents().CopyFrom(hbm.contents(), 0, address + 1, 2);
+  CHECK(hbm.Read(address, 5) == std::vector<uint8_t>{1, 0, 0, 4, 5});
+}
+
+TEST_CASE("an HBM request takes latency plus bytes over the channel bandwidth", "[models]") {
+  Hbm hbm("hbm", TestHbm());
+  const sc_time t0 = Nanoseconds(1000);
+  // 512 bytes at 32 GB/s = 16 ns on channel 0, then 300 ns of latency.
+  CHECK(Ps(hbm.Access(AccessKind::kRead, 0, 512, t0)) == Ps(t0) + 16'000 + 300'000);
+  // A second request to the same channel waits for the first to leave it: 16 ns later.
+  CHECK(Ps(hbm.Access(AccessKind::kWrite, 4 * 512, 512, t0)) == Ps(t0) + 32'000 + 300'000);
+  // Channel 1 is idle.
+  CHECK(hbm.ChannelOf(512) == 1);
+  CHECK(Ps(hbm.Access(AccessKind::kRead, 512, 512, t0)) == Ps(t0) + 16'000 + 300'000);
+  // A request issued after the channel went idle starts at once.
+  const sc_time later = Nanoseconds(5000);
+  CHECK(Ps(hbm.Access(AccessKind::kRead, 0, 100, later)) == Ps(later) + 3'125 + 300'000);
+
+  const MemoryStats stats = hbm.stats();
+  CHECK(stats.name == "hbm");
+  CHECK(stats.read_requests == 3);
+  CHECK(stats.write_requests == 1);
+  CHECK(stats.bytes_read == 512 + 512 + 100);
+  CHECK(stats.bytes_written == 512);
+  REQUIRE(stats.resources.size() == 4);
+  CHECK(stats.resources[0].name == "channel 0");
+  CHECK(stats.resources[0].bytes == 1124);
+  CHECK(Ps(stats.resources[0].busy) == 16'000 + 16'000 + 3'125);
+  CHECK(Ps(stats.resources[1].busy) == 16'000);
+  CHECK(stats.resources[2].requests == 0);
+}
+
+TEST_CASE("an HBM request split across channels uses them in parallel", "[models]") {
+  const sc_time t0 = Nanoseconds(10);
+  Hbm four("hbm", TestHbm());
+  // 2048 bytes from address 256: pieces of 256, 512, 512, 512, 256 bytes on channels 0, 1, 2, 3,
+  // 0. Channel 0 carries 512 bytes in all: it finishes last, at 16 ns.
+  CHECK(Ps(four.Access(AccessKind::kRead, 256, 2048, t0)) == Ps(t0) + 16'000 + 300'000);
+
+  HbmParams one_channel = TestHbm();
+  one_channel.channel_count = 1;
+  Hbm one("hbm", one_channel);
+  CHECK(Ps(one.Access(AccessKind::kRead, 256, 2048, t0)) == Ps(t0) + 64'000 + 300'000);
+}
+
+TEST_CASE("VMEM has separate read and write ports and serializes within a bank", "[models]") {
+  Vmem vmem("vmem", TestVmem());
+  const sc_time t0 = Nanoseconds(100);
+  // 512 bytes spread over the 4 banks (128 each): the read port's 1 ns is the limit; + 4 ns.
+  CHECK(Ps(vmem.Access(AccessKind::kRead, 0, 512, t0)) == Ps(t0) + 1'000 + 4'000);
+  // A write at the same time uses the write port: 0.5 ns. Its banks are busy with the read until
+  // t0 + 1 ns (each served 128 bytes at 512/4 GB/s = 1 ns), so they serve the write after that:
+  // 128 bytes at 1024/4 GB/s = 0.5 ns.
+  CHECK(Ps(vmem.Access(AccessKind::kWrite, 4096, 512, t0)) == Ps(t0) + 1'500 + 4'000);
+
+  Vmem banks("vmem", TestVmem());
+  // 128 bytes in bank 0 take 1 ns of the bank (512/4 GB/s); another 128 in bank 0 wait for it,
+  // while 128 bytes in bank 1 do not.
+  CHECK(Ps(banks.Access(AccessKind::kRead, 0, 128, t0)) == Ps(t0) + 1'000 + 4'000);
+  CHECK(Ps(banks.Access(AccessKind::kRead, 512, 128, t0)) == Ps(t0) + 2'000 + 4'000);
+  CHECK(Ps(banks.Access(AccessKind::kRead, 128, 128, t0)) == Ps(t0) + 1'000 + 4'000);
+  const MemoryStats stats = banks.stats();
+  REQUIRE(stats.resources.size() == 6);  // read port, write port, 4 banks
+  CHECK(stats.resources[0].name == "read port");
+  CHECK(Ps(stats.resources[0].busy) == 750);
+  CHECK(stats.resources[2].name == "bank 0");
+  CHECK(Ps(stats.resources[2].busy) == 2'000);
+  CHECK(stats.resources[2].bytes == 256);
+}
+
+TEST_CASE("CMEM and SMEM timing follows their parameters", "[models]") {
+  CmemParams cmem_params;
+  cmem_params.capacity_bytes = 64 << 20;
+  cmem_params.read_bandwidth_gbps = 2048;
+  cmem_params.write_bandwidth_gbps = 1024;
+  cmem_params.access_latency_ns = 50;
+  Cmem cmem("cmem", cmem_params);
+  const sc_time t0 = Nanoseconds(7);
+  CHECK(Ps(cmem.Access(AccessKind::kRead, 0, 4096, t0)) == Ps(t0) + 2'000 + 50'000);
+  CHECK(Ps(cmem.Access(AccessKind::kWrite, 0, 4096, t0)) == Ps(t0) + 4'000 + 50'000);
+
+  SmemParams smem_params;
+  smem_params.capacity_bytes = 16 << 10;
+  smem_params.bandwidth_bytes_per_cycle = 8;
+  smem_params.access_latency_cycles = 2;
+  smem_params.clock_mhz = 500;  // 2 ns cycles: 4 bytes per ns
+  Smem smem("smem", smem_params);
+  CHECK(Ps(smem.Access(AccessKind::kRead, 0, 64, t0)) == Ps(t0) + 16'000 + 4'000);
+  // One port: the write waits for the read.
+  CHECK(Ps(smem.Access(AccessKind::kWrite, 64, 64, t0)) == Ps(t0) + 32'000 + 4'000);
+  CHECK(smem.stats().resources.size() == 1);
+}
+
+TEST_CASE("host memory is reached across the PCIe link in both directions", "[models]") {
+  HostMemoryParams host_params;
+  host_params.capacity_bytes = 1 << 30;
+  host_params.access_latency_ns = 100;
+  PcieParams pcie;
+  pcie.bandwidth_gbps = 16;  // 512 bytes in 32 ns each way
+  pcie.latency_ns = 500;
+  HostMemory host("host", host_params, pcie);
+  const sc_time t0 = Nanoseconds(0);
+  // A read: data back over host-to-device, request out and data back across the link, DRAM.
+  CHECK(Ps(host.Access(AccessKind::kRead, 0, 512, t0)) == 32'000 + 500'000 + 100'000 + 500'000);
+  // A second read shares host-to-device; a write uses device-to-host and does not wait.
+  CHECK(Ps(host.Access(AccessKind::kRead, 512, 512, t0)) == 64'000 + 1'100'000);
+  CHECK(Ps(host.Access(AccessKind::kWrite, 1024, 512, t0)) == 32'000 + 500'000 + 100'000);
+  const MemoryStats stats = host.stats();
+  REQUIRE(stats.resources.size() == 2);
+  CHECK(stats.resources[0].name == "host pcie host to device");
+  CHECK(Ps(stats.resources[0].busy) == 64'000);
+  CHECK(Ps(stats.resources[1].busy) == 32'000);
+}
+
+TEST_CASE("requests outside a memory are errors naming it, the address and the size", "[models]") {
+  Hbm hbm("hbm", TestHbm());
+  const uint64_t end = uint64_t{1} << 30;
+  CHECK_NOTHROW(hbm.Access(AccessKind::kRead, end - 512, 512, sc_core::SC_ZERO_TIME));
+  CHECK_THROWS_WITH(hbm.Access(AccessKind::kRead, end - 512, 513, sc_core::SC_ZERO_TIME),
+                    Catch::Equals("hbm: read of 513 bytes at address 0x3ffffe00 runs past the end "
+                                  "of its capacity of 1073741824 bytes (0x40000000)"));
+  CHECK_THROWS_WITH(hbm.Write(end, std::vector<uint8_t>(1)),
+                    Catch::Contains("hbm: write of 1 bytes at address 0x40000000"));
+  CHECK_THROWS_AS(hbm.Read(UINT64_MAX, 2), tpusim::Error);  // no wrap-around
+  Vmem vmem("vmem0", TestVmem());
+  CHECK_THROWS_WITH(vmem.Access(AccessKind::kWrite, 16 << 20, 1, sc_core::SC_ZERO_TIME),
+                    Catch::StartsWith("vmem0: write of 1 bytes at address 0x1000000"));
+}
+
+TEST_CASE("invalid memory parameters are errors naming the field", "[models]") {
+  HbmParams hbm = TestHbm();
+  hbm.channel_count = 0;
+  CHECK_THROWS_WITH(Hbm("hbm", hbm),
+                    Catch::Equals("HbmParams.channel_count must be at least 1, got 0"));
+  hbm = TestHbm();
+  hbm.interleave_bytes = 384;
+  CHECK_THROWS_WITH(Validate(hbm),
+                    Catch::Equals("HbmParams.interleave_bytes must be a power of two, got 384"));
+  hbm = TestHbm();
+  hbm.channel_bandwidth_gbps = 0;
+  CHECK_THROWS_WITH(Validate(hbm), Catch::Contains("channel_bandwidth_gbps must be positive"));
+  hbm = TestHbm();
+  hbm.access_latency_ns = -1;
+  CHECK_THROWS_WITH(Validate(hbm), Catch::Contains("access_latency_ns must be >= 0"));
+  hbm = TestHbm();
+  hbm.capacity_bytes = 1024;
+  CHECK_THROWS_WITH(Validate(hbm), Catch::Contains("one interleave stripe per channel"));
+
+  VmemParams vmem = TestVmem();
+  vmem.bank_interleave_bytes = 0;
+  CHECK_THROWS_WITH(Vmem("vmem", vmem), Catch::Contains("VmemParams.bank_interleave_bytes"));
+  vmem = TestVmem();
+  vmem.clock_mhz = 0;
+  CHECK_THROWS_WITH(Validate(vmem), Catch::Contains("VmemParams.clock_mhz"));
+
+  CmemParams cmem;  // all zero
+  CHECK_THROWS_WITH(Validate(cmem), Catch::Contains("CmemParams.capacity_bytes"));
+  SmemParams smem;
+  smem.capacity_bytes = 1;
+  CHECK_THROWS_WITH(Validate(smem), Catch::Contains("SmemParams.bandwidth_bytes_per_cycle"));
+  HostMemoryParams host{1 << 20, 100};
+  PcieParams pcie{0, 500};
+  CHECK_THROWS_WITH(HostMemory("host", host, pcie),
+                    Catch::Equals("PcieParams.bandwidth_gbps must be positive and finite, got 0"));
+}
