@@ -1,0 +1,249 @@
+#include "models/mxu.h"
+
+#include <algorithm>
+#include <string>
+
+#include "isa/error.h"
+#include "isa/instruction_set.h"
+#include "models/cycles.h"
+#include "models/f32_bits.h"
+#include "models/mxu_arithmetic.h"
+#include "models/packed_rows.h"
+
+namespace tpusim::models {
+namespace {
+
+using isa::ElementType;
+
+uint32_t CeilDiv(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+
+std::string Mnemonic(const char* op, ElementType type) {
+  return std::string(op) + "." + std::string(isa::ElementTypeName(type));
+}
+std::string TypeName(ElementType type) { return std::string(isa::ElementTypeName(type)); }
+
+uint32_t BitWidth(ElementType type) { return static_cast<uint32_t>(isa::ElementBitWidth(type)); }
+
+const MxuParams& Validated(const MxuParams& params) {
+  Validate(params);
+  return params;
+}
+
+MxuTiming Whole(const MxuSpan& span) { return {FloorCycle(span.begin), CeilCycle(span.end)}; }
+
+}  // namespace
+
+double MxuUtilization(const MxuStats& stats, uint64_t elapsed_cycles) {
+  return elapsed_cycles == 0 ? 0.0 : stats.pass_cycles / static_cast<double>(elapsed_cycles);
+}
+
+Mxu::Mxu(const MxuParams& params)
+    : params_(Validated(params)),
+      k_blocks_(CeilDiv(params.rows, params.lanes)),
+      column_blocks_(CeilDiv(params.columns, params.lanes)),
+      timer_(params) {}
+
+uint32_t Mxu::RowsPerVreg(ElementType type) const {
+  return isa::PackedRowsPerVreg(type, params_.sublanes);
+}
+
+uint32_t Mxu::PushesPerTile(ElementType type) const {
+  return CeilDiv(params_.rows, RowsPerVreg(type)) * column_blocks_;
+}
+
+void Mxu::CheckType(const char* op, ElementType type) const {
+  if (!IsMxuInputType(type)) {
+    throw Error(std::string(op) + ": the MXU takes bf16, f32, f16, s8, f8e4m3fn and f8e5m2, not " +
+                TypeName(type));
+  }
+  if (PassesFor(params_, type) == 0) {
+    throw Error(Mnemonic(op, type) + ": this MXU takes no " + TypeName(type) + " input (" +
+                std::string(PassesFieldFor(type)) + " is 0)");
+  }
+}
+
+void Mxu::CheckVreg(const char* op, const Vreg& vreg) const {
+  if (vreg.sublanes() == params_.sublanes && vreg.lanes() == params_.lanes) return;
+  throw Error(std::string(op) + ": the MXU takes " + std::to_string(params_.sublanes) + " x " +
+              std::to_string(params_.lanes) + " vregs, got " + std::to_string(vreg.sublanes()) +
+              " x " + std::to_string(vreg.lanes()));
+}
+
+MxuTiming Mxu::WeightPush(ElementType type, const Vreg& va, uint64_t cycle) {
+  CheckType("mxu.wpush", type);
+  CheckVreg("mxu.wpush", va);
+  if (staged_type_ && *staged_type_ != type) {
+    throw Error(Mnemonic("mxu.wpush", type) + ": the weights staged since the last latch are " +
+                TypeName(*staged_type_) + "; types cannot be mixed in one tile");
+  }
+  const uint32_t tile_pushes = PushesPerTile(type);
+  if (staged_pushes_ >= tile_pushes) {
+    throw Error(Mnemonic("mxu.wpush", type) + ": a " + std::to_string(params_.rows) + " x " +
+                std::to_string(params_.columns) + " tile of " + TypeName(type) + " takes " +
+                std::to_string(tile_pushes) + " weight pushes, and they have all been made; " +
+                "latch before pushing more");
+  }
+  if (!timing_only_) StageWeights(type, va);
+  staged_type_ = type;
+  ++staged_pushes_;
+  ++weight_pushes_;
+  return Whole(
+      timer_.WeightPush(cycle, params_.weight_load_cycles / static_cast<double>(tile_pushes)));
+}
+
+// The b-th push since the last latch fills weight rows [gP, gP + P) and columns [jL, jL + L),
+// clipped to R x C, with g = b / nc and j = b mod nc.
+void Mxu::StageWeights(ElementType type, const Vreg& va) {
+  if (staging_.empty()) staging_.assign(size_t{params_.rows} * params_.columns, 0);
+  const uint32_t width = BitWidth(type);
+  const uint32_t rows_per_vreg = RowsPerVreg(type);
+  const uint32_t first_row = staged_pushes_ / column_blocks_ * rows_per_vreg;
+  const uint32_t first_column = staged_pushes_ % column_blocks_ * params_.lanes;
+  const uint32_t rows = std::min(rows_per_vreg, params_.rows - first_row);
+  const uint32_t columns = std::min(params_.lanes, params_.columns - first_column);
+  for (uint32_t r = 0; r < rows; ++r) {
+    uint32_t* row = &staging_[size_t{first_row + r} * params_.columns + first_column];
+    for (uint32_t l = 0; l < columns; ++l) row[l] = PackedBits(va, width, r, l);
+  }
+}
+
+MxuTiming Mxu::Latch(uint64_t cycle) {
+  if (staged_pushes_ == 0) {
+    throw Error("mxu.latch: nothing is staged (no mxu.wpush since the last latch)");
+  }
+  if (!timing_only_) {
+    // (Empty only if the pushes ran timing-only: their data was never kept.)
+    if (staging_.empty()) staging_.assign(size_t{params_.rows} * params_.columns, 0);
+    weights_ = std::move(staging_);
+    staging_.clear();  // the next push starts a zero tile
+  }
+  latched_type_ = staged_type_;
+  staged_type_.reset();
+  staged_pushes_ = 0;
+  ++latches_;
+  return Whole(timer_.Latch(cycle));
+}
+
+MxuTiming Mxu::Push(ElementType type, const Vreg& va, uint64_t cycle) {
+  CheckType("mxu.push", type);
+  CheckVreg("mxu.push", va);
+  if (!latched_type_) throw Error(Mnemonic("mxu.push", type) + ": no weights are latched");
+  if (*latched_type_ != type) {
+    throw Error(Mnemonic("mxu.push", type) + ": the latched weights are " +
+                TypeName(*latched_type_));
+  }
+  if (group_type_ && *group_type_ != type) {
+    throw Error(Mnemonic("mxu.push", type) + ": the row group in progress was pushed as " +
+                TypeName(*group_type_));
+  }
+  if (!timing_only_) BufferLhs(type, va);
+  group_type_ = type;
+  ++group_pushes_;
+  ++pushes_;
+  if (group_pushes_ < k_blocks_) return Whole(timer_.PartialPush(cycle));
+
+  const uint32_t rows = RowsPerVreg(type);
+  const MxuGroupTiming timing = timer_.Group(cycle, rows, PassesFor(params_, type));
+  AppendResults(timing, type);
+  group_.clear();
+  group_type_.reset();
+  group_pushes_ = 0;
+  ++row_groups_;
+  rows_ += rows;
+  return {FloorCycle(timing.begin), CeilCycle(timing.end())};
+}
+
+// Push b of a group supplies K-columns [bL, bL + L), clipped to R, of its P rows.
+void Mxu::BufferLhs(ElementType type, const Vreg& va) {
+  const uint32_t rows = RowsPerVreg(type);
+  if (group_.empty()) group_.assign(size_t{rows} * params_.rows, 0);
+  const uint32_t width = BitWidth(type);
+  const uint32_t first_k = group_pushes_ * params_.lanes;
+  const uint32_t ks = std::min(params_.lanes, params_.rows - first_k);
+  for (uint32_t i = 0; i < rows; ++i) {
+    uint32_t* row = &group_[size_t{i} * params_.rows + first_k];
+    for (uint32_t l = 0; l < ks; ++l) row[l] = PackedBits(va, width, i, l);
+  }
+}
+
+void Mxu::AppendResults(const MxuGroupTiming& timing, ElementType type) {
+  std::vector<uint32_t> out;
+  if (!timing_only_) {
+    // Data never kept because earlier operations ran timing-only reads as zeros.
+    if (group_.empty()) group_.assign(size_t{timing.rows} * params_.rows, 0);
+    if (weights_.empty()) weights_.assign(size_t{params_.rows} * params_.columns, 0);
+    out.resize(size_t{timing.rows} * params_.columns);
+    MatmulRows(type, group_, weights_, timing.rows, params_.rows, params_.columns, out);
+  }
+  for (uint32_t i = 0; i < timing.rows; ++i) {
+    ResultRow row{timing.RowReady(i), type == ElementType::kS8, {}};
+    if (!timing_only_) {
+      const auto begin = out.begin() + static_cast<std::ptrdiff_t>(size_t{i} * params_.columns);
+      row.words.assign(begin, begin + params_.columns);
+    }
+    fifo_.push_back(std::move(row));
+  }
+}
+
+MxuTiming Mxu::Pop(Vreg& vd, uint64_t cycle) { return PopBlock(vd, cycle, false); }
+MxuTiming Mxu::PopAccumulate(Vreg& vd, uint64_t cycle) { return PopBlock(vd, cycle, true); }
+
+// The p-th pop of the FIFO's first S rows is column block p: vd[s][l] = row s, column pL + l
+// (0 beyond C); after nc pops the rows leave.
+MxuTiming Mxu::PopBlock(Vreg& vd, uint64_t cycle, bool accumulate) {
+  const char* op = accumulate ? "mxu.pop.acc" : "mxu.pop";
+  CheckVreg(op, vd);
+  const uint32_t sublanes = params_.sublanes;
+  if (fifo_.size() < sublanes) {
+    throw Error(std::string(op) + ": the result FIFO holds " + std::to_string(fifo_.size()) +
+                " rows; a pop takes " + std::to_string(sublanes));
+  }
+  double rows_ready = 0;
+  for (uint32_t s = 0; s < sublanes; ++s) rows_ready = std::max(rows_ready, fifo_[s].ready);
+  const MxuSpan span = timer_.Pop(cycle, rows_ready);
+
+  if (!timing_only_) {
+    const uint32_t first_column = front_pops_ * params_.lanes;
+    for (uint32_t s = 0; s < sublanes; ++s) {
+      const ResultRow& row = fifo_[s];
+      for (uint32_t l = 0; l < params_.lanes; ++l) {
+        const uint32_t c = first_column + l;
+        const uint32_t value = c < row.words.size() ? row.words[c] : 0;  // 0 beyond C
+        if (!accumulate) {
+          vd.set_word(s, l, value);
+        } else if (row.integer) {
+          vd.set_word(s, l, vd.word(s, l) + value);  // s32, wrapping
+        } else {
+          vd.set_word(s, l, ResultBits(vd.f32(s, l) + BitsToF32(value)));
+        }
+      }
+    }
+  }
+  if (++front_pops_ == column_blocks_) {
+    fifo_.erase(fifo_.begin(), fifo_.begin() + sublanes);
+    front_pops_ = 0;
+  }
+  ++pops_;
+  return Whole(span);
+}
+
+uint64_t Mxu::quiescent_cycle() const { return CeilCycle(timer_.quiescent()); }
+
+MxuStats Mxu::stats() const {
+  MxuStats stats;
+  stats.weight_pushes = weight_pushes_;
+  stats.latches = latches_;
+  stats.pushes = pushes_;
+  stats.row_groups = row_groups_;
+  stats.rows = rows_;
+  stats.pops = pops_;
+  stats.macs = rows_ * params_.rows * params_.columns;
+  stats.busy_cycles = timer_.busy_cycles();
+  stats.pass_cycles = timer_.pass_cycles();
+  stats.fill_cycles = timer_.fill_cycles();
+  stats.fills = timer_.fills();
+  stats.weight_load_cycles = timer_.weight_load_cycles();
+  return stats;
+}
+
+}  // namespace tpusim::models

@@ -1,0 +1,126 @@
+// One matrix unit (MXU): a weight-stationary systolic array of R x C multiply-accumulators with
+// its weight staging buffer, latched weights, partial LHS row group and result FIFO, executing
+// mxu.wpush.T, mxu.latch, mxu.push.T, mxu.pop and mxu.pop.acc exactly as docs/isa.md ("MXU")
+// defines them, with their timing (models/mxu_timing.h, docs/timing.md "MXU"). A plain C++ class
+// driven by explicit cycle numbers: the MXU's queue calls it in queue order, each operation with
+// the cycle it reached the head of the queue with its vreg operand ready, and gets back when it
+// began and when it completed. Faults (docs/isa.md's list) are tpusim::Errors thrown before
+// anything changes; the caller adds the pc and the instruction.
+//
+// Vregs hold rows packed as TPU tiles pack them (models/packed_rows.h): P = S * 32 / w rows of a
+// w-bit type per vreg. Timing-only mode keeps the counts the faults need and the times, and
+// skips the data: no copies, no arithmetic, pops leave their vreg alone. Its times are identical,
+// since no time depends on a value.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <vector>
+
+#include "isa/element_type.h"
+#include "models/mxu_params.h"
+#include "models/mxu_timing.h"
+#include "models/vreg.h"
+
+namespace tpusim::models {
+
+// When one operation ran, in whole cycles.
+struct MxuTiming {
+  uint64_t start = 0;  // the cycle it began: its vreg operand was read (FloorCycle)
+  uint64_t done = 0;   // the first cycle after it completed (CeilCycle): a weight push's data
+                       // loaded; a latch's weights usable; a push that completes a row group: the
+                       // group's last results ready (a push that does not: = start); a pop: vd
+                       // ready
+};
+
+struct MxuStats {
+  uint64_t weight_pushes = 0;
+  uint64_t latches = 0;
+  uint64_t pushes = 0;  // LHS vregs pushed
+  uint64_t row_groups = 0;
+  uint64_t rows = 0;       // LHS rows through the array (P per group)
+  uint64_t pops = 0;       // pops and pop.accs
+  uint64_t macs = 0;       // rows x R x C multiply-accumulates
+  double busy_cycles = 0;  // the array occupied: fills plus passes
+  double pass_cycles = 0;  // rows x passes of their type
+  double fill_cycles = 0;
+  uint64_t fills = 0;  // row groups that found the array idle
+  double weight_load_cycles = 0;
+};
+
+// The fraction of `elapsed_cycles` the array spent passing rows: 1 when rows stream at the
+// configured peak of their type (1 / passes rows per cycle). FLOPs are 2 x stats.macs.
+double MxuUtilization(const MxuStats& stats, uint64_t elapsed_cycles);
+
+class Mxu {
+ public:
+  explicit Mxu(const MxuParams& params);  // validates
+
+  const MxuParams& params() const { return params_; }
+  void set_timing_only(bool timing_only) { timing_only_ = timing_only; }
+  bool timing_only() const { return timing_only_; }
+
+  // mxu.wpush.T: stages the next block of weight rows from `va`.
+  MxuTiming WeightPush(isa::ElementType type, const Vreg& va, uint64_t cycle);
+  // mxu.latch: the staged tile (unpushed elements 0) becomes the weights.
+  MxuTiming Latch(uint64_t cycle);
+  // mxu.push.T: the next K-block of the current LHS row group; the push that completes the group
+  // appends its P result rows to the FIFO.
+  MxuTiming Push(isa::ElementType type, const Vreg& va, uint64_t cycle);
+  // mxu.pop: vd = the next column block of the FIFO's first S rows. mxu.pop.acc: vd += it.
+  MxuTiming Pop(Vreg& vd, uint64_t cycle);
+  MxuTiming PopAccumulate(Vreg& vd, uint64_t cycle);
+
+  // Result rows waiting in the FIFO (a pop needs S).
+  size_t result_rows() const { return fifo_.size(); }
+  // The cycle by which everything begun so far has completed (the program's end waits for it).
+  uint64_t quiescent_cycle() const;
+  MxuStats stats() const;
+
+ private:
+  struct ResultRow {
+    double ready = 0;             // fractional cycle its results can be popped
+    bool integer = false;         // s32 words (s8 inputs) rather than f32
+    std::vector<uint32_t> words;  // C words; empty in timing-only mode
+  };
+
+  uint32_t RowsPerVreg(isa::ElementType type) const;
+  uint32_t PushesPerTile(isa::ElementType type) const;
+  void CheckType(const char* op, isa::ElementType type) const;
+  void CheckVreg(const char* op, const Vreg& vreg) const;
+  void StageWeights(isa::ElementType type, const Vreg& va);
+  void BufferLhs(isa::ElementType type, const Vreg& va);
+  void AppendResults(const MxuGroupTiming& timing, isa::ElementType type);
+  MxuTiming PopBlock(Vreg& vd, uint64_t cycle, bool accumulate);
+
+  MxuParams params_;
+  uint32_t k_blocks_;       // nk = ceil(R / L): pushes per LHS row group
+  uint32_t column_blocks_;  // nc = ceil(C / L): pops per S rows, weight pushes per row block
+  bool timing_only_ = false;
+  MxuTimer timer_;
+
+  // Staging buffer: R x C raw elements, the type and count of the pushes since the last latch.
+  std::vector<uint32_t> staging_;
+  std::optional<isa::ElementType> staged_type_;
+  uint32_t staged_pushes_ = 0;
+  // Latched weights W: R x C raw elements and their type.
+  std::vector<uint32_t> weights_;
+  std::optional<isa::ElementType> latched_type_;
+  // The partial LHS row group: P x R raw elements, its type and pushes so far.
+  std::vector<uint32_t> group_;
+  std::optional<isa::ElementType> group_type_;
+  uint32_t group_pushes_ = 0;
+  // The result FIFO and how many column blocks of its first S rows have been popped.
+  std::deque<ResultRow> fifo_;
+  uint32_t front_pops_ = 0;
+
+  uint64_t weight_pushes_ = 0;
+  uint64_t latches_ = 0;
+  uint64_t pushes_ = 0;
+  uint64_t row_groups_ = 0;
+  uint64_t rows_ = 0;
+  uint64_t pops_ = 0;
+};
+
+}  // namespace tpusim::models
