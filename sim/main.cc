@@ -9,6 +9,7 @@
 
 #include "isa/error.h"
 #include "sim/config_command.h"
+#include "sim/exec_command.h"
 #include "sim/hlo_commands.h"
 #include "sim/layout_command.h"
 #include "sim/logging.h"
@@ -29,7 +30,8 @@ int sc_main(int argc, char** argv) {
   app.require_subcommand(1);
   const tpusim::sim::Command commands[] = {
       tpusim::sim::AddLayoutCommand(app), tpusim::sim::AddParseCommand(app),
-      tpusim::sim::AddEvalCommand(app), tpusim::sim::AddConfigCommand(app)};
+      tpusim::sim::AddEvalCommand(app), tpusim::sim::AddExecCommand(app),
+      tpusim::sim::AddConfigCommand(app)};
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,434 @@
+// sc_spawn needs this before the first SystemC include.
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+
+#include "models/scalar_core.h"
+
+#include <algorithm>
+#include <limits>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+#include "isa/disassembler.h"
+#include "isa/error.h"
+#include "isa/instruction_set.h"
+
+namespace tpusim::models {
+namespace {
+
+using isa::Opcode;
+
+// A fault in the instruction being executed: Step() adds the pc and the instruction.
+struct Fault : Error {
+  using Error::Error;
+};
+
+}  // namespace
+
+void Validate(const ScalarCoreParams& params) {
+  if (params.issue_instructions_per_cycle < 1 || params.issue_instructions_per_cycle > 16) {
+    throw Error("scalar core: issue_instructions_per_cycle must be in [1, 16], got " +
+                std::to_string(params.issue_instructions_per_cycle));
+  }
+  if (!(params.clock_mhz > 0)) throw Error("scalar core: clock_mhz must be > 0");
+  if (params.max_instructions == 0) throw Error("scalar core: max_instructions must be > 0");
+}
+
+ScalarCore::ScalarCore(std::string name, const ScalarCoreParams& params, const MemoryMap& memories,
+                       std::vector<Semaphore*> semaphores, DmaUnit* dma)
+    : name_(std::move(name)),
+      params_(params),
+      clock_(params.clock_mhz),
+      memories_(memories),
+      semaphores_(std::move(semaphores)),
+      dma_(dma) {
+  Validate(params_);
+}
+
+void ScalarCore::Start(const isa::Program& program) {
+  if (state_ == State::kRunning || state_ == State::kWaitingSemaphore) {
+    throw Error(name_ + ": Start while a program is running");
+  }
+  program_ = &program;
+  std::unordered_map<std::string_view, uint32_t> labels;
+  for (const isa::Label& label : program.labels()) labels[label.name()] = label.instruction();
+  const int count = program.instructions_size();
+  label_targets_.assign(count, 0);
+  dma_shapes_.assign(count, std::nullopt);
+  for (int i = 0; i < count; ++i) {
+    for (const isa::Operand& operand : program.instructions(i).operands()) {
+      if (operand.value_case() != isa::Operand::kLabel) continue;
+      const auto it = labels.find(operand.label());
+      if (it == labels.end()) throw Error(name_ + ": undefined label '" + operand.label() + "'");
+      label_targets_[i] = it->second;
+    }
+  }
+  regs_.fill(0);
+  reg_ready_slot_.fill(0);
+  pc_ = 0;
+  slot_ = 0;
+  last_busy_cycle_ = UINT64_MAX;
+  stats_ = {};
+  fault_.clear();
+  state_ = State::kRunning;
+  start_time_ = sc_core::sc_time_stamp();
+  sc_core::sc_spawn_options options;
+  sc_core::sc_spawn([this] { Run(); }, (name_ + "_thread").c_str(), &options);
+}
+
+void ScalarCore::Run() {
+  while (true) {
+    const uint64_t pc = pc_;
+    try {
+      if (!Step()) break;
+    } catch (const std::exception& error) {
+      std::string where = "pc " + std::to_string(pc);
+      if (pc < static_cast<uint64_t>(program_->instructions_size())) {
+        where += " (`" + isa::DisassembleInstruction(program_->instructions(static_cast<int>(pc))) + "`)";
+      }
+      fault_ = name_ + ": fault at " + where + ": " + error.what();
+      state_ = State::kFaulted;
+      return;
+    }
+  }
+  // The run ends with the halt's issue cycle.
+  stats_.end_cycle = RoundUpSlot(slot_) / params_.issue_instructions_per_cycle;
+  slot_ = stats_.end_cycle * params_.issue_instructions_per_cycle;
+  SyncToCycle(stats_.end_cycle);
+  state_ = State::kHalted;
+}
+
+uint64_t ScalarCore::RoundUpSlot(uint64_t slot) const {
+  const uint64_t k = params_.issue_instructions_per_cycle;
+  return (slot + k - 1) / k * k;
+}
+
+void ScalarCore::IssueSlot() {
+  const uint64_t cycle = Cycle();
+  if (cycle != last_busy_cycle_) {
+    ++stats_.issue_cycles;
+    last_busy_cycle_ = cycle;
+  }
+  ++slot_;
+  ++stats_.instructions;
+  if (stats_.instructions > params_.max_instructions) {
+    throw Fault("more than " + std::to_string(params_.max_instructions) +
+                " instructions executed (a loop that never ends?)");
+  }
+}
+
+void ScalarCore::SyncToCycle(uint64_t cycle) {
+  const sc_core::sc_time target = start_time_ + clock_.ToTime(cycle);
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  if (target > now) sc_core::wait(target - now);
+}
+
+void ScalarCore::CatchUpToSystemCTime(uint64_t* stall_counter) {
+  const sc_core::sc_time elapsed = sc_core::sc_time_stamp() - start_time_;
+  uint64_t cycle = clock_.ToCycles(elapsed);
+  if (clock_.ToTime(cycle) < elapsed) ++cycle;  // the first whole cycle at or after now
+  const uint64_t slot = cycle * params_.issue_instructions_per_cycle;
+  if (slot > slot_) {
+    *stall_counter += cycle - Cycle();
+    slot_ = slot;
+  }
+}
+
+void ScalarCore::WaitForRegisters(const isa::Instruction& instruction) {
+  uint64_t ready = slot_;
+  auto need = [&](uint32_t reg) { ready = std::max(ready, reg_ready_slot_.at(reg)); };
+  const isa::InstructionInfo* info = isa::FindInstruction(instruction.opcode());
+  for (int i = 0; i < instruction.operands_size(); ++i) {
+    const isa::Operand& operand = instruction.operands(i);
+    switch (operand.value_case()) {
+      case isa::Operand::kSreg:
+        if (info == nullptr || info->operands.at(i).access != isa::Access::kWrite) need(operand.sreg());
+        break;
+      case isa::Operand::kAddress:
+        if (operand.address().has_reg()) need(operand.address().reg());
+        break;
+      case isa::Operand::kSemaphore:
+        if (operand.semaphore().has_reg()) need(operand.semaphore().reg());
+        break;
+      case isa::Operand::kIndex:
+        for (const isa::RegOffset& item : operand.index().items()) {
+          if (item.has_reg()) need(item.reg());
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  if (ready > slot_) {
+    stats_.smem_stall_cycles += ready / params_.issue_instructions_per_cycle - Cycle();
+    slot_ = ready;
+  }
+}
+
+int64_t ScalarCore::Value(const isa::Operand& operand) const {
+  switch (operand.value_case()) {
+    case isa::Operand::kSreg: return regs_.at(operand.sreg());
+    case isa::Operand::kImm: return operand.imm();
+    default: throw Fault("operand is neither a scalar register nor an immediate");
+  }
+}
+
+int64_t ScalarCore::Value(const isa::RegOffset& value) const {
+  const uint64_t base = value.has_reg() ? static_cast<uint64_t>(regs_.at(value.reg())) : 0;
+  return static_cast<int64_t>(base + static_cast<uint64_t>(value.offset()));
+}
+
+uint64_t ScalarCore::AddressOf(const isa::Operand& operand) const {
+  const isa::Address& address = operand.address();
+  const uint64_t base = address.has_reg() ? static_cast<uint64_t>(regs_.at(address.reg())) : 0;
+  return base + static_cast<uint64_t>(address.offset());
+}
+
+Semaphore& ScalarCore::SemaphoreOf(const isa::Operand& operand) {
+  const int64_t number = Value(operand.semaphore());
+  if (number < 0 || static_cast<uint64_t>(number) >= semaphores_.size()) {
+    throw Fault("semaphore " + std::to_string(number) + " out of range (the machine has " +
+                std::to_string(semaphores_.size()) + ")");
+  }
+  return *semaphores_[static_cast<std::size_t>(number)];
+}
+
+uint64_t ScalarCore::SmemAddress(const isa::Operand& operand, uint64_t bytes) {
+  const uint64_t address = AddressOf(operand);
+  if (address % bytes != 0) {
+    throw Fault("SMEM address " + std::to_string(address) + " is not " + std::to_string(bytes) +
+                "-byte aligned");
+  }
+  Memory* smem = memories_[isa::MEMORY_SPACE_SMEM];
+  if (smem == nullptr) throw Fault("the machine has no SMEM");
+  smem->CheckRange("scalar access", address, bytes);
+  return address;
+}
+
+void ScalarCore::Branch(bool taken, const isa::Operand& /*target*/) {
+  if (!taken) {
+    ++pc_;
+    return;
+  }
+  ++stats_.taken_branches;
+  pc_ = label_targets_.at(pc_);
+  if (params_.branch_cost_cycles > 0) {
+    slot_ = RoundUpSlot(slot_) + uint64_t{params_.branch_cost_cycles} * params_.issue_instructions_per_cycle;
+    stats_.branch_stall_cycles += params_.branch_cost_cycles;
+  }
+}
+
+bool ScalarCore::Step() {
+  if (pc_ >= static_cast<uint64_t>(program_->instructions_size())) {
+    throw Fault("ran past the last instruction (" + std::to_string(program_->instructions_size()) +
+                " instructions) without halt");
+  }
+  const isa::Instruction& in = program_->instructions(static_cast<int>(pc_));
+  const isa::InstructionInfo* info = isa::FindInstruction(in.opcode());
+  if (info == nullptr) throw Fault("unknown opcode " + std::to_string(in.opcode()));
+  if (info->unit != isa::Unit::kScalar && info->unit != isa::Unit::kDma) {
+    throw Fault(std::string(isa::UnitName(info->unit)) + " instruction `" +
+                std::string(info->mnemonic) + "` is not yet supported by the simulator");
+  }
+  WaitForRegisters(in);
+  const uint64_t issue_cycle = Cycle();
+  issue_cycle_ = issue_cycle;
+  IssueSlot();
+  auto op = [&](int i) -> const isa::Operand& { return in.operands(i); };
+  auto set = [&](int64_t value) {
+    regs_.at(op(0).sreg()) = value;
+    ++pc_;
+  };
+  const auto a = [&] { return Value(op(1)); };
+  const auto b = [&] { return Value(op(2)); };
+  const auto ua = [&] { return static_cast<uint64_t>(Value(op(1))); };
+  const auto ub = [&] { return static_cast<uint64_t>(Value(op(2))); };
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  switch (in.opcode()) {
+    case isa::OPCODE_NOP: ++pc_; return true;
+    case isa::OPCODE_HALT: return false;
+    case isa::OPCODE_MOV: set(a()); return true;
+    case isa::OPCODE_ADD: set(static_cast<int64_t>(ua() + ub())); return true;
+    case isa::OPCODE_SUB: set(static_cast<int64_t>(ua() - ub())); return true;
+    case isa::OPCODE_MUL: set(static_cast<int64_t>(ua() * ub())); return true;
+    case isa::OPCODE_DIV: {
+      const int64_t x = a(), y = b();
+      set(y == 0 ? -1 : (x == kMin && y == -1) ? kMin : x / y);
+      return true;
+    }
+    case isa::OPCODE_REM: {
+      const int64_t x = a(), y = b();
+      set(y == 0 ? x : (x == kMin && y == -1) ? 0 : x % y);
+      return true;
+    }
+    case isa::OPCODE_DIVU: set(ub() == 0 ? -1 : static_cast<int64_t>(ua() / ub())); return true;
+    case isa::OPCODE_REMU: set(ub() == 0 ? a() : static_cast<int64_t>(ua() % ub())); return true;
+    case isa::OPCODE_AND: set(a() & b()); return true;
+    case isa::OPCODE_OR: set(a() | b()); return true;
+    case isa::OPCODE_XOR: set(a() ^ b()); return true;
+    case isa::OPCODE_SHL: set(ub() >= 64 ? 0 : static_cast<int64_t>(ua() << ub())); return true;
+    case isa::OPCODE_SHR: set(ub() >= 64 ? 0 : static_cast<int64_t>(ua() >> ub())); return true;
+    case isa::OPCODE_SRA: set(ub() >= 64 ? (a() < 0 ? -1 : 0) : a() >> ub()); return true;
+    case isa::OPCODE_MIN: set(std::min(a(), b())); return true;
+    case isa::OPCODE_MAX: set(std::max(a(), b())); return true;
+    case isa::OPCODE_LD_S32:
+    case isa::OPCODE_LD_U32:
+    case isa::OPCODE_LD_S64: {
+      const uint64_t bytes = in.opcode() == isa::OPCODE_LD_S64 ? 8 : 4;
+      const uint64_t address = SmemAddress(op(1), bytes);
+      uint8_t data[8] = {};
+      memories_[isa::MEMORY_SPACE_SMEM]->Read(address, std::span<uint8_t>(data, bytes));
+      uint64_t word = 0;
+      for (uint64_t i = 0; i < bytes; ++i) word |= uint64_t{data[i]} << (8 * i);
+      int64_t value = static_cast<int64_t>(word);
+      if (in.opcode() == isa::OPCODE_LD_S32) value = static_cast<int32_t>(static_cast<uint32_t>(word));
+      stats_.smem_bytes_read += bytes;
+      reg_ready_slot_.at(op(0).sreg()) =
+          (issue_cycle + params_.smem_latency_cycles) * params_.issue_instructions_per_cycle;
+      set(value);
+      return true;
+    }
+    case isa::OPCODE_ST_S32:
+    case isa::OPCODE_ST_S64: {
+      const uint64_t bytes = in.opcode() == isa::OPCODE_ST_S64 ? 8 : 4;
+      const uint64_t address = SmemAddress(op(1), bytes);
+      const uint64_t word = static_cast<uint64_t>(regs_.at(op(0).sreg()));
+      uint8_t data[8];
+      for (uint64_t i = 0; i < bytes; ++i) data[i] = static_cast<uint8_t>(word >> (8 * i));
+      memories_[isa::MEMORY_SPACE_SMEM]->Write(address, std::span<const uint8_t>(data, bytes));
+      stats_.smem_bytes_written += bytes;
+      ++pc_;
+      return true;
+    }
+    case isa::OPCODE_BR: Branch(true, op(0)); return true;
+    case isa::OPCODE_BEQ: Branch(Value(op(0)) == Value(op(1)), op(2)); return true;
+    case isa::OPCODE_BNE: Branch(Value(op(0)) != Value(op(1)), op(2)); return true;
+    case isa::OPCODE_BLT: Branch(Value(op(0)) < Value(op(1)), op(2)); return true;
+    case isa::OPCODE_BLE: Branch(Value(op(0)) <= Value(op(1)), op(2)); return true;
+    case isa::OPCODE_BGT: Branch(Value(op(0)) > Value(op(1)), op(2)); return true;
+    case isa::OPCODE_BGE: Branch(Value(op(0)) >= Value(op(1)), op(2)); return true;
+    case isa::OPCODE_BLTU:
+      Branch(static_cast<uint64_t>(Value(op(0))) < static_cast<uint64_t>(Value(op(1))), op(2));
+      return true;
+    case isa::OPCODE_BLEU:
+      Branch(static_cast<uint64_t>(Value(op(0))) <= static_cast<uint64_t>(Value(op(1))), op(2));
+      return true;
+    case isa::OPCODE_BGTU:
+      Branch(static_cast<uint64_t>(Value(op(0))) > static_cast<uint64_t>(Value(op(1))), op(2));
+      return true;
+    case isa::OPCODE_BGEU:
+      Branch(static_cast<uint64_t>(Value(op(0))) >= static_cast<uint64_t>(Value(op(1))), op(2));
+      return true;
+    case isa::OPCODE_LOOP: {
+      int64_t& counter = regs_.at(op(0).sreg());
+      counter = static_cast<int64_t>(static_cast<uint64_t>(counter) - 1);
+      Branch(counter > 0, op(1));
+      return true;
+    }
+    case isa::OPCODE_SEM_WAIT: {
+      Semaphore& semaphore = SemaphoreOf(op(0));
+      const int64_t amount = Value(op(1));
+      SyncToCycle(issue_cycle_);
+      if (semaphore.value() < amount) {
+        state_ = State::kWaitingSemaphore;
+        waiting_semaphore_ = static_cast<uint32_t>(Value(op(0).semaphore()));
+        waiting_amount_ = amount;
+        while (semaphore.value() < amount) sc_core::wait(semaphore.signalled());
+        state_ = State::kRunning;
+        CatchUpToSystemCTime(&stats_.semaphore_stall_cycles);
+      }
+      semaphore.Wait(amount);  // takes it at once
+      ++pc_;
+      return true;
+    }
+    case isa::OPCODE_SEM_SIGNAL: {
+      Semaphore& semaphore = SemaphoreOf(op(0));
+      const int64_t amount = Value(op(1));
+      if (semaphore.value() > std::numeric_limits<uint32_t>::max() - amount) {
+        throw Fault("semaphore count would pass 2^32 - 1");
+      }
+      SyncToCycle(issue_cycle_);
+      semaphore.Signal(amount);
+      ++pc_;
+      return true;
+    }
+    case isa::OPCODE_SEM_SET: {
+      Semaphore& semaphore = SemaphoreOf(op(0));
+      const int64_t amount = Value(op(1));
+      SyncToCycle(issue_cycle_);
+      if (amount >= semaphore.value()) {
+        semaphore.Signal(amount - semaphore.value());
+      } else {
+        semaphore.Wait(semaphore.value() - amount);  // never blocks: it holds more
+      }
+      ++pc_;
+      return true;
+    }
+    case isa::OPCODE_DMA: DispatchDma(in); ++pc_; return true;
+    default:
+      throw Fault("`" + std::string(info->mnemonic) + "` is not yet supported by the simulator");
+  }
+}
+
+void ScalarCore::DispatchDma(const isa::Instruction& in) {
+  if (dma_ == nullptr) throw Fault("the machine has no DMA engines");
+  const isa::InstructionInfo& info = *isa::FindInstruction(in.opcode());
+  const auto operand = [&](std::string_view name) -> const isa::Operand& {
+    return in.operands(isa::OperandIndex(info, name));
+  };
+  auto& shapes = dma_shapes_.at(pc_);
+  if (!shapes) {
+    shapes = std::array<isa::Shape, 2>{isa::ParseShape(operand("src").shape()),
+                                        isa::ParseShape(operand("dst").shape())};
+  }
+  const auto endpoint = [&](std::string_view address_name, std::string_view start_name,
+                            const isa::Shape& shape) {
+    const isa::Operand& address = operand(address_name);
+    const int space = static_cast<int>(address.address().space());
+    Memory* memory = space >= 0 && space < static_cast<int>(memories_.size()) ? memories_[space] : nullptr;
+    if (memory == nullptr) {
+      throw Fault("the machine has no " + std::string(isa::MemorySpaceName(address.address().space())) +
+                  " memory");
+    }
+    DmaEndpoint result;
+    result.memory = memory;
+    result.base_address = AddressOf(address);
+    result.shape = shape;
+    const isa::Operand& start = operand(start_name);
+    if (start.value_case() == isa::Operand::kIndex) {
+      for (const isa::RegOffset& item : start.index().items()) result.start.push_back(Value(item));
+    } else {
+      result.start.assign(shape.dims.size(), 0);
+    }
+    return result;
+  };
+  DmaTransfer transfer;
+  transfer.source = endpoint("from", "src_start", (*shapes)[0]);
+  transfer.destination = endpoint("to", "dst_start", (*shapes)[1]);
+  for (int64_t size : operand("size").sizes().items()) transfer.sizes.push_back(size);
+  transfer.semaphore = &SemaphoreOf(operand("sem"));
+  transfer.semaphore_increment = 1;
+  transfer.id = pc_;
+  const int64_t engine = operand("engine").imm();
+  if (engine < 0 || static_cast<uint64_t>(engine) >= dma_->engine_count()) {
+    throw Fault("DMA engine " + std::to_string(engine) + " out of range (the machine has " +
+                std::to_string(dma_->engine_count()) + ")");
+  }
+  ValidateTransfer(transfer);  // faults here, before any time passes
+  SyncToCycle(issue_cycle_);
+  dma_->Submit(static_cast<uint32_t>(engine), transfer);  // waits while the queue is full
+  CatchUpToSystemCTime(&stats_.dispatch_stall_cycles);
+  ++stats_.dispatched_dma;
+}
+
+std::string ScalarCore::DescribeDeadlock() const {
+  if (state_ != State::kWaitingSemaphore || program_ == nullptr) return {};
+  const Semaphore& semaphore = *semaphores_.at(waiting_semaphore_);
+  return name_ + ": deadlock at pc " + std::to_string(pc_) + " (`" +
+         isa::DisassembleInstruction(program_->instructions(static_cast<int>(pc_))) +
+         "`): semaphore " + std::to_string(waiting_semaphore_) + " holds " +
+         std::to_string(semaphore.value()) + " and needs " + std::to_string(waiting_amount_) +
+         ", and no unit has work left that could signal it";
+}
+
+}  // namespace tpusim::models

@@ -1,0 +1,140 @@
+// The scalar core of a TensorCore: fetches a program's instructions in order, executes the scalar
+// ones itself (arithmetic, SMEM loads and stores, branches, loops, semaphores, halt) and dispatches
+// the others to their units' queues (docs/isa.md, "Execution"). So far only `dma` is dispatched
+// (to the DmaUnit); VPU and MXU instructions stop the run with a "not yet supported by the
+// simulator" fault naming the pc and the instruction.
+//
+// Timing (docs/isa.md, "Cost classes and timing"): the core keeps its own time in issue slots,
+// issue_instructions_per_cycle per cycle; every instruction (a dispatch included) takes one slot;
+// a taken branch adds branch_cost_cycles; a register loaded from SMEM is ready
+// smem_latency_cycles after the load issues, and an instruction reading it waits; sem.wait stalls
+// until the semaphore holds enough; dispatch stalls while the DMA engine's queue is full. The core
+// meets SystemC time only when it touches another unit (dispatch, semaphores, halt), so pure
+// scalar code costs no SystemC events.
+//
+// Like DmaUnit, no sc_module: Start() spawns the core's thread, so a core can be made before or
+// between sc_start calls. A fault (a bad address, a semaphore out of range, running off the end)
+// ends the thread with fault() set to "pc N (`instruction`): cause"; a sem.wait that nothing will
+// ever satisfy leaves the core blocked when sc_start returns, which DescribeDeadlock() reports.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "isa/program.pb.h"
+#include "isa/shape.h"
+#include "models/clock_domain.h"
+#include "models/dma_unit.h"
+#include "models/memory.h"
+#include "models/semaphore.h"
+
+namespace tpusim::models {
+
+// The ArchConfig's tensor_core.scalar_core timing fields and the clock they count.
+struct ScalarCoreParams {
+  uint32_t issue_instructions_per_cycle = 1;
+  uint32_t branch_cost_cycles = 0;
+  uint32_t smem_latency_cycles = 0;
+  double clock_mhz = 0;
+  // A run that executes more instructions than this faults (a runaway loop is an error, not a
+  // hang).
+  uint64_t max_instructions = uint64_t{1} << 32;
+};
+
+void Validate(const ScalarCoreParams& params);  // throws tpusim::Error naming the field
+
+// Memories by memory-space number (isa::MemorySpace: 0 HBM, 1 VMEM, 2 SMEM, 3 CMEM, 5 host);
+// nullptr where the chip has none.
+using MemoryMap = std::array<Memory*, 6>;
+
+struct ScalarCoreStats {
+  uint64_t instructions = 0;          // issued, dispatches included
+  uint64_t dispatched_dma = 0;
+  uint64_t taken_branches = 0;
+  uint64_t smem_bytes_read = 0;
+  uint64_t smem_bytes_written = 0;
+  uint64_t issue_cycles = 0;          // cycles with at least one issue slot used (busy)
+  // Cycles the core did not issue, by cause.
+  uint64_t branch_stall_cycles = 0;   // taken-branch cost
+  uint64_t smem_stall_cycles = 0;     // waiting for a register loaded from SMEM
+  uint64_t semaphore_stall_cycles = 0;  // sem.wait
+  uint64_t dispatch_stall_cycles = 0;   // a full DMA queue
+  uint64_t end_cycle = 0;             // cycle after the halt issued (from the start of the run)
+};
+
+class ScalarCore {
+ public:
+  enum class State : uint8_t { kIdle, kRunning, kWaitingSemaphore, kHalted, kFaulted };
+
+  // `semaphores` and `dma` belong to the chip and outlive the core; `dma` may be nullptr (then
+  // a `dma` instruction faults).
+  ScalarCore(std::string name, const ScalarCoreParams& params, const MemoryMap& memories,
+             std::vector<Semaphore*> semaphores, DmaUnit* dma);
+  ScalarCore(const ScalarCore&) = delete;
+  ScalarCore& operator=(const ScalarCore&) = delete;
+
+  // Resets registers and statistics and starts `program` (valid, labels resolved by name) at the
+  // current simulated time: spawns the core's thread; the caller then runs sc_start(). The
+  // program must outlive the run. Throws tpusim::Error if a run is in progress.
+  void Start(const isa::Program& program);
+
+  State state() const { return state_; }
+  const std::string& fault() const { return fault_; }
+  // For a core left in kWaitingSemaphore after sc_start returned: "deadlock: pc N (`sem.wait
+  // ...`): semaphore K holds V and needs N, and no unit has work left that could signal it".
+  std::string DescribeDeadlock() const;
+  const ScalarCoreStats& stats() const { return stats_; }
+  int64_t reg(uint32_t index) const { return regs_.at(index); }
+  const std::string& name() const { return name_; }
+
+ private:
+  void Run();
+  // Executes the instruction at pc_; returns false after halt.
+  bool Step();
+  uint64_t Cycle() const { return slot_ / params_.issue_instructions_per_cycle; }
+  // The first slot of the cycle after the current slot's cycle, unless the slot starts a cycle.
+  uint64_t RoundUpSlot(uint64_t slot) const;
+  void WaitForRegisters(const isa::Instruction& instruction);
+  void IssueSlot();  // takes one issue slot, counting busy cycles
+  // Waits until the start of `cycle` (from the start of the run) in SystemC time.
+  void SyncToCycle(uint64_t cycle);
+  void CatchUpToSystemCTime(uint64_t* stall_counter);
+  int64_t Value(const isa::Operand& operand) const;  // sreg or imm
+  int64_t Value(const isa::RegOffset& value) const;
+  uint64_t AddressOf(const isa::Operand& operand) const;
+  Semaphore& SemaphoreOf(const isa::Operand& operand);
+  uint64_t SmemAddress(const isa::Operand& operand, uint64_t bytes);
+  void Branch(bool taken, const isa::Operand& target);
+  void DispatchDma(const isa::Instruction& instruction);
+
+  std::string name_;
+  ScalarCoreParams params_;
+  ClockDomain clock_;
+  MemoryMap memories_;
+  std::vector<Semaphore*> semaphores_;
+  DmaUnit* dma_;
+
+  const isa::Program* program_ = nullptr;
+  std::vector<uint32_t> label_targets_;  // per instruction: resolved branch target, if any
+  std::vector<std::optional<std::array<isa::Shape, 2>>> dma_shapes_;  // parsed once per pc
+  State state_ = State::kIdle;
+  std::string fault_;
+  uint64_t pc_ = 0;
+  std::array<int64_t, 32> regs_{};
+  std::array<uint64_t, 32> reg_ready_slot_{};
+  uint64_t slot_ = 0;                // next free issue slot, from the start of the run
+  uint64_t issue_cycle_ = 0;         // the cycle the current instruction issued in
+  uint64_t last_busy_cycle_ = UINT64_MAX;
+  sc_core::sc_time start_time_;
+  // While waiting on a semaphore: which, and how much.
+  uint32_t waiting_semaphore_ = 0;
+  int64_t waiting_amount_ = 0;
+  ScalarCoreStats stats_;
+};
+
+}  // namespace tpusim::models

@@ -1,0 +1,218 @@
+#include "sim/chip/chip.h"
+
+#include <algorithm>
+#include <bit>
+#include <string_view>
+
+#include "isa/error.h"
+#include "isa/instruction_set.h"
+#include "isa/layout_index.h"
+#include "isa/materialize.h"
+#include "isa/program_check.h"
+#include "isa/shape.h"
+#include "sim/config/derived.h"
+
+namespace tpusim::sim {
+namespace {
+
+uint64_t BusyCycles(const sc_core::sc_time& busy, double clock_mhz) {
+  const models::ClockDomain clock(clock_mhz);
+  uint64_t cycles = clock.ToCycles(busy);
+  if (clock.ToTime(cycles) < busy) ++cycles;
+  return cycles;
+}
+
+std::string Where(const isa::Program& program, std::string_view what, const std::string& name) {
+  return "program '" + program.name() + "': " + std::string(what) + " '" + name + "'";
+}
+
+}  // namespace
+
+ChipParams ChipParamsFromConfig(const ArchConfig& config) {
+  const TensorCoreConfig& core = config.tensor_core();
+  const double clock_mhz = core.clock_mhz();
+  ChipParams p;
+  p.hbm.capacity_bytes = MibToBytes(config.hbm().capacity_mib());
+  p.hbm.channel_count = config.hbm().channel_count();
+  p.hbm.interleave_bytes = config.hbm().interleave_bytes();
+  p.hbm.channel_bandwidth_gbps = config.hbm().channel_bandwidth_gbps();
+  p.hbm.access_latency_ns = config.hbm().access_latency_ns();
+
+  p.vmem.capacity_bytes = MibToBytes(core.vmem().capacity_mib());
+  p.vmem.bank_count = core.vmem().bank_count();
+  // Not in the ArchConfig: one vreg row (4 x lanes bytes) spread over the banks (docs/timing.md).
+  const uint64_t interleave = uint64_t{4} * core.vpu().lane_count() / std::max(1u, core.vmem().bank_count());
+  p.vmem.bank_interleave_bytes = interleave == 0 ? 1 : std::bit_floor(interleave);
+  p.vmem.read_bandwidth_gbps = core.vmem().read_bandwidth_gbps();
+  p.vmem.write_bandwidth_gbps = core.vmem().write_bandwidth_gbps();
+  p.vmem.access_latency_cycles = core.vmem().access_latency_cycles();
+  p.vmem.clock_mhz = clock_mhz;
+
+  p.smem.capacity_bytes = KibToBytes(core.scalar_core().smem_capacity_kib());
+  // Not in the ArchConfig: one 32-bit word per scalar issue slot per cycle (docs/timing.md).
+  p.smem.bandwidth_bytes_per_cycle = 4.0 * core.scalar_core().issue_instructions_per_cycle();
+  p.smem.access_latency_cycles = core.scalar_core().smem_latency_cycles();
+  p.smem.clock_mhz = clock_mhz;
+
+  p.has_cmem = config.has_cmem();
+  if (p.has_cmem) {
+    p.cmem.capacity_bytes = MibToBytes(config.cmem().capacity_mib());
+    p.cmem.read_bandwidth_gbps = config.cmem().read_bandwidth_gbps();
+    p.cmem.write_bandwidth_gbps = config.cmem().write_bandwidth_gbps();
+    p.cmem.access_latency_ns = config.cmem().access_latency_ns();
+  }
+  p.host.capacity_bytes = MibToBytes(config.host().capacity_mib());
+  p.host.access_latency_ns = config.host().access_latency_ns();
+  p.pcie.bandwidth_gbps = config.pcie().bandwidth_gbps();
+  p.pcie.latency_ns = config.pcie().latency_ns();
+
+  p.dma.engine_count = core.dma().engine_count();
+  p.dma.max_outstanding_requests = core.dma().max_outstanding_requests();
+  p.dma.burst_bytes = core.dma().burst_bytes();
+  p.dma.issue_latency_cycles = core.dma().issue_latency_cycles();
+  p.dma.queue_depth_entries = core.scalar_core().dma_queue_depth_entries();
+  p.dma.clock_mhz = clock_mhz;
+
+  p.scalar_core.issue_instructions_per_cycle = core.scalar_core().issue_instructions_per_cycle();
+  p.scalar_core.branch_cost_cycles = core.scalar_core().branch_cost_cycles();
+  p.scalar_core.smem_latency_cycles = core.scalar_core().smem_latency_cycles();
+  p.scalar_core.clock_mhz = clock_mhz;
+  p.semaphore_count = core.scalar_core().semaphore_count();
+  return p;
+}
+
+isa::Target MachineTarget(const ArchConfig& config) {
+  const TensorCoreConfig& core = config.tensor_core();
+  isa::Target target;
+  target.set_sublanes(core.vpu().sublane_count());
+  target.set_lanes(core.vpu().lane_count());
+  target.set_vector_registers(core.vpu().vector_register_count());
+  target.set_mxu_count(core.mxu().count());
+  target.set_mxu_rows(core.mxu().row_count());
+  target.set_mxu_columns(core.mxu().column_count());
+  target.set_dma_engines(core.dma().engine_count());
+  target.set_semaphores(core.scalar_core().semaphore_count());
+  target.set_has_cmem(config.has_cmem());
+  return target;
+}
+
+Chip::Chip(const ArchConfig& config) : config_(config), params_(ChipParamsFromConfig(config)) {
+  hbm_ = std::make_unique<models::Hbm>("hbm", params_.hbm);
+  vmem_ = std::make_unique<models::Vmem>("vmem", params_.vmem);
+  smem_ = std::make_unique<models::Smem>("smem", params_.smem);
+  if (params_.has_cmem) cmem_ = std::make_unique<models::Cmem>("cmem", params_.cmem);
+  host_ = std::make_unique<models::HostMemory>("host", params_.host, params_.pcie);
+  memories_[isa::MEMORY_SPACE_HBM] = hbm_.get();
+  memories_[isa::MEMORY_SPACE_VMEM] = vmem_.get();
+  memories_[isa::MEMORY_SPACE_SMEM] = smem_.get();
+  memories_[isa::MEMORY_SPACE_CMEM] = cmem_.get();
+  memories_[isa::MEMORY_SPACE_HOST] = host_.get();
+  std::vector<models::Semaphore*> semaphores;
+  for (uint32_t i = 0; i < params_.semaphore_count; ++i) {
+    semaphores_.push_back(std::make_unique<models::Semaphore>("sem" + std::to_string(i)));
+    semaphores.push_back(semaphores_.back().get());
+  }
+  dma_ = std::make_unique<models::DmaUnit>("dma", params_.dma);
+  scalar_core_ = std::make_unique<models::ScalarCore>("scalar_core", params_.scalar_core, memories_,
+                                                      std::move(semaphores), dma_.get());
+}
+
+Chip::~Chip() = default;
+
+void Chip::Load(const isa::Program& program, const std::map<std::string, isa::NpyArray>& inputs) {
+  isa::ValidateProgram(program);
+  try {
+    isa::CheckTargetCompatible(program.target(), MachineTarget(config_));
+  } catch (const Error& error) {
+    throw Error("program '" + program.name() + "' does not fit config '" + config_.name() + "': " + error.what());
+  }
+  const auto memory_of = [&](isa::MemorySpace space, const std::string& what) -> models::Memory& {
+    models::Memory* memory = memories_.at(space);
+    if (memory == nullptr) throw Error(what + ": the machine has no " + std::string(isa::MemorySpaceName(space)));
+    return *memory;
+  };
+  for (const isa::Buffer& buffer : program.buffers()) {
+    const std::string what = Where(program, "buffer", buffer.name());
+    memory_of(buffer.space(), what).CheckRange(what, buffer.address(), buffer.size_bytes());
+  }
+  for (const isa::DataSegment& segment : program.data()) {
+    const std::string what = Where(program, "data segment", segment.name());
+    models::Memory& memory = memory_of(segment.space(), what);
+    memory.CheckRange(what, segment.address(), segment.data().size());
+    memory.Write(segment.address(), std::span<const uint8_t>(
+                                        reinterpret_cast<const uint8_t*>(segment.data().data()),
+                                        segment.data().size()));
+  }
+  for (const auto& [name, array] : inputs) {
+    const auto it = std::find_if(program.buffers().begin(), program.buffers().end(),
+                                 [&](const isa::Buffer& b) { return b.name() == name; });
+    if (it == program.buffers().end() || it->role() != isa::BUFFER_ROLE_PARAMETER) {
+      throw Error("input '" + name + "': program '" + program.name() + "' has no parameter buffer of that name");
+    }
+    const isa::Shape shape = isa::ParseShape(it->shape());
+    if (array.type != shape.element_type || array.dims != shape.dims) {
+      isa::Shape given = isa::Shape::Array(array.type, array.dims);
+      throw Error("input '" + name + "': the array is " + isa::ToString(given) + " but the buffer holds " +
+                  isa::ToString(shape));
+    }
+    const std::vector<uint8_t> image = isa::Materialize(shape, array.data);
+    memory_of(it->space(), name).Write(it->address(), image);
+  }
+}
+
+RunReport Chip::Run(const isa::Program& program, const std::map<std::string, isa::NpyArray>& inputs,
+                    bool timing_only) {
+  Load(program, inputs);
+  dma_->set_timing_only(timing_only);
+  const sc_core::sc_time start = sc_core::sc_time_stamp();
+  scalar_core_->Start(program);
+  sc_core::sc_start();
+  if (scalar_core_->state() == models::ScalarCore::State::kFaulted) throw Error(scalar_core_->fault());
+  if (scalar_core_->state() == models::ScalarCore::State::kWaitingSemaphore) {
+    throw Error(scalar_core_->DescribeDeadlock());
+  }
+  if (scalar_core_->state() != models::ScalarCore::State::kHalted || !dma_->idle()) {
+    throw Error("program '" + program.name() + "': the simulation stopped before the program ended");
+  }
+  const double clock_mhz = config_.tensor_core().clock_mhz();
+  RunReport report;
+  report.program = program.name();
+  const sc_core::sc_time elapsed = sc_core::sc_time_stamp() - start;
+  report.cycles = BusyCycles(elapsed, clock_mhz);
+  report.device_time_us = static_cast<double>(elapsed.value()) / 1e6;  // ps -> us
+  report.scalar_core = scalar_core_->stats();
+  for (const models::DmaEngineStats& engine : dma_->stats()) {
+    report.dma_engines.push_back(
+        {engine.name, engine.transfers, engine.payload_bytes, BusyCycles(engine.busy, clock_mhz)});
+  }
+  for (models::Memory* memory : memories_) {
+    if (memory == nullptr) continue;
+    const models::MemoryStats stats = memory->stats();
+    MemoryReport entry{stats.name, stats.bytes_read, stats.bytes_written, 0};
+    for (const models::ResourceStats& resource : stats.resources) {
+      entry.busy_cycles = std::max(entry.busy_cycles, BusyCycles(resource.busy, clock_mhz));
+    }
+    // Scalar loads and stores do not go through the SMEM timing model; count their bytes.
+    if (memory == smem_.get()) {
+      entry.bytes_read += report.scalar_core.smem_bytes_read;
+      entry.bytes_written += report.scalar_core.smem_bytes_written;
+    }
+    report.memories.push_back(entry);
+  }
+  if (timing_only) return report;
+  for (const isa::Buffer& buffer : program.buffers()) {
+    if (buffer.role() != isa::BUFFER_ROLE_OUTPUT) continue;
+    const isa::Shape shape = isa::ParseShape(buffer.shape());
+    const isa::LayoutMap map(shape);
+    const std::vector<uint8_t> image =
+        memories_.at(buffer.space())->Read(buffer.address(), static_cast<uint64_t>(map.byte_size()));
+    OutputArray output{buffer.name(), buffer.index(), {shape.element_type, shape.dims, {}}};
+    output.array.data = isa::Dematerialize(shape, image);
+    report.outputs.push_back(std::move(output));
+  }
+  std::sort(report.outputs.begin(), report.outputs.end(),
+            [](const OutputArray& a, const OutputArray& b) { return a.index < b.index; });
+  return report;
+}
+
+}  // namespace tpusim::sim

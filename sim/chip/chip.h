@@ -1,0 +1,116 @@
+// A chip assembled from an ArchConfig: its memories (HBM, VMEM, SMEM, CMEM where configured, host
+// memory behind PCIe), semaphores, DMA engines and scalar core, built once per process (SystemC
+// elaborates once) and able to run programs one after another.
+//
+// Parameters the ArchConfig lacks (docs/timing.md): VMEM's bank interleave is 4 x lane_count /
+// bank_count bytes (rounded down to a power of two, at least 1) and SMEM's bandwidth
+// 4 x scalar_core.issue_instructions_per_cycle bytes per cycle.
+//
+// Loading a program: CheckTargetCompatible against the machine's Target; every buffer and data
+// segment inside its memory; data segments written; parameters written as their buffers' device
+// images (isa::Materialize of the row-major .npy data) straight into the buffer's memory, HBM and
+// host alike (reaching HBM over PCIe is issue 5's job). Outputs are read back with
+// isa::Dematerialize. Only one TensorCore (tensor_core 0) is built.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "isa/npy.h"
+#include "isa/program.pb.h"
+#include "models/cmem.h"
+#include "models/dma_unit.h"
+#include "models/hbm.h"
+#include "models/host_memory.h"
+#include "models/scalar_core.h"
+#include "models/semaphore.h"
+#include "models/smem.h"
+#include "models/vmem.h"
+#include "sim/config/arch_config.pb.h"
+
+namespace tpusim::sim {
+
+// What a chip is built from, converted from the ArchConfig (exposed for tests and reports).
+struct ChipParams {
+  models::HbmParams hbm;
+  models::VmemParams vmem;
+  models::SmemParams smem;
+  bool has_cmem = false;
+  models::CmemParams cmem;
+  models::HostMemoryParams host;
+  models::PcieParams pcie;
+  models::DmaParams dma;
+  models::ScalarCoreParams scalar_core;
+  uint32_t semaphore_count = 0;
+};
+ChipParams ChipParamsFromConfig(const ArchConfig& config);
+// The machine as a program's `.target` describes it.
+isa::Target MachineTarget(const ArchConfig& config);
+
+struct MemoryReport {
+  std::string name;
+  uint64_t bytes_read = 0;
+  uint64_t bytes_written = 0;
+  uint64_t busy_cycles = 0;  // the busiest resource (channel, port, bank, link direction)
+};
+struct DmaEngineReport {
+  std::string name;
+  uint64_t transfers = 0;
+  uint64_t payload_bytes = 0;
+  uint64_t busy_cycles = 0;
+};
+struct OutputArray {
+  std::string name;  // the buffer's
+  uint32_t index = 0;
+  isa::NpyArray array;
+};
+
+struct RunReport {
+  std::string program;
+  uint64_t cycles = 0;            // from the start of the run until the last unit finished
+  double device_time_us = 0;
+  models::ScalarCoreStats scalar_core;
+  std::vector<DmaEngineReport> dma_engines;
+  std::vector<MemoryReport> memories;
+  std::vector<OutputArray> outputs;  // empty in timing-only runs
+};
+
+class Chip {
+ public:
+  explicit Chip(const ArchConfig& config);
+  Chip(const Chip&) = delete;
+  Chip& operator=(const Chip&) = delete;
+  ~Chip();
+
+  const ArchConfig& config() const { return config_; }
+  const ChipParams& params() const { return params_; }
+
+  // Loads and runs `program` to its end (sc_start), with `inputs` by buffer name for its
+  // parameter buffers (a parameter without one is left zero). Timing-only moves no DMA data and
+  // reads no outputs; the cycles are the same. Throws tpusim::Error for a program that does not
+  // fit the machine, a bad input, a run-time fault (naming pc and instruction) or a deadlock.
+  RunReport Run(const isa::Program& program, const std::map<std::string, isa::NpyArray>& inputs,
+                bool timing_only);
+
+  models::Memory* memory(isa::MemorySpace space) const { return memories_.at(space); }
+
+ private:
+  void Load(const isa::Program& program, const std::map<std::string, isa::NpyArray>& inputs);
+
+  ArchConfig config_;
+  ChipParams params_;
+  std::unique_ptr<models::Hbm> hbm_;
+  std::unique_ptr<models::Vmem> vmem_;
+  std::unique_ptr<models::Smem> smem_;
+  std::unique_ptr<models::Cmem> cmem_;
+  std::unique_ptr<models::HostMemory> host_;
+  models::MemoryMap memories_{};
+  std::vector<std::unique_ptr<models::Semaphore>> semaphores_;
+  std::unique_ptr<models::DmaUnit> dma_;
+  std::unique_ptr<models::ScalarCore> scalar_core_;
+};
+
+}  // namespace tpusim::sim

@@ -1,0 +1,18 @@
+// The JSON report of one run (`tpusim exec --report FILE.json`), written by hand (no dependency).
+#pragma once
+
+#include <string>
+
+#include "sim/chip/chip.h"
+#include "sim/config/arch_config.pb.h"
+
+namespace tpusim::sim {
+
+// {"program", "config", "cycles", "device_time_us", "clock_mhz", "peak_flops_per_s",
+//  "hbm_bytes_per_s", "timing_only", "scalar_core": {...}, "dma_engines": [...], "memories": [...]}
+std::string RunReportJson(const RunReport& report, const ArchConfig& config, bool timing_only);
+
+// A short human summary: time, cycles, per-unit utilization, bytes moved.
+std::string RunSummary(const RunReport& report, const ArchConfig& config);
+
+}  // namespace tpusim::sim

@@ -1,0 +1,108 @@
+#include "sim/exec_command.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "isa/assembler.h"
+#include "isa/error.h"
+#include "isa/npy.h"
+#include "isa/shape.h"
+#include "sim/chip/chip.h"
+#include "sim/chip/report_json.h"
+#include "sim/config/load.h"
+#include "sim/config/presets.h"
+
+namespace tpusim::sim {
+namespace {
+
+struct ExecOptions {
+  std::string program_path;
+  std::string config = kDefaultPreset;
+  std::vector<std::string> overrides;
+  std::vector<std::string> inputs;
+  std::string out_dir;
+  bool timing_only = false;
+  std::string report_path;
+};
+
+std::map<std::string, isa::NpyArray> ReadInputs(const isa::Program& program,
+                                                const std::vector<std::string>& assignments) {
+  std::map<std::string, isa::NpyArray> inputs;
+  for (const std::string& assignment : assignments) {
+    const std::size_t eq = assignment.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw Error("--input " + assignment + ": expected NAME=FILE.npy (NAME: a parameter buffer)");
+    }
+    const std::string name = assignment.substr(0, eq);
+    const std::string path = assignment.substr(eq + 1);
+    const isa::Buffer* buffer = nullptr;
+    for (const isa::Buffer& b : program.buffers()) {
+      if (b.name() == name && b.role() == isa::BUFFER_ROLE_PARAMETER) buffer = &b;
+    }
+    if (buffer == nullptr) throw Error("--input " + assignment + ": the program has no parameter buffer '" + name + "'");
+    inputs[name] = isa::ReadNpy(path, isa::ParseShape(buffer->shape()).element_type);
+  }
+  for (const isa::Buffer& b : program.buffers()) {
+    if (b.role() == isa::BUFFER_ROLE_PARAMETER && !inputs.contains(b.name())) {
+      spdlog::warn("parameter buffer '{}' has no --input: it starts as zeros", b.name());
+    }
+  }
+  return inputs;
+}
+
+void RunExec(const ExecOptions& options) {
+  const isa::Program program = isa::AssembleFile(options.program_path);
+  const std::string config_path = ResolveConfigPath(options.config);
+  const ArchConfig config = LoadArchConfig(config_path, options.overrides);
+  const std::map<std::string, isa::NpyArray> inputs = ReadInputs(program, options.inputs);
+  Chip chip(config);
+  const RunReport report = chip.Run(program, inputs, options.timing_only);
+  fmt::print("{}", RunSummary(report, config));
+  if (!options.out_dir.empty() && !options.timing_only) {
+    std::filesystem::create_directories(options.out_dir);
+    for (const OutputArray& output : report.outputs) {
+      const std::string path = (std::filesystem::path(options.out_dir) / (output.name + ".npy")).string();
+      isa::WriteNpy(path, output.array.type, output.array.dims, output.array.data);
+      fmt::print("output {} ({}): {}\n", output.index, output.name, path);
+    }
+  }
+  if (!options.report_path.empty()) {
+    std::ofstream out(options.report_path, std::ios::binary);
+    out << RunReportJson(report, config, options.timing_only);
+    if (!out) throw Error(options.report_path + ": cannot write the report");
+  }
+}
+
+}  // namespace
+
+Command AddExecCommand(CLI::App& app) {
+  auto options = std::make_shared<ExecOptions>();
+  CLI::App* command = app.add_subcommand(
+      "exec",
+      "Assemble a .tpuasm program and run it on the simulated chip; print a summary and write "
+      "each output buffer as DIR/<buffer name>.npy.");
+  command->add_option("PROGRAM", options->program_path, "Assembly file (.tpuasm)")->required();
+  command->add_option("--config", options->config,
+                      "Config file, or the name of a preset in configs/ (tiny, tpu_v4, tpu_v5e, tpu_v6e)")
+      ->capture_default_str();
+  command->add_option("--set", options->overrides, "Override a config field: PATH=VALUE; repeatable")
+      ->allow_extra_args(false);
+  command->add_option("--input", options->inputs,
+                      "NAME=FILE.npy: the row-major array of parameter buffer NAME; repeatable. "
+                      "A parameter without one starts as zeros.")
+      ->allow_extra_args(false);
+  command->add_option("--out", options->out_dir, "Directory for the outputs, <buffer name>.npy");
+  command->add_flag("--timing-only", options->timing_only,
+                    "Move no DMA data (same cycles, no outputs written)");
+  command->add_option("--report", options->report_path, "Write a JSON report of the run here");
+  return Command{command, [options] { RunExec(*options); }};
+}
+
+}  // namespace tpusim::sim

@@ -1,0 +1,311 @@
+// End-to-end tests of `tpusim exec`: programs from tests/asm/ assembled and run by the built
+// binary on every preset (each run is its own process, as SystemC elaborates once per process),
+// outputs compared exactly with values computed here, DMA timing against first principles, and
+// faults that must end the run with the pc and the instruction.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "isa/npy.h"
+#include "isa/shape.h"
+#include "sim/chip/chip.h"
+#include "sim/config/load.h"
+#include "sim/config/presets.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using tpusim::isa::ElementType;
+
+struct Result {
+  int exit_code;
+  std::string output;  // stdout and stderr together
+};
+
+Result RunTpusim(const std::string& args) {
+  const std::string command = std::string(TPUSIM_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string output;
+  char buffer[4096];
+  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+// Everything a run of these tests writes, removed when the test binary exits.
+const fs::path& TempRoot() {
+  struct Root {
+    fs::path path = fs::temp_directory_path() / ("tpusim_exec_test_" + std::to_string(getpid()));
+    ~Root() {
+      std::error_code ignored;
+      fs::remove_all(path, ignored);
+    }
+  };
+  static const Root root;
+  return root.path;
+}
+
+fs::path TempDir(const std::string& name) {
+  const fs::path dir = TempRoot() / name;
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string ReadText(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+void WriteText(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+std::string PresetPath(const std::string& name) { return tpusim::sim::ResolveConfigPath(name); }
+
+// The program at tests/asm/NAME with its `.target` line rewritten for `preset`: the preset's
+// vreg shape and MXU shape, `dma_engines` engines, 8 semaphores, CMEM as the preset has it. The
+// programs' code and data layouts do not depend on the MXU shape, only their `.target` does.
+fs::path Retarget(const std::string& name, const std::string& preset, const fs::path& dir,
+                  int dma_engines) {
+  const tpusim::ArchConfig config = tpusim::sim::LoadArchConfig(PresetPath(preset));
+  const tpusim::isa::Target machine = tpusim::sim::MachineTarget(config);
+  const std::string target =
+      ".target sublanes=" + std::to_string(machine.sublanes()) + ", lanes=" + std::to_string(machine.lanes()) +
+      ", vregs=" + std::to_string(machine.vector_registers()) + ", mxus=1, mxu_rows=" +
+      std::to_string(machine.mxu_rows()) + ", mxu_cols=" + std::to_string(machine.mxu_columns()) +
+      ", dma_engines=" + std::to_string(dma_engines) + ", semaphores=8, cmem=" +
+      (machine.has_cmem() ? "true" : "false");
+  const std::string text = ReadText(fs::path(TPUSIM_SOURCE_DIR) / "tests/asm" / name);
+  const std::string retargeted = std::regex_replace(text, std::regex(R"(\.target [^\n]*)"), target);
+  REQUIRE(retargeted.find(target + "\n") != std::string::npos);
+  const fs::path path = dir / name;
+  WriteText(path, retargeted);
+  return path;
+}
+
+std::vector<uint8_t> RandomBytes(std::size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<uint8_t> bytes(n);
+  for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng());
+  return bytes;
+}
+
+uint64_t ReportCycles(const fs::path& report) {
+  const std::string json = ReadText(report);
+  std::smatch match;
+  REQUIRE(std::regex_search(json, match, std::regex(R"("cycles": (\d+))")));
+  return std::stoull(match[1]);
+}
+
+double ReportNumber(const fs::path& report, const std::string& key) {
+  const std::string json = ReadText(report);
+  std::smatch match;
+  REQUIRE(std::regex_search(json, match, std::regex("\"" + key + "\": ([-+0-9.eE]+)")));
+  return std::stod(match[1]);
+}
+
+tpusim::isa::NpyArray ReadOutput(const fs::path& path, ElementType type) {
+  REQUIRE(fs::exists(path));
+  return tpusim::isa::ReadNpy(path.string(), type);
+}
+
+const char* const kPresets[] = {"tiny", "tpu_v4", "tpu_v5e", "tpu_v6e"};
+
+}  // namespace
+
+TEST_CASE("tpusim exec copies a bf16 array double-buffered on every preset", "[exec]") {
+  const std::vector<uint8_t> input = RandomBytes(256 * 256 * 2, 1);
+  for (const char* preset : kPresets) {
+    INFO("preset " << preset);
+    const fs::path dir = TempDir(std::string("copy_") + preset);
+    const fs::path program = Retarget("copy_double_buffered.tpuasm", preset, dir, 2);
+    const std::vector<int64_t> dims = {256, 256};
+    tpusim::isa::WriteNpy((dir / "input.npy").string(), ElementType::kBF16, dims, input);
+    const std::string common = program.string() + " --config " + preset + " --input input=" +
+                               (dir / "input.npy").string();
+    const Result run = RunTpusim("exec " + common + " --out " + (dir / "out").string() + " --report " +
+                                 (dir / "report.json").string());
+    INFO(run.output);
+    REQUIRE(run.exit_code == 0);
+    CHECK_THAT(run.output, Catch::Contains("program copy_double_buffered on"));
+    const tpusim::isa::NpyArray output = ReadOutput(dir / "out" / "output.npy", ElementType::kBF16);
+    CHECK(output.dims == dims);
+    CHECK(output.data == input);
+
+    // Timing-only moves nothing and takes exactly as long.
+    const Result timing = RunTpusim("exec " + common + " --timing-only --report " + (dir / "timing.json").string());
+    INFO(timing.output);
+    REQUIRE(timing.exit_code == 0);
+    CHECK(ReportCycles(dir / "timing.json") == ReportCycles(dir / "report.json"));
+    CHECK(ReportCycles(dir / "report.json") > 0);
+  }
+}
+
+TEST_CASE("tpusim exec transposes, re-tiles and extracts blocks by DMA on every preset", "[exec]") {
+  const std::vector<uint8_t> x = RandomBytes(256 * 128 * 4, 2);
+  const std::vector<uint8_t> y = RandomBytes(64 * 256 * 2, 3);
+  // block: rows 32..95 are rows 64..127 of x; the rest stays zero.
+  std::vector<uint8_t> block(128 * 128 * 4, 0);
+  std::memcpy(block.data() + 32 * 128 * 4, x.data() + 64 * 128 * 4, 64 * 128 * 4);
+  for (const char* preset : kPresets) {
+    INFO("preset " << preset);
+    const fs::path dir = TempDir(std::string("retile_") + preset);
+    const fs::path program = Retarget("retile_transpose_portable.tpuasm", preset, dir, 2);
+    tpusim::isa::WriteNpy((dir / "x.npy").string(), ElementType::kF32, std::vector<int64_t>{256, 128}, x);
+    tpusim::isa::WriteNpy((dir / "y.npy").string(), ElementType::kBF16, std::vector<int64_t>{64, 256}, y);
+    const Result run = RunTpusim("exec " + program.string() + " --config " + preset + " --input x=" +
+                                 (dir / "x.npy").string() + " --input y=" + (dir / "y.npy").string() +
+                                 " --out " + (dir / "out").string() + " --report " + (dir / "f.json").string());
+    INFO(run.output);
+    REQUIRE(run.exit_code == 0);
+    const Result timing = RunTpusim("exec " + program.string() + " --config " + preset +
+                                    " --timing-only --report " + (dir / "t.json").string());
+    REQUIRE(timing.exit_code == 0);
+    CHECK(ReportCycles(dir / "t.json") == ReportCycles(dir / "f.json"));
+    // xt is x in a column-major layout: the same logical array.
+    CHECK(ReadOutput(dir / "out" / "xt.npy", ElementType::kF32).data == x);
+    CHECK(ReadOutput(dir / "out" / "y_host.npy", ElementType::kBF16).data == y);
+    CHECK(ReadOutput(dir / "out" / "block.npy", ElementType::kF32).data == block);
+  }
+}
+
+TEST_CASE("tpusim exec runs retile_transpose.tpuasm as written (CMEM, 4 engines) on tpu_v4", "[exec]") {
+  const fs::path dir = TempDir("retile_v4");
+  const std::vector<uint8_t> x = RandomBytes(256 * 128 * 4, 4);
+  const std::vector<uint8_t> y = RandomBytes(64 * 256 * 2, 5);
+  std::vector<uint8_t> block(128 * 128 * 4, 0);
+  std::memcpy(block.data() + 32 * 128 * 4, x.data() + 64 * 128 * 4, 64 * 128 * 4);
+  tpusim::isa::WriteNpy((dir / "x.npy").string(), ElementType::kF32, std::vector<int64_t>{256, 128}, x);
+  tpusim::isa::WriteNpy((dir / "y.npy").string(), ElementType::kBF16, std::vector<int64_t>{64, 256}, y);
+  const std::string program = std::string(TPUSIM_SOURCE_DIR) + "/tests/asm/retile_transpose.tpuasm";
+  const Result run = RunTpusim("exec " + program + " --config tpu_v4 --input x=" + (dir / "x.npy").string() +
+                               " --input y=" + (dir / "y.npy").string() + " --out " + (dir / "out").string());
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK(ReadOutput(dir / "out" / "xt.npy", ElementType::kF32).data == x);
+  CHECK(ReadOutput(dir / "out" / "y_host.npy", ElementType::kBF16).data == y);
+  CHECK(ReadOutput(dir / "out" / "block.npy", ElementType::kF32).data == block);
+
+  // A machine without CMEM refuses it before running.
+  const Result refused = RunTpusim("exec " + program + " --config tpu_v5e --timing-only");
+  CHECK(refused.exit_code != 0);
+  CHECK_THAT(refused.output, Catch::Contains("uses CMEM; the machine has none"));
+}
+
+TEST_CASE("tpusim exec: one DMA of N bytes takes latency + N / bandwidth", "[exec]") {
+  // 128 KiB HBM -> VMEM on `tiny` with enough requests in flight that HBM bandwidth, not latency,
+  // limits: t = issue_latency + N / (channels x channel bandwidth) + HBM latency + VMEM latency,
+  // plus a few scalar-core cycles (the dispatch, the sem.wait, the halt).
+  const fs::path dir = TempDir("dma_timing");
+  WriteText(dir / "one_dma.tpuasm",
+            ".program one_dma\n"
+            ".target sublanes=8, lanes=128, vregs=32, mxus=1, mxu_rows=16, mxu_cols=16, dma_engines=1, "
+            "semaphores=1, cmem=false\n"
+            ".buffer a, hbm[0x0], size=0x20000, shape=f32[256,128]{1,0}, role=parameter(0)\n"
+            ".buffer b, vmem[0x0], size=0x20000, shape=f32[256,128]{1,0}, role=output(0)\n"
+            "  dma hbm[0x0] -> vmem[0x0], src=f32[256,128]{1,0}, dst=f32[256,128]{1,0}, size=[256, 128], "
+            "sem=sem[0], engine=0\n"
+            "  sem.wait sem[0], 1\n"
+            "  halt\n");
+  const std::string set = " --set tensor_core.dma.max_outstanding_requests=4096";
+  const Result run = RunTpusim("exec " + (dir / "one_dma.tpuasm").string() + " --config tiny" + set +
+                               " --timing-only --report " + (dir / "r.json").string());
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  const tpusim::ArchConfig config = tpusim::sim::LoadArchConfig(
+      PresetPath("tiny"), {"tensor_core.dma.max_outstanding_requests=4096"});
+  const double clock_ghz = config.tensor_core().clock_mhz() / 1e3;
+  const double bytes = 256 * 128 * 4;
+  const double hbm_bytes_per_ns = config.hbm().channel_count() * config.hbm().channel_bandwidth_gbps();
+  const double expected_ns = config.tensor_core().dma().issue_latency_cycles() / clock_ghz +
+                             bytes / hbm_bytes_per_ns + config.hbm().access_latency_ns() +
+                             config.tensor_core().vmem().access_latency_cycles() / clock_ghz;
+  const double measured_ns = ReportNumber(dir / "r.json", "device_time_us") * 1e3;
+  INFO("expected " << expected_ns << " ns, measured " << measured_ns << " ns");
+  // Within 2%: the scalar core's few cycles and the last burst's write are all that is not in
+  // the formula.
+  CHECK(std::abs(measured_ns - expected_ns) <= 0.02 * expected_ns);
+  CHECK(ReportNumber(dir / "r.json", "clock_mhz") == config.tensor_core().clock_mhz());
+  CHECK(ReportNumber(dir / "r.json", "hbm_bytes_per_s") == Approx(hbm_bytes_per_ns * 1e9));
+  CHECK(ReportNumber(dir / "r.json", "peak_flops_per_s") > 0);
+}
+
+TEST_CASE("tpusim exec stops a faulting program with its pc and instruction", "[exec]") {
+  const fs::path dir = TempDir("faults");
+  const std::string target =
+      ".target sublanes=8, lanes=128, vregs=32, mxus=1, mxu_rows=16, mxu_cols=16, dma_engines=1, "
+      "semaphores=2, cmem=false\n";
+  SECTION("an SMEM load past the end of SMEM") {
+    WriteText(dir / "bad_load.tpuasm", target + "  mov s1, 0x100000\n  ld.s32 s2, smem[s1 + 4]\n  halt\n");
+    const Result run = RunTpusim("exec " + (dir / "bad_load.tpuasm").string() + " --config tiny");
+    CHECK(run.exit_code != 0);
+    CHECK_THAT(run.output, Catch::Contains("pc 1 (`ld.s32 s2, smem[s1 + 0x4]`)"));
+  }
+  SECTION("a DMA whose image lies outside VMEM") {
+    WriteText(dir / "bad_dma.tpuasm",
+              target + "  mov s3, 0x7fffff00\n"
+                       "  dma hbm[0x0] -> vmem[s3], src=f32[8,128]{1,0}, dst=f32[8,128]{1,0}, size=[8, 128], "
+                       "sem=sem[0], engine=0\n  sem.wait sem[0], 1\n  halt\n");
+    const Result run = RunTpusim("exec " + (dir / "bad_dma.tpuasm").string() + " --config tiny");
+    CHECK(run.exit_code != 0);
+    CHECK_THAT(run.output, Catch::Contains("pc 1 (`dma hbm[0x0] -> vmem[s3]"));
+  }
+  SECTION("a sem.wait that nothing will satisfy is a deadlock, not a hang") {
+    WriteText(dir / "deadlock.tpuasm", target + "  sem.signal sem[1], 1\n  sem.wait sem[1], 2\n  halt\n");
+    const Result run = RunTpusim("exec " + (dir / "deadlock.tpuasm").string() + " --config tiny");
+    CHECK(run.exit_code != 0);
+    CHECK_THAT(run.output, Catch::Contains("deadlock at pc 1 (`sem.wait sem[1], 2`)"));
+    CHECK_THAT(run.output, Catch::Contains("semaphore 1 holds 1 and needs 2"));
+  }
+  SECTION("running off the end without halt") {
+    WriteText(dir / "no_halt.tpuasm", target + "  mov s1, 1\n");
+    const Result run = RunTpusim("exec " + (dir / "no_halt.tpuasm").string() + " --config tiny");
+    CHECK(run.exit_code != 0);
+    CHECK_THAT(run.output, Catch::Contains("pc 1: ran past the last instruction"));
+  }
+  SECTION("a vector instruction names itself as not yet supported") {
+    WriteText(dir / "vector.tpuasm", target + "  vmov v1, v2\n  halt\n");
+    const Result run = RunTpusim("exec " + (dir / "vector.tpuasm").string() + " --config tiny");
+    CHECK(run.exit_code != 0);
+    CHECK_THAT(run.output, Catch::Contains("pc 0 (`vmov v1, v2`)"));
+    CHECK_THAT(run.output, Catch::Contains("not yet supported by the simulator"));
+  }
+}
+
+TEST_CASE("tpusim exec: dispatch stalls while the DMA queue is full", "[exec]") {
+  // tiny's DMA queues hold 4 transfers: the 6th of 6 back-to-back DMAs on one engine waits for
+  // the first to finish (one runs, four wait), and the report counts the stall.
+  const fs::path dir = TempDir("queue");
+  std::string code =
+      ".program queue\n"
+      ".target sublanes=8, lanes=128, vregs=32, mxus=1, mxu_rows=16, mxu_cols=16, dma_engines=1, "
+      "semaphores=1, cmem=false\n";
+  for (int i = 0; i < 6; ++i) {
+    code += "  dma hbm[0x0] -> vmem[0x0], src=f32[64,128]{1,0}, dst=f32[64,128]{1,0}, size=[64, 128], "
+            "sem=sem[0], engine=0\n";
+  }
+  code += "  sem.wait sem[0], 6\n  halt\n";
+  WriteText(dir / "queue.tpuasm", code);
+  const Result run = RunTpusim("exec " + (dir / "queue.tpuasm").string() + " --config tiny --timing-only --report " +
+                               (dir / "r.json").string());
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK(ReportNumber(dir / "r.json", "dispatch") > 0);
+  CHECK(ReportNumber(dir / "r.json", "transfers") == 6);
+  const std::string json = ReadText(dir / "r.json");
+  CHECK_THAT(json, Catch::Contains("\"payload_bytes\": 196608"));
+}
