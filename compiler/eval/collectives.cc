@@ -110,15 +110,9 @@ hlo::Literal FoldGroup(const std::vector<const hlo::Literal*>& members, const Re
   const isa::ElementType type = first.element_type();
   const std::optional<BinaryOp> native = NativeFoldOp(reducer, type);
   if (!native) return GenericFoldArrays(members, reducer);
-  return VisitComputeType(type, [&](auto tag) {
+  return WithNativeFold(type, *native, [&](auto tag, auto fold) -> hlo::Literal {
     using T = decltype(tag);
-    return VisitFold(*native, [&](auto fold) -> hlo::Literal {
-      if constexpr (kFoldApplies<T, decltype(fold)>) {
-        return NativeFoldArrays<T>(members, fold);
-      } else {
-        throw Error("internal error: a bitwise native fold on floats");
-      }
-    });
+    return NativeFoldArrays<T>(members, fold);
   });
 }
 

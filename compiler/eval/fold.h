@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "compiler/eval/computation.h"
+#include "compiler/eval/element_data.h"
 #include "compiler/eval/elementwise.h"
 #include "compiler/eval/scalar_ops.h"
 #include "isa/element_type.h"
@@ -91,5 +92,22 @@ template <typename T, typename F>
 constexpr bool kFoldApplies =
     std::is_integral_v<T> ||
     !(std::is_same_v<F, AndFold> || std::is_same_v<F, OrFold> || std::is_same_v<F, XorFold>);
+
+// Calls body(T{}, F{}) with the compute type T of `type` and the fold F of `op` (which
+// NativeFoldOp returned), instantiating only the pairs that apply: a native loop written once for
+// every type and fold.
+template <typename Body>
+hlo::Literal WithNativeFold(isa::ElementType type, BinaryOp op, Body&& body) {
+  return VisitComputeType(type, [&](auto tag) {
+    using T = decltype(tag);
+    return VisitFold(op, [&](auto fold) -> hlo::Literal {
+      if constexpr (kFoldApplies<T, decltype(fold)>) {
+        return body(tag, fold);
+      } else {
+        throw Error("internal error: a bitwise native fold on floats");
+      }
+    });
+  });
+}
 
 }  // namespace tpusim::eval

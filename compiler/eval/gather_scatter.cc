@@ -310,21 +310,15 @@ hlo::Literal Scatter(std::span<const hlo::Literal> operands, const hlo::Literal&
   const isa::ElementType type = operands[0].element_type();
   const std::optional<BinaryOp> native = NativeFoldOp(combiner, type);
   if (n == 1 && native) {
-    return VisitComputeType(type, [&](auto tag) {
+    return WithNativeFold(type, *native, [&](auto tag, auto fold) -> hlo::Literal {
       using T = decltype(tag);
-      return VisitFold(*native, [&](auto fold) -> hlo::Literal {
-        if constexpr (kFoldApplies<T, decltype(fold)>) {
-          std::vector<T> result = Widen<T>(operands[0]);
-          const std::vector<T> values = Widen<T>(updates[0]);
-          ForEachScatterUpdate(
-              operands[0], scatter_indices, updates[0], dims, [&](int64_t target, int64_t update) {
-                result[target] = RoundToElement(type, fold(result[target], values[update]));
-              });
-          return Narrow<T>(type, operands[0].dims(), result);
-        } else {
-          throw Error("internal error: a bitwise native fold on floats");
-        }
-      });
+      std::vector<T> result = Widen<T>(operands[0]);
+      const std::vector<T> values = Widen<T>(updates[0]);
+      ForEachScatterUpdate(
+          operands[0], scatter_indices, updates[0], dims, [&](int64_t target, int64_t update) {
+            result[target] = RoundToElement(type, fold(result[target], values[update]));
+          });
+      return Narrow<T>(type, operands[0].dims(), result);
     });
   }
 

@@ -129,15 +129,9 @@ hlo::Literal Reduce(std::span<const hlo::Literal> operands,
   const isa::ElementType type = operands[0].element_type();
   const std::optional<BinaryOp> native = NativeFoldOp(reducer, type);
   if (operands.size() == 1 && native) {
-    return VisitComputeType(type, [&](auto tag) {
+    return WithNativeFold(type, *native, [&](auto tag, auto fold) -> hlo::Literal {
       using T = decltype(tag);
-      return VisitFold(*native, [&](auto fold) -> hlo::Literal {
-        if constexpr (kFoldApplies<T, decltype(fold)>) {
-          return NativeReduce<T>(operands[0], init_values[0], g, fold);
-        } else {
-          throw Error("internal error: a bitwise native fold on floats");
-        }
-      });
+      return NativeReduce<T>(operands[0], init_values[0], g, fold);
     });
   }
   return GenericReduce(operands, init_values, g, reducer);

@@ -146,15 +146,9 @@ hlo::Literal ReduceWindow(std::span<const hlo::Literal> operands,
   const isa::ElementType type = operands[0].element_type();
   const std::optional<BinaryOp> native = NativeFoldOp(reducer, type);
   if (operands.size() == 1 && native) {
-    return VisitComputeType(type, [&](auto tag) {
+    return WithNativeFold(type, *native, [&](auto tag, auto fold) -> hlo::Literal {
       using T = decltype(tag);
-      return VisitFold(*native, [&](auto fold) -> hlo::Literal {
-        if constexpr (kFoldApplies<T, decltype(fold)>) {
-          return NativeReduceWindow<T>(operands[0], init_values[0], taps, fold);
-        } else {
-          throw Error("internal error: a bitwise native fold on floats");
-        }
-      });
+      return NativeReduceWindow<T>(operands[0], init_values[0], taps, fold);
     });
   }
   return GenericReduceWindow(operands, init_values, taps, reducer);
@@ -184,22 +178,16 @@ hlo::Literal SelectAndScatter(const hlo::Literal& operand, const hlo::Literal& s
   const isa::ElementType type = operand.element_type();
   const std::optional<BinaryOp> native = NativeFoldOp(scatter, type);
   if (native) {
-    return VisitComputeType(type, [&](auto tag) {
+    return WithNativeFold(type, *native, [&](auto tag, auto fold) -> hlo::Literal {
       using T = decltype(tag);
-      return VisitFold(*native, [&](auto fold) -> hlo::Literal {
-        if constexpr (kFoldApplies<T, decltype(fold)>) {
-          std::vector<T> result(operand.element_count(), Widen<T>(init_value)[0]);
-          const std::vector<T> values = Widen<T>(source);
-          for (std::size_t s = 0; s < selected.size(); ++s) {
-            if (selected[s] < 0) continue;
-            T& target = result[selected[s]];
-            target = RoundToElement(type, fold(target, values[s]));
-          }
-          return Narrow<T>(type, operand.dims(), result);
-        } else {
-          throw Error("internal error: a bitwise native fold on floats");
-        }
-      });
+      std::vector<T> result(operand.element_count(), Widen<T>(init_value)[0]);
+      const std::vector<T> values = Widen<T>(source);
+      for (std::size_t s = 0; s < selected.size(); ++s) {
+        if (selected[s] < 0) continue;
+        T& target = result[selected[s]];
+        target = RoundToElement(type, fold(target, values[s]));
+      }
+      return Narrow<T>(type, operand.dims(), result);
     });
   }
   hlo::Literal result = Broadcast(init_value, operand.dims(), {});
