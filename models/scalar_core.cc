@@ -4,6 +4,7 @@
 #include "models/scalar_core.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <string_view>
 #include <unordered_map>
@@ -45,6 +46,19 @@ ScalarCore::ScalarCore(std::string name, const ScalarCoreParams& params, const M
   Validate(params_);
 }
 
+void ScalarCore::AttachUnits(const TensorCoreUnits& units) {
+  if (state_ == State::kRunning || state_ == State::kWaitingSemaphore) {
+    throw Error(name_ + ": AttachUnits while a program is running");
+  }
+  if (units.vpu != nullptr && units.registers == nullptr) {
+    throw Error(name_ + ": a VPU needs its vector register file");
+  }
+  if (units.vpu_queue_depth_entries == 0 || units.mxu_queue_depth_entries == 0) {
+    throw Error(name_ + ": VPU and MXU queue depths must be >= 1");
+  }
+  units_ = units;
+}
+
 void ScalarCore::Start(const isa::Program& program) {
   if (state_ == State::kRunning || state_ == State::kWaitingSemaphore) {
     throw Error(name_ + ": Start while a program is running");
@@ -69,6 +83,8 @@ void ScalarCore::Start(const isa::Program& program) {
   slot_ = 0;
   last_busy_cycle_ = UINT64_MAX;
   stats_ = {};
+  vpu_starts_.clear();
+  mxu_starts_.assign(units_.mxus.size(), {});
   fault_.clear();
   state_ = State::kRunning;
   start_time_ = sc_core::sc_time_stamp();
@@ -91,10 +107,15 @@ void ScalarCore::Run() {
       return;
     }
   }
-  // The run ends with the halt's issue cycle.
+  // The core stops with the halt's issue cycle; the run ends when the VPU and the MXUs have also
+  // finished everything dispatched to them.
   stats_.end_cycle = RoundUpSlot(slot_) / params_.issue_instructions_per_cycle;
   slot_ = stats_.end_cycle * params_.issue_instructions_per_cycle;
-  SyncToCycle(stats_.end_cycle);
+  uint64_t units_done = 0;
+  if (units_.vpu != nullptr) units_done = units_.vpu->stats().all_complete;
+  for (const Mxu* mxu : units_.mxus) units_done = std::max(units_done, mxu->quiescent_cycle());
+  stats_.units_done_cycle = units_done;
+  SyncToCycle(std::max(stats_.end_cycle, units_done));
   state_ = State::kHalted;
 }
 
@@ -226,11 +247,24 @@ bool ScalarCore::Step() {
   const isa::Instruction& in = program_->instructions(static_cast<int>(pc_));
   const isa::InstructionInfo* info = isa::FindInstruction(in.opcode());
   if (info == nullptr) throw Fault("unknown opcode " + std::to_string(in.opcode()));
-  if (info->unit != isa::Unit::kScalar && info->unit != isa::Unit::kDma) {
-    throw Fault(std::string(isa::UnitName(info->unit)) + " instruction `" +
-                std::string(info->mnemonic) + "` is not yet supported by the simulator");
+  const bool vector = info->unit == isa::Unit::kVpu || info->unit == isa::Unit::kVpuTranscendental ||
+                      info->unit == isa::Unit::kVpuCrossLane;
+  const bool matrix = info->unit == isa::Unit::kMxu;
+  if (vector && units_.vpu == nullptr) {
+    throw Fault(std::string(isa::UnitName(info->unit)) + " instruction `" + std::string(info->mnemonic) +
+                "` needs a VPU, and this core has none attached");
+  }
+  uint32_t mxu_index = 0;
+  if (matrix) {
+    mxu_index = in.operands(0).mxu();
+    if (mxu_index >= units_.mxus.size()) {
+      throw Fault("mxu" + std::to_string(mxu_index) + " does not exist (this core has " +
+                  std::to_string(units_.mxus.size()) + " MXUs attached)");
+    }
   }
   WaitForRegisters(in);
+  if (vector) WaitForQueue(vpu_starts_, units_.vpu_queue_depth_entries);
+  if (matrix) WaitForQueue(mxu_starts_[mxu_index], units_.mxu_queue_depth_entries);
   const uint64_t issue_cycle = Cycle();
   issue_cycle_ = issue_cycle;
   IssueSlot();
@@ -244,6 +278,22 @@ bool ScalarCore::Step() {
   const auto ua = [&] { return static_cast<uint64_t>(Value(op(1))); };
   const auto ub = [&] { return static_cast<uint64_t>(Value(op(2))); };
   constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  if (vector) {
+    if (in.opcode() == isa::OPCODE_VLD || in.opcode() == isa::OPCODE_VST) {
+      DispatchVectorMemory(in, *info);
+    } else {
+      DispatchVpu(in, *info);
+    }
+    ++stats_.dispatched_vpu;
+    ++pc_;
+    return true;
+  }
+  if (matrix) {
+    DispatchMxu(in, *info);
+    ++stats_.dispatched_mxu;
+    ++pc_;
+    return true;
+  }
   switch (in.opcode()) {
     case isa::OPCODE_NOP: ++pc_; return true;
     case isa::OPCODE_HALT: return false;
@@ -419,6 +469,209 @@ void ScalarCore::DispatchDma(const isa::Instruction& in) {
   dma_->Submit(static_cast<uint32_t>(engine), transfer);  // waits while the queue is full
   CatchUpToSystemCTime(&stats_.dispatch_stall_cycles);
   ++stats_.dispatched_dma;
+}
+
+void ScalarCore::WaitForQueue(std::deque<uint64_t>& starts, uint32_t depth) {
+  uint64_t cycle = Cycle();
+  while (!starts.empty() && starts.front() <= cycle) starts.pop_front();
+  if (starts.size() < depth) return;
+  // Starts are in queue order (non-decreasing): the queue has room once this one has started.
+  cycle = starts[starts.size() - depth];
+  while (!starts.empty() && starts.front() <= cycle) starts.pop_front();
+  stats_.dispatch_stall_cycles += cycle - Cycle();
+  slot_ = cycle * params_.issue_instructions_per_cycle;
+}
+
+uint64_t ScalarCore::CycleOfTime(const sc_core::sc_time& time) const {
+  const sc_core::sc_time elapsed = time > start_time_ ? time - start_time_ : sc_core::SC_ZERO_TIME;
+  uint64_t cycle = clock_.ToCycles(elapsed);
+  if (clock_.ToTime(cycle) < elapsed) ++cycle;
+  return cycle;
+}
+
+void ScalarCore::DispatchVpu(const isa::Instruction& in, const isa::InstructionInfo& info) {
+  Vpu& vpu = *units_.vpu;
+  if (in.opcode() == isa::OPCODE_VPU_SIGNAL) {
+    Semaphore& semaphore = SemaphoreOf(in.operands(0));
+    const int64_t amount = Value(in.operands(1));
+    if (semaphore.value() > std::numeric_limits<uint32_t>::max() - amount) {
+      throw Fault("semaphore count would pass 2^32 - 1");
+    }
+    const uint64_t cycle = vpu.Signal(issue_cycle_);
+    vpu_starts_.push_back(cycle);
+    // The semaphore is incremented at the start of `cycle`, in SystemC time (as a DMA's is).
+    Semaphore* target = &semaphore;
+    const sc_core::sc_time when = start_time_ + clock_.ToTime(cycle);
+    sc_core::sc_spawn_options options;
+    sc_core::sc_spawn(
+        [target, amount, when] {
+          const sc_core::sc_time now = sc_core::sc_time_stamp();
+          if (when > now) sc_core::wait(when - now);
+          target->Signal(amount);
+        },
+        nullptr, &options);
+    return;
+  }
+  const VpuOpInfo* op = FindVpuOp(info.mnemonic);
+  if (op == nullptr) throw Fault("`" + std::string(info.mnemonic) + "` is not a VPU operation");
+  VpuInstr instr;
+  instr.op = op->op;
+  int next = 0;
+  const auto take = [&](VpuOperand kind, auto&& store) {
+    if (kind == VpuOperand::kNone) return;
+    const isa::Operand& operand = in.operands(next++);
+    switch (kind) {
+      case VpuOperand::kVreg: store(static_cast<int64_t>(operand.vreg())); break;
+      case VpuOperand::kMask: store(static_cast<int64_t>(operand.mreg())); break;
+      case VpuOperand::kScalar: store(Value(operand)); break;
+      case VpuOperand::kNone: break;
+    }
+  };
+  const auto reg = [](uint32_t& field) { return [&field](int64_t v) { field = static_cast<uint32_t>(v); }; };
+  take(op->dst, reg(instr.dst));
+  if (op->reads_select_mask) take(VpuOperand::kMask, reg(instr.m));
+  const auto a_or_b = [&](VpuOperand kind, uint32_t& field) {
+    if (kind == VpuOperand::kScalar) {
+      take(kind, [&](int64_t v) { instr.scalar = v; });
+    } else {
+      take(kind, reg(field));
+    }
+  };
+  a_or_b(op->a, instr.a);
+  a_or_b(op->b, instr.b);
+  const VpuTiming timing = vpu.Execute(instr, issue_cycle_);
+  vpu_starts_.push_back(timing.issue);
+}
+
+void ScalarCore::DispatchVectorMemory(const isa::Instruction& in, const isa::InstructionInfo& info) {
+  Vpu& vpu = *units_.vpu;
+  VectorRegisterFile& registers = *units_.registers;
+  const bool load = in.opcode() == isa::OPCODE_VLD;
+  const auto operand = [&](std::string_view name) -> const isa::Operand& {
+    return in.operands(isa::OperandIndex(info, name));
+  };
+  const uint32_t vreg = load ? operand("vd").vreg() : operand("va").vreg();
+  registers.Check({RegisterKind::kVreg, vreg});
+  RegisterUse use;
+  if (load) {
+    use.write = {RegisterKind::kVreg, vreg};
+    use.writes = true;
+  } else {
+    use.reads[use.read_count++] = {RegisterKind::kVreg, vreg};
+  }
+  std::optional<uint32_t> mask;
+  if (!load && operand("mask").value_case() == isa::Operand::kMreg) {
+    mask = operand("mask").mreg();
+    registers.Check({RegisterKind::kMask, *mask});
+    use.reads[use.read_count++] = {RegisterKind::kMask, *mask};
+  }
+  const isa::Operand& stride_operand = operand("stride");
+  const int64_t stride = stride_operand.value_case() == isa::Operand::kImm ? stride_operand.imm() : 1;
+  const isa::Operand& sublanes_operand = operand("sublanes");
+  const uint32_t sublanes = registers.sublanes();
+  const uint32_t lanes = registers.lanes();
+  const bool all_sublanes = sublanes_operand.value_case() != isa::Operand::kBits;
+  const uint64_t bits = all_sublanes ? 0 : sublanes_operand.bits();
+  if (!all_sublanes && sublanes > 64) {
+    throw Fault("a sublane mask covers sublanes 0..63; this machine has " + std::to_string(sublanes));
+  }
+  const auto selected = [&](uint32_t s) { return all_sublanes || ((bits >> s) & 1) != 0; };
+  Memory* vmem = memories_[isa::MEMORY_SPACE_VMEM];
+  if (vmem == nullptr) throw Fault("the machine has no VMEM");
+  const uint64_t address = AddressOf(operand("addr"));
+  if (address % 4 != 0) throw Fault("VMEM address " + std::to_string(address) + " is not 4-byte aligned");
+  const uint64_t row_bytes = uint64_t{4} * lanes;
+  const auto row_address = [&](uint32_t s) {
+    return address + static_cast<uint64_t>(static_cast<int64_t>(s) * stride) * row_bytes;
+  };
+  for (uint32_t s = 0; s < sublanes; ++s) {
+    if (selected(s)) vmem->CheckRange(load ? "vld" : "vst", row_address(s), row_bytes);
+  }
+  // Timing: the VPU's issue slot, then VMEM serves the rows (one request when they are one
+  // contiguous block), and the issue commits with VMEM's completion.
+  const uint64_t issue = vpu.EarliestIssue(issue_cycle_, use);
+  const sc_core::sc_time issue_time = start_time_ + clock_.ToTime(issue);
+  const AccessKind kind = load ? AccessKind::kRead : AccessKind::kWrite;
+  sc_core::sc_time done = issue_time;
+  if (all_sublanes && stride == 1) {
+    done = vmem->Access(kind, address, row_bytes * sublanes, issue_time);
+  } else {
+    for (uint32_t s = 0; s < sublanes; ++s) {
+      if (selected(s)) done = std::max(done, vmem->Access(kind, row_address(s), row_bytes, issue_time));
+    }
+  }
+  const uint64_t complete = std::max(issue, CycleOfTime(done));
+  vpu.CommitIssue(issue, use, complete);
+  vpu_starts_.push_back(issue);
+  if (timing_only_) return;
+  std::vector<uint8_t> row(row_bytes);
+  if (load) {
+    Vreg& vd = registers.vreg(vreg);
+    for (uint32_t s = 0; s < sublanes; ++s) {
+      if (selected(s)) {
+        vmem->Read(row_address(s), row);
+        for (uint32_t l = 0; l < lanes; ++l) {
+          uint32_t word;
+          std::memcpy(&word, row.data() + 4 * l, 4);
+          vd.set_word(s, l, word);
+        }
+      } else {
+        for (uint32_t l = 0; l < lanes; ++l) vd.set_word(s, l, 0);
+      }
+    }
+    return;
+  }
+  const Vreg& va = registers.vreg(vreg);
+  const Mask* m = mask ? &registers.mask(*mask) : nullptr;
+  for (uint32_t s = 0; s < sublanes; ++s) {
+    if (!selected(s)) continue;
+    if (m != nullptr) vmem->Read(row_address(s), row);
+    for (uint32_t l = 0; l < lanes; ++l) {
+      if (m != nullptr && !m->get(s, l)) continue;
+      const uint32_t word = va.word(s, l);
+      std::memcpy(row.data() + 4 * l, &word, 4);
+    }
+    vmem->Write(row_address(s), row);
+  }
+}
+
+void ScalarCore::DispatchMxu(const isa::Instruction& in, const isa::InstructionInfo& info) {
+  const uint32_t index = in.operands(0).mxu();
+  Mxu& mxu = *units_.mxus.at(index);
+  VectorRegisterFile& registers = *units_.registers;
+  const uint64_t arrival = issue_cycle_;
+  MxuTiming timing;
+  switch (in.opcode()) {
+    case isa::OPCODE_MXU_LATCH:
+      timing = mxu.Latch(arrival);
+      break;
+    case isa::OPCODE_MXU_POP:
+    case isa::OPCODE_MXU_POP_ACC: {
+      const RegisterRef vd{RegisterKind::kVreg, in.operands(1).vreg()};
+      registers.Check(vd);
+      RegisterTimes& times = registers.times(vd);
+      const uint64_t cycle = std::max({arrival, times.ready, times.last_read});
+      const bool accumulate = in.opcode() == isa::OPCODE_MXU_POP_ACC;
+      timing = accumulate ? mxu.PopAccumulate(registers.vreg(vd.index), cycle)
+                          : mxu.Pop(registers.vreg(vd.index), cycle);
+      if (accumulate) times.last_read = std::max(times.last_read, timing.start);
+      times.ready = timing.done;
+      break;
+    }
+    default: {
+      if (!info.mxu_type) throw Fault("`" + std::string(info.mnemonic) + "` is not an MXU operation");
+      const RegisterRef va{RegisterKind::kVreg, in.operands(1).vreg()};
+      registers.Check(va);
+      RegisterTimes& times = registers.times(va);
+      const uint64_t cycle = std::max(arrival, times.ready);
+      const bool weights = info.cost == isa::CostClass::kMxuWeightPush;
+      timing = weights ? mxu.WeightPush(*info.mxu_type, registers.vreg(va.index), cycle)
+                       : mxu.Push(*info.mxu_type, registers.vreg(va.index), cycle);
+      times.last_read = std::max(times.last_read, timing.start);
+      break;
+    }
+  }
+  mxu_starts_[index].push_back(timing.start);
 }
 
 std::string ScalarCore::DescribeDeadlock() const {

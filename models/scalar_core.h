@@ -1,14 +1,15 @@
 // The scalar core of a TensorCore: fetches a program's instructions in order, executes the scalar
 // ones itself (arithmetic, SMEM loads and stores, branches, loops, semaphores, halt) and dispatches
-// the others to their units' queues (docs/isa.md, "Execution"). So far only `dma` is dispatched
-// (to the DmaUnit); VPU and MXU instructions stop the run with a "not yet supported by the
-// simulator" fault naming the pc and the instruction.
+// the others to their units' queues (docs/isa.md, "Execution"): `dma` to the DmaUnit, VPU and
+// MXU instructions to the Vpu and Mxus attached with AttachUnits (docs/timing.md, "Dispatch to
+// the VPU and the MXUs"). Without attached units they fault naming the pc and the instruction.
 //
 // Timing (docs/isa.md, "Cost classes and timing"): the core keeps its own time in issue slots,
 // issue_instructions_per_cycle per cycle; every instruction (a dispatch included) takes one slot;
 // a taken branch adds branch_cost_cycles; a register loaded from SMEM is ready
 // smem_latency_cycles after the load issues, and an instruction reading it waits; sem.wait stalls
-// until the semaphore holds enough; dispatch stalls while the DMA engine's queue is full. The core
+// until the semaphore holds enough; dispatch stalls while the DMA engine's, the VPU's or the MXU's
+// queue is full; the run ends once the VPU and the MXUs have finished, not just at halt. The core
 // meets SystemC time only when it touches another unit (dispatch, semaphores, halt), so pure
 // scalar code costs no SystemC events.
 //
@@ -20,18 +21,23 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <systemc>
 
+#include "isa/instruction_set.h"
 #include "isa/program.pb.h"
 #include "isa/shape.h"
 #include "models/clock_domain.h"
 #include "models/dma_unit.h"
 #include "models/memory.h"
+#include "models/mxu.h"
 #include "models/semaphore.h"
+#include "models/vector_register_file.h"
+#include "models/vpu.h"
 
 namespace tpusim::models {
 
@@ -52,9 +58,23 @@ void Validate(const ScalarCoreParams& params);  // throws tpusim::Error naming t
 // nullptr where the chip has none.
 using MemoryMap = std::array<Memory*, 6>;
 
+// The TensorCore's vector and matrix units the core dispatches to (owned by the chip). The core
+// drives them in program order with the dispatch cycle as the arrival at the head of their queue
+// (their queues are modelled by the start times they return: dispatch waits while a queue holds
+// `depth` instructions that have not started).
+struct TensorCoreUnits {
+  VectorRegisterFile* registers = nullptr;
+  Vpu* vpu = nullptr;
+  std::vector<Mxu*> mxus;  // mxu0, mxu1, ...
+  uint32_t vpu_queue_depth_entries = 1;
+  uint32_t mxu_queue_depth_entries = 1;  // per MXU
+};
+
 struct ScalarCoreStats {
   uint64_t instructions = 0;          // issued, dispatches included
   uint64_t dispatched_dma = 0;
+  uint64_t dispatched_vpu = 0;
+  uint64_t dispatched_mxu = 0;
   uint64_t taken_branches = 0;
   uint64_t smem_bytes_read = 0;
   uint64_t smem_bytes_written = 0;
@@ -63,8 +83,10 @@ struct ScalarCoreStats {
   uint64_t branch_stall_cycles = 0;   // taken-branch cost
   uint64_t smem_stall_cycles = 0;     // waiting for a register loaded from SMEM
   uint64_t semaphore_stall_cycles = 0;  // sem.wait
-  uint64_t dispatch_stall_cycles = 0;   // a full DMA queue
+  uint64_t dispatch_stall_cycles = 0;   // a full DMA, VPU or MXU queue
   uint64_t end_cycle = 0;             // cycle after the halt issued (from the start of the run)
+  uint64_t units_done_cycle = 0;      // when the VPU and the MXUs finished (the run ends at the
+                                      // later of this and end_cycle)
 };
 
 class ScalarCore {
@@ -77,6 +99,11 @@ class ScalarCore {
              std::vector<Semaphore*> semaphores, DmaUnit* dma);
   ScalarCore(const ScalarCore&) = delete;
   ScalarCore& operator=(const ScalarCore&) = delete;
+
+  // The VPU and MXUs to dispatch to; set before Start (the units are reset by their owner).
+  void AttachUnits(const TensorCoreUnits& units);
+  // Timing-only: vld / vst move no data (the units' own flags are set by their owner).
+  void set_timing_only(bool timing_only) { timing_only_ = timing_only; }
 
   // Resets registers and statistics and starts `program` (valid, labels resolved by name) at the
   // current simulated time: spawns the core's thread; the caller then runs sc_start(). The
@@ -111,6 +138,12 @@ class ScalarCore {
   uint64_t SmemAddress(const isa::Operand& operand, uint64_t bytes);
   void Branch(bool taken, const isa::Operand& target);
   void DispatchDma(const isa::Instruction& instruction);
+  // Waits (in the core's own time) while `starts` holds `depth` instructions not yet started.
+  void WaitForQueue(std::deque<uint64_t>& starts, uint32_t depth);
+  void DispatchVpu(const isa::Instruction& instruction, const isa::InstructionInfo& info);
+  void DispatchVectorMemory(const isa::Instruction& instruction, const isa::InstructionInfo& info);
+  void DispatchMxu(const isa::Instruction& instruction, const isa::InstructionInfo& info);
+  uint64_t CycleOfTime(const sc_core::sc_time& time) const;  // the first whole cycle at or after
 
   std::string name_;
   ScalarCoreParams params_;
@@ -118,6 +151,10 @@ class ScalarCore {
   MemoryMap memories_;
   std::vector<Semaphore*> semaphores_;
   DmaUnit* dma_;
+  TensorCoreUnits units_;
+  bool timing_only_ = false;
+  std::deque<uint64_t> vpu_starts_;                // queued VPU instructions' issue cycles
+  std::vector<std::deque<uint64_t>> mxu_starts_;   // per MXU
 
   const isa::Program* program_ = nullptr;
   std::vector<uint32_t> label_targets_;  // per instruction: resolved branch target, if any

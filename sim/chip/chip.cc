@@ -4,6 +4,8 @@
 #include <bit>
 #include <string_view>
 
+#include "isa/disassembler.h"
+#include "isa/element_type.h"
 #include "isa/error.h"
 #include "isa/instruction_set.h"
 #include "isa/layout_index.h"
@@ -78,6 +80,33 @@ ChipParams ChipParamsFromConfig(const ArchConfig& config) {
   p.scalar_core.smem_latency_cycles = core.scalar_core().smem_latency_cycles();
   p.scalar_core.clock_mhz = clock_mhz;
   p.semaphore_count = core.scalar_core().semaphore_count();
+
+  const VpuConfig& vpu = core.vpu();
+  p.vpu.sublanes = vpu.sublane_count();
+  p.vpu.lanes = vpu.lane_count();
+  p.vpu.issue_instructions_per_cycle = vpu.issue_instructions_per_cycle();
+  p.vpu.elementwise = {vpu.elementwise().latency_cycles(), vpu.elementwise().throughput_vregs_per_cycle()};
+  p.vpu.transcendental = {vpu.transcendental().latency_cycles(),
+                          vpu.transcendental().throughput_vregs_per_cycle()};
+  p.vpu.cross_lane = {vpu.cross_lane().latency_cycles(), vpu.cross_lane().throughput_vregs_per_cycle()};
+  p.vector_register_count = vpu.vector_register_count();
+  const MxuConfig& mxu = core.mxu();
+  p.mxu_count = mxu.count();
+  p.mxu.rows = mxu.row_count();
+  p.mxu.columns = mxu.column_count();
+  p.mxu.sublanes = vpu.sublane_count();
+  p.mxu.lanes = vpu.lane_count();
+  p.mxu.pipeline_fill_cycles = mxu.pipeline_fill_cycles();
+  p.mxu.pipeline_drain_cycles = mxu.pipeline_drain_cycles();
+  p.mxu.weight_load_cycles = mxu.weight_load_cycles();
+  p.mxu.weight_buffer_count = mxu.weight_buffer_count();
+  p.mxu.bf16_passes = mxu.bf16_passes();
+  p.mxu.f32_passes = mxu.f32_passes();
+  p.mxu.f16_passes = mxu.f16_passes();
+  p.mxu.s8_passes = mxu.s8_passes();
+  p.mxu.f8_passes = mxu.f8_passes();
+  p.vpu_queue_depth_entries = core.scalar_core().vpu_queue_depth_entries();
+  p.mxu_queue_depth_entries = core.scalar_core().mxu_queue_depth_entries();
   return p;
 }
 
@@ -115,6 +144,27 @@ Chip::Chip(const ArchConfig& config) : config_(config), params_(ChipParamsFromCo
   dma_ = std::make_unique<models::DmaUnit>("dma", params_.dma);
   scalar_core_ = std::make_unique<models::ScalarCore>("scalar_core", params_.scalar_core, memories_,
                                                       std::move(semaphores), dma_.get());
+  ResetUnits(false);  // validates the VPU and MXU parameters
+}
+
+void Chip::ResetUnits(bool timing_only) {
+  registers_ = std::make_unique<models::VectorRegisterFile>(params_.vector_register_count, params_.vpu.sublanes,
+                                                            params_.vpu.lanes);
+  vpu_ = std::make_unique<models::Vpu>(params_.vpu, *registers_);
+  vpu_->set_timing_only(timing_only);
+  mxus_.clear();
+  models::TensorCoreUnits units;
+  units.registers = registers_.get();
+  units.vpu = vpu_.get();
+  for (uint32_t i = 0; i < params_.mxu_count; ++i) {
+    mxus_.push_back(std::make_unique<models::Mxu>(params_.mxu));
+    mxus_.back()->set_timing_only(timing_only);
+    units.mxus.push_back(mxus_.back().get());
+  }
+  units.vpu_queue_depth_entries = params_.vpu_queue_depth_entries;
+  units.mxu_queue_depth_entries = params_.mxu_queue_depth_entries;
+  scalar_core_->AttachUnits(units);
+  scalar_core_->set_timing_only(timing_only);
 }
 
 Chip::~Chip() = default;
@@ -125,6 +175,18 @@ void Chip::Load(const isa::Program& program, const std::map<std::string, isa::Np
     isa::CheckTargetCompatible(program.target(), MachineTarget(config_));
   } catch (const Error& error) {
     throw Error("program '" + program.name() + "' does not fit config '" + config_.name() + "': " + error.what());
+  }
+  // An MXU input type the config gives no passes is refused before anything runs.
+  for (int pc = 0; pc < program.instructions_size(); ++pc) {
+    const isa::InstructionInfo* info = isa::FindInstruction(program.instructions(pc).opcode());
+    if (info == nullptr || !info->mxu_type) continue;
+    if (models::PassesFor(params_.mxu, *info->mxu_type) == 0) {
+      throw Error("program '" + program.name() + "' does not fit config '" + config_.name() + "': pc " +
+                  std::to_string(pc) + " (`" + isa::DisassembleInstruction(program.instructions(pc)) +
+                  "`) gives the MXU " + std::string(isa::ElementTypeName(*info->mxu_type)) +
+                  " input, and this MXU takes none (tensor_core.mxu." +
+                  std::string(models::PassesFieldFor(*info->mxu_type)) + " is 0)");
+    }
   }
   const auto memory_of = [&](isa::MemorySpace space, const std::string& what) -> models::Memory& {
     models::Memory* memory = memories_.at(space);
@@ -164,6 +226,7 @@ RunReport Chip::Run(const isa::Program& program, const std::map<std::string, isa
                     bool timing_only) {
   Load(program, inputs);
   dma_->set_timing_only(timing_only);
+  ResetUnits(timing_only);
   const sc_core::sc_time start = sc_core::sc_time_stamp();
   scalar_core_->Start(program);
   sc_core::sc_start();
@@ -181,6 +244,8 @@ RunReport Chip::Run(const isa::Program& program, const std::map<std::string, isa
   report.cycles = BusyCycles(elapsed, clock_mhz);
   report.device_time_us = static_cast<double>(elapsed.value()) / 1e6;  // ps -> us
   report.scalar_core = scalar_core_->stats();
+  report.vpu = vpu_->stats();
+  for (const auto& mxu : mxus_) report.mxus.push_back(mxu->stats());
   for (const models::DmaEngineStats& engine : dma_->stats()) {
     report.dma_engines.push_back(
         {engine.name, engine.transfers, engine.payload_bytes, BusyCycles(engine.busy, clock_mhz)});

@@ -9,8 +9,9 @@
 // Loading a program: CheckTargetCompatible against the machine's Target; every buffer and data
 // segment inside its memory; data segments written; parameters written as their buffers' device
 // images (isa::Materialize of the row-major .npy data) straight into the buffer's memory, HBM and
-// host alike (reaching HBM over PCIe is issue 5's job). Outputs are read back with
-// isa::Dematerialize. Only one TensorCore (tensor_core 0) is built.
+// host alike (reaching HBM over PCIe is issue 5's job). A program that pushes an MXU input type
+// whose passes are 0 in the config is refused at load. Outputs are read back with
+// isa::Dematerialize. Only one TensorCore (tensor_core 0) is built, with its VPU and MXUs.
 #pragma once
 
 #include <cstdint>
@@ -25,10 +26,13 @@
 #include "models/dma_unit.h"
 #include "models/hbm.h"
 #include "models/host_memory.h"
+#include "models/mxu.h"
 #include "models/scalar_core.h"
 #include "models/semaphore.h"
 #include "models/smem.h"
+#include "models/vector_register_file.h"
 #include "models/vmem.h"
+#include "models/vpu.h"
 #include "sim/config/arch_config.pb.h"
 
 namespace tpusim::sim {
@@ -45,6 +49,12 @@ struct ChipParams {
   models::DmaParams dma;
   models::ScalarCoreParams scalar_core;
   uint32_t semaphore_count = 0;
+  models::VpuParams vpu;
+  uint32_t vector_register_count = 0;
+  models::MxuParams mxu;
+  uint32_t mxu_count = 0;
+  uint32_t vpu_queue_depth_entries = 1;
+  uint32_t mxu_queue_depth_entries = 1;
 };
 ChipParams ChipParamsFromConfig(const ArchConfig& config);
 // The machine as a program's `.target` describes it.
@@ -73,6 +83,8 @@ struct RunReport {
   uint64_t cycles = 0;            // from the start of the run until the last unit finished
   double device_time_us = 0;
   models::ScalarCoreStats scalar_core;
+  models::VpuStats vpu;
+  std::vector<models::MxuStats> mxus;
   std::vector<DmaEngineReport> dma_engines;
   std::vector<MemoryReport> memories;
   std::vector<OutputArray> outputs;  // empty in timing-only runs
@@ -99,6 +111,8 @@ class Chip {
 
  private:
   void Load(const isa::Program& program, const std::map<std::string, isa::NpyArray>& inputs);
+  // Fresh vector registers, VPU and MXUs for a run (their clocks count from the run's start).
+  void ResetUnits(bool timing_only);
 
   ArchConfig config_;
   ChipParams params_;
@@ -111,6 +125,9 @@ class Chip {
   std::vector<std::unique_ptr<models::Semaphore>> semaphores_;
   std::unique_ptr<models::DmaUnit> dma_;
   std::unique_ptr<models::ScalarCore> scalar_core_;
+  std::unique_ptr<models::VectorRegisterFile> registers_;
+  std::unique_ptr<models::Vpu> vpu_;
+  std::vector<std::unique_ptr<models::Mxu>> mxus_;
 };
 
 }  // namespace tpusim::sim

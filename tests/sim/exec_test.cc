@@ -277,12 +277,11 @@ TEST_CASE("tpusim exec stops a faulting program with its pc and instruction", "[
     CHECK(run.exit_code != 0);
     CHECK_THAT(run.output, Catch::Contains("pc 1: ran past the last instruction"));
   }
-  SECTION("a vector instruction names itself as not yet supported") {
-    WriteText(dir / "vector.tpuasm", target + "  vmov v1, v2\n  halt\n");
-    const Result run = RunTpusim("exec " + (dir / "vector.tpuasm").string() + " --config tiny");
+  SECTION("an MXU pop with no result rows") {
+    WriteText(dir / "empty_pop.tpuasm", target + "  mxu.pop mxu0, v1\n  halt\n");
+    const Result run = RunTpusim("exec " + (dir / "empty_pop.tpuasm").string() + " --config tiny");
     CHECK(run.exit_code != 0);
-    CHECK_THAT(run.output, Catch::Contains("pc 0 (`vmov v1, v2`)"));
-    CHECK_THAT(run.output, Catch::Contains("not yet supported by the simulator"));
+    CHECK_THAT(run.output, Catch::Contains("pc 0 (`mxu.pop mxu0, v1`)"));
   }
 }
 
@@ -308,4 +307,145 @@ TEST_CASE("tpusim exec: dispatch stalls while the DMA queue is full", "[exec]") 
   CHECK(ReportNumber(dir / "r.json", "transfers") == 6);
   const std::string json = ReadText(dir / "r.json");
   CHECK_THAT(json, Catch::Contains("\"payload_bytes\": 196608"));
+}
+
+namespace {
+
+// bf16 bits <-> f32.
+float Bf16ToF32(uint16_t bits) {
+  const uint32_t word = uint32_t{bits} << 16;
+  float value;
+  std::memcpy(&value, &word, 4);
+  return value;
+}
+
+// Random finite bf16 values in (-4, 4), as little-endian bytes.
+std::vector<uint8_t> RandomBf16(std::size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
+  std::vector<uint8_t> bytes(2 * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const float value = dist(rng);
+    uint32_t word;
+    std::memcpy(&word, &value, 4);
+    const uint16_t bits = static_cast<uint16_t>(word >> 16);  // truncated to bf16
+    bytes[2 * i] = static_cast<uint8_t>(bits);
+    bytes[2 * i + 1] = static_cast<uint8_t>(bits >> 8);
+  }
+  return bytes;
+}
+
+uint16_t Bf16At(const std::vector<uint8_t>& bytes, std::size_t i) {
+  return static_cast<uint16_t>(bytes[2 * i] | (bytes[2 * i + 1] << 8));
+}
+
+}  // namespace
+
+TEST_CASE("tpusim exec runs matmul_128 on the MXU bit for bit on tpu_v4 and tpu_v5e", "[exec]") {
+  // C = A x B as docs/isa.md's MXU defines it: exact bf16 products, added in f32 in increasing k,
+  // each addition rounded to nearest even, starting from the first product.
+  const std::vector<uint8_t> a = RandomBf16(128 * 128, 11);
+  const std::vector<uint8_t> b = RandomBf16(128 * 128, 12);
+  std::vector<uint8_t> expected(128 * 128 * 4);
+  for (int i = 0; i < 128; ++i) {
+    for (int j = 0; j < 128; ++j) {
+      float sum = 0;
+      for (int k = 0; k < 128; ++k) {
+        // The product is exact in double and in float (8-bit significands); the cast keeps the
+        // compiler from fusing it into the addition.
+        const float product = static_cast<float>(static_cast<double>(Bf16ToF32(Bf16At(a, i * 128 + k))) *
+                                                 static_cast<double>(Bf16ToF32(Bf16At(b, k * 128 + j))));
+        sum = k == 0 ? product : sum + product;
+      }
+      std::memcpy(expected.data() + 4 * (i * 128 + j), &sum, 4);
+    }
+  }
+  for (const char* preset : {"tpu_v4", "tpu_v5e"}) {
+    INFO("preset " << preset);
+    const fs::path dir = TempDir(std::string("matmul_") + preset);
+    const fs::path program = Retarget("matmul_128.tpuasm", preset, dir, 2);
+    const std::vector<int64_t> dims = {128, 128};
+    tpusim::isa::WriteNpy((dir / "a.npy").string(), ElementType::kBF16, dims, a);
+    tpusim::isa::WriteNpy((dir / "b.npy").string(), ElementType::kBF16, dims, b);
+    const std::string common = program.string() + " --config " + preset + " --input a=" + (dir / "a.npy").string() +
+                               " --input b=" + (dir / "b.npy").string();
+    const Result run = RunTpusim("exec " + common + " --out " + (dir / "out").string() + " --report " +
+                                 (dir / "f.json").string());
+    INFO(run.output);
+    REQUIRE(run.exit_code == 0);
+    const tpusim::isa::NpyArray c = ReadOutput(dir / "out" / "c.npy", ElementType::kF32);
+    CHECK(c.dims == dims);
+    CHECK(c.data == expected);
+    const Result timing = RunTpusim("exec " + common + " --timing-only --report " + (dir / "t.json").string());
+    INFO(timing.output);
+    REQUIRE(timing.exit_code == 0);
+    CHECK(ReportCycles(dir / "t.json") == ReportCycles(dir / "f.json"));
+    // At least the MXU's own time: a weight load, the fill, 128 rows at one pass, the drain.
+    const tpusim::ArchConfig config = tpusim::sim::LoadArchConfig(PresetPath(preset));
+    const auto& mxu = config.tensor_core().mxu();
+    CHECK(ReportCycles(dir / "f.json") >=
+          mxu.weight_load_cycles() + mxu.pipeline_fill_cycles() + 128 + mxu.pipeline_drain_cycles());
+  }
+}
+
+TEST_CASE("tpusim exec runs softmax_rows on the VPU on tpu_v4", "[exec]") {
+  // x in (-8, 8), so x - max is in (-16, 0]: its f32 rounding is at most 2^-20 (relative error of
+  // exp <= 1e-6), vexp is correctly rounded, the 128-lane halving tree adds 7 roundings, vrcp and
+  // vmul one each (docs/timing.md: transcendentals within 2.4 ulp). Against a double reference
+  // the relative error is below 3e-6; the test allows 1e-5.
+  const int rows = 64, cols = 100;
+  std::mt19937 rng(21);
+  std::uniform_real_distribution<float> dist(-8.0f, 8.0f);
+  std::vector<float> x(rows * cols);
+  for (float& v : x) v = dist(rng);
+  std::vector<uint8_t> x_bytes(x.size() * 4);
+  std::memcpy(x_bytes.data(), x.data(), x_bytes.size());
+  const fs::path dir = TempDir("softmax");
+  const fs::path program = Retarget("softmax_rows.tpuasm", "tpu_v4", dir, 1);
+  tpusim::isa::WriteNpy((dir / "x.npy").string(), ElementType::kF32, std::vector<int64_t>{rows, cols}, x_bytes);
+  const std::string common = program.string() + " --config tpu_v4 --input x=" + (dir / "x.npy").string();
+  const Result run = RunTpusim("exec " + common + " --out " + (dir / "out").string() + " --report " +
+                               (dir / "f.json").string());
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  const tpusim::isa::NpyArray out = ReadOutput(dir / "out" / "out.npy", ElementType::kF32);
+  REQUIRE(out.data.size() == x_bytes.size());
+  double worst = 0;
+  for (int r = 0; r < rows; ++r) {
+    double max = -INFINITY;
+    for (int c = 0; c < cols; ++c) max = std::max(max, static_cast<double>(x[r * cols + c]));
+    double sum = 0;
+    for (int c = 0; c < cols; ++c) sum += std::exp(x[r * cols + c] - max);
+    for (int c = 0; c < cols; ++c) {
+      const double want = std::exp(x[r * cols + c] - max) / sum;
+      float got;
+      std::memcpy(&got, out.data.data() + 4 * (r * cols + c), 4);
+      worst = std::max(worst, std::abs(got - want) / want);
+    }
+  }
+  INFO("worst relative error " << worst);
+  CHECK(worst <= 1e-5);
+  const Result timing = RunTpusim("exec " + common + " --timing-only --report " + (dir / "t.json").string());
+  INFO(timing.output);
+  REQUIRE(timing.exit_code == 0);
+  CHECK(ReportCycles(dir / "t.json") == ReportCycles(dir / "f.json"));
+}
+
+TEST_CASE("tpusim exec refuses an MXU input type whose passes are 0", "[exec]") {
+  const fs::path dir = TempDir("f16_refused");
+  WriteText(dir / "f16.tpuasm",
+            ".program f16\n"
+            ".target sublanes=8, lanes=128, vregs=32, mxus=1, mxu_rows=128, mxu_cols=128, dma_engines=1, "
+            "semaphores=1, cmem=false\n"
+            "  mxu.wpush.f16 mxu0, v0\n  mxu.latch mxu0\n  halt\n");
+  const std::string program = (dir / "f16.tpuasm").string();
+  const Result accepted = RunTpusim("exec " + program + " --config tpu_v4 --timing-only");
+  INFO(accepted.output);
+  CHECK(accepted.exit_code == 0);
+  const Result refused =
+      RunTpusim("exec " + program + " --config tpu_v4 --set tensor_core.mxu.f16_passes=0 --timing-only");
+  INFO(refused.output);
+  CHECK(refused.exit_code != 0);
+  CHECK_THAT(refused.output, Catch::Contains("pc 0 (`mxu.wpush.f16 mxu0, v0`)"));
+  CHECK_THAT(refused.output, Catch::Contains("tensor_core.mxu.f16_passes is 0"));
 }
