@@ -22,8 +22,31 @@ std::string Quote(const std::string& text) {
   return out + "\"";
 }
 
-double Utilization(uint64_t busy, uint64_t total) {
-  return total == 0 ? 0.0 : static_cast<double>(busy) / static_cast<double>(total);
+double Utilization(double busy, uint64_t total) {
+  return total == 0 ? 0.0 : busy / static_cast<double>(total);
+}
+
+std::string VpuJson(const models::VpuStats& vpu, uint64_t cycles) {
+  std::string out = fmt::format("  \"vpu\": {{\"instructions\": {}, \"units\": {{", vpu.instructions);
+  for (int u = 0; u < models::kVpuSubUnitCount; ++u) {
+    const models::VpuUnitStats& unit = vpu.units[u];
+    out += fmt::format("{}\"{}\": {{\"operations\": {}, \"busy_cycles\": {:.1f}, \"utilization\": {:.6f}}}",
+                       u == 0 ? "" : ", ", models::VpuSubUnitName(static_cast<models::VpuSubUnit>(u)),
+                       unit.operations, unit.busy_cycles, Utilization(unit.busy_cycles, cycles));
+  }
+  return out + "}},\n";
+}
+
+std::string MxusJson(const std::vector<models::MxuStats>& mxus, uint64_t cycles) {
+  std::string out = "  \"mxus\": [";
+  for (std::size_t i = 0; i < mxus.size(); ++i) {
+    const models::MxuStats& m = mxus[i];
+    out += fmt::format("{}\n    {{\"name\": \"mxu{}\", \"rows\": {}, \"macs\": {}, \"busy_cycles\": {:.1f}, "
+                       "\"fill_cycles\": {:.1f}, \"weight_load_cycles\": {:.1f}, \"utilization\": {:.6f}}}",
+                       i == 0 ? "" : ",", i, m.rows, m.macs, m.busy_cycles, m.fill_cycles,
+                       m.weight_load_cycles, models::MxuUtilization(m, cycles));
+  }
+  return out + "\n  ],\n";
 }
 
 }  // namespace
@@ -45,6 +68,8 @@ std::string RunReportJson(const RunReport& report, const ArchConfig& config, boo
       s.instructions, s.dispatched_dma, s.taken_branches, s.issue_cycles,
       Utilization(s.issue_cycles, report.cycles), s.branch_stall_cycles, s.smem_stall_cycles,
       s.semaphore_stall_cycles, s.dispatch_stall_cycles, s.end_cycle);
+  out += VpuJson(report.vpu, report.cycles);
+  out += MxusJson(report.mxus, report.cycles);
   out += "  \"dma_engines\": [";
   for (std::size_t i = 0; i < report.dma_engines.size(); ++i) {
     const DmaEngineReport& e = report.dma_engines[i];
@@ -74,6 +99,17 @@ std::string RunSummary(const RunReport& report, const ArchConfig& config) {
                      "branch {}, smem {} cycles\n",
                      100 * Utilization(s.issue_cycles, report.cycles), s.instructions, s.semaphore_stall_cycles,
                      s.dispatch_stall_cycles, s.branch_stall_cycles, s.smem_stall_cycles);
+  out += fmt::format("  vpu          {} instructions;", report.vpu.instructions);
+  for (int u = 0; u < models::kVpuSubUnitCount; ++u) {
+    out += fmt::format(" {} {:.1f}%", models::VpuSubUnitName(static_cast<models::VpuSubUnit>(u)),
+                       100 * Utilization(report.vpu.units[u].busy_cycles, report.cycles));
+  }
+  out += " busy\n";
+  for (std::size_t i = 0; i < report.mxus.size(); ++i) {
+    const models::MxuStats& m = report.mxus[i];
+    out += fmt::format("  mxu{:<9} {:5.1f}% utilized, {} rows, {} MACs\n", i,
+                       100 * models::MxuUtilization(m, report.cycles), m.rows, m.macs);
+  }
   for (const DmaEngineReport& e : report.dma_engines) {
     out += fmt::format("  {:<12} {:5.1f}% busy, {} transfers, {} bytes\n", e.name,
                        100 * Utilization(e.busy_cycles, report.cycles), e.transfers, e.payload_bytes);

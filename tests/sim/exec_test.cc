@@ -385,6 +385,9 @@ TEST_CASE("tpusim exec runs matmul_128 on the MXU bit for bit on tpu_v4 and tpu_
     const auto& mxu = config.tensor_core().mxu();
     CHECK(ReportCycles(dir / "f.json") >=
           mxu.weight_load_cycles() + mxu.pipeline_fill_cycles() + 128 + mxu.pipeline_drain_cycles());
+    // The report counts the MXU's work: 128 LHS rows through a 128x128 array.
+    CHECK(ReportNumber(dir / "f.json", "macs") == 128.0 * 128 * 128);
+    CHECK_THAT(run.output, Catch::Contains("mxu0"));
   }
 }
 
