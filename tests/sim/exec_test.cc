@@ -452,3 +452,123 @@ TEST_CASE("tpusim exec refuses an MXU input type whose passes are 0", "[exec]") 
   CHECK_THAT(refused.output, Catch::Contains("pc 0 (`mxu.wpush.f16 mxu0, v0`)"));
   CHECK_THAT(refused.output, Catch::Contains("tensor_core.mxu.f16_passes is 0"));
 }
+
+namespace {
+
+// bf16 bytes (little-endian) as f32 values.
+std::vector<float> Bf16Values(const std::vector<uint8_t>& bytes) {
+  std::vector<float> values(bytes.size() / 2);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = Bf16ToF32(Bf16At(bytes, i));
+  return values;
+}
+
+}  // namespace
+
+TEST_CASE("tpusim exec runs matmul_512 on four MXUs bit for bit on tpu_v4 and tpu_v5e", "[exec]") {
+  // The kernel's order (tests/asm/matmul_512.tpuasm): MXU k sums the products of K tile k
+  // (k in [128 kt, 128 kt + 128)) in f32 in increasing k, starting from the first product; the
+  // four tiles' sums are then added in f32 in tile order, ((P0 + P1) + P2) + P3, by mxu.pop and
+  // three mxu.pop.acc.
+  constexpr int n = 512;
+  const std::vector<uint8_t> a = RandomBf16(n * n, 31);
+  const std::vector<uint8_t> b = RandomBf16(n * n, 32);
+  const std::vector<float> af = Bf16Values(a);
+  std::vector<float> bt(n * n);  // B transposed, so the inner loop walks memory
+  {
+    const std::vector<float> bf = Bf16Values(b);
+    for (int k = 0; k < n; ++k)
+      for (int j = 0; j < n; ++j) bt[j * n + k] = bf[k * n + j];
+  }
+  std::vector<uint8_t> expected(n * n * 4);
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) {
+      float c = 0;
+      for (int kt = 0; kt < 4; ++kt) {
+        float partial = 0;
+        for (int k = 128 * kt; k < 128 * kt + 128; ++k) {
+          // Exact in double and in float; the cast keeps the compiler from fusing it.
+          const float product = static_cast<float>(static_cast<double>(af[i * n + k]) *
+                                                   static_cast<double>(bt[j * n + k]));
+          partial = k == 128 * kt ? product : partial + product;
+        }
+        c = kt == 0 ? partial : c + partial;
+      }
+      std::memcpy(expected.data() + 4 * (i * n + j), &c, 4);
+    }
+  }
+  const std::string program = std::string(TPUSIM_SOURCE_DIR) + "/tests/asm/matmul_512.tpuasm";
+  for (const char* preset : {"tpu_v4", "tpu_v5e"}) {
+    INFO("preset " << preset);
+    const fs::path dir = TempDir(std::string("matmul_512_") + preset);
+    const std::vector<int64_t> dims = {n, n};
+    tpusim::isa::WriteNpy((dir / "a.npy").string(), ElementType::kBF16, dims, a);
+    tpusim::isa::WriteNpy((dir / "b.npy").string(), ElementType::kBF16, dims, b);
+    const std::string common = program + " --config " + preset + " --input a=" + (dir / "a.npy").string() +
+                               " --input b=" + (dir / "b.npy").string();
+    const Result run = RunTpusim("exec " + common + " --out " + (dir / "out").string() + " --report " +
+                                 (dir / "f.json").string());
+    INFO(run.output);
+    REQUIRE(run.exit_code == 0);
+    const tpusim::isa::NpyArray c = ReadOutput(dir / "out" / "c.npy", ElementType::kF32);
+    CHECK(c.dims == dims);
+    CHECK(c.data == expected);
+    const Result timing = RunTpusim("exec " + common + " --timing-only --report " + (dir / "t.json").string());
+    INFO(timing.output);
+    REQUIRE(timing.exit_code == 0);
+    CHECK(ReportCycles(dir / "t.json") == ReportCycles(dir / "f.json"));
+    // Every MXU did a quarter of the work: 2048 rows through its 128x128 array.
+    for (const char* mxu : {"mxu0", "mxu1", "mxu2", "mxu3"}) {
+      CHECK(std::regex_search(run.output, std::regex(std::string(mxu) + R"( +[0-9.]+% utilized, 2048 rows, 33554432 MACs)")));
+    }
+    // At least the MXU time of 2048 rows at one pass each, plus a weight load, a fill, a drain.
+    CHECK(ReportCycles(dir / "f.json") >= 128 + 128 + 2048 + 128);
+  }
+}
+
+TEST_CASE("tpusim exec: DMA and VPU take turns through two semaphores on every preset", "[exec]") {
+  // tests/asm/semaphore_pingpong.tpuasm: v0 = x, v(t+1) = f32(f32(v(t) * y) + x), 6 rounds, each
+  // round's value carried VMEM -> HBM -> VMEM by DMA between VPU passes.
+  constexpr int count = 16 * 128;
+  std::mt19937 rng(41);
+  std::uniform_real_distribution<float> xdist(-1.0f, 1.0f), ydist(0.5f, 1.0f);
+  std::vector<float> x(count), y(count), v(count);
+  for (int i = 0; i < count; ++i) {
+    x[i] = xdist(rng);
+    y[i] = ydist(rng);
+  }
+  v = x;
+  for (int round = 0; round < 6; ++round) {
+    for (int i = 0; i < count; ++i) {
+      // The product of two floats is exact in double; the cast rounds it once, as vmul.f32 does.
+      const float product = static_cast<float>(static_cast<double>(v[i]) * static_cast<double>(y[i]));
+      v[i] = product + x[i];
+    }
+  }
+  std::vector<uint8_t> x_bytes(count * 4), y_bytes(count * 4), expected(count * 4);
+  std::memcpy(x_bytes.data(), x.data(), x_bytes.size());
+  std::memcpy(y_bytes.data(), y.data(), y_bytes.size());
+  std::memcpy(expected.data(), v.data(), expected.size());
+  for (const char* preset : kPresets) {
+    INFO("preset " << preset);
+    const fs::path dir = TempDir(std::string("pingpong_") + preset);
+    const fs::path program = Retarget("semaphore_pingpong.tpuasm", preset, dir, 1);
+    const std::vector<int64_t> dims = {16, 128};
+    tpusim::isa::WriteNpy((dir / "x.npy").string(), ElementType::kF32, dims, x_bytes);
+    tpusim::isa::WriteNpy((dir / "y.npy").string(), ElementType::kF32, dims, y_bytes);
+    const std::string common = program.string() + " --config " + preset + " --input x=" + (dir / "x.npy").string() +
+                               " --input y=" + (dir / "y.npy").string();
+    const Result run = RunTpusim("exec " + common + " --out " + (dir / "out").string() + " --report " +
+                                 (dir / "f.json").string());
+    INFO(run.output);
+    REQUIRE(run.exit_code == 0);
+    const tpusim::isa::NpyArray out = ReadOutput(dir / "out" / "out.npy", ElementType::kF32);
+    CHECK(out.dims == dims);
+    CHECK(out.data == expected);
+    // 3 + 2 x 6 transfers, and timing-only takes exactly as long.
+    CHECK(ReportNumber(dir / "f.json", "transfers") == 15);
+    const Result timing = RunTpusim("exec " + common + " --timing-only --report " + (dir / "t.json").string());
+    INFO(timing.output);
+    REQUIRE(timing.exit_code == 0);
+    CHECK(ReportCycles(dir / "t.json") == ReportCycles(dir / "f.json"));
+  }
+}
