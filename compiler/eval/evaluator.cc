@@ -7,6 +7,7 @@
 
 #include "compiler/eval/evaluator_impl.h"
 #include "compiler/eval/literal_util.h"
+#include "compiler/hlo/shape_inference.h"
 #include "isa/error.h"
 
 namespace tpusim::eval {
@@ -16,18 +17,6 @@ using hlo::Computation;
 using hlo::Instruction;
 using hlo::Literal;
 using hlo::Opcode;
-
-bool SameValueShape(const isa::Shape& a, const isa::Shape& b) {
-  if (a.is_tuple != b.is_tuple) return false;
-  if (a.is_tuple) {
-    if (a.tuple_shapes.size() != b.tuple_shapes.size()) return false;
-    for (std::size_t i = 0; i < a.tuple_shapes.size(); ++i) {
-      if (!SameValueShape(a.tuple_shapes[i], b.tuple_shapes[i])) return false;
-    }
-    return true;
-  }
-  return a.element_type == b.element_type && a.dims == b.dims;
-}
 
 bool IsCommutative(BinaryOp op) {
   switch (op) {
@@ -316,7 +305,7 @@ EvaluationResult EvaluateModule(const hlo::Module& module, std::span<const Liter
   std::vector<DeviceValues> args;
   for (std::size_t p = 0; p < arguments.size(); ++p) {
     const Instruction& parameter = *entry.parameters()[p];
-    if (!SameValueShape(arguments[p].shape(), parameter.shape())) {
+    if (!hlo::SameShapeIgnoringLayout(arguments[p].shape(), parameter.shape())) {
       FailAt(parameter, "argument " + std::to_string(p) + " has shape " +
                             isa::ToString(arguments[p].shape()) + ", the parameter is " +
                             isa::ToString(parameter.shape()));
