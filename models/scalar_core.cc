@@ -77,6 +77,11 @@ void ScalarCore::Start(const isa::Program& program) {
       label_targets_[i] = it->second;
     }
   }
+  marked_.assign(count, false);
+  for (uint32_t pc : marked_pcs_) {
+    if (pc < marked_.size()) marked_[pc] = true;
+  }
+  marks_.clear();
   regs_.fill(0);
   reg_ready_slot_.fill(0);
   pc_ = 0;
@@ -245,6 +250,7 @@ bool ScalarCore::Step() {
                 " instructions) without halt");
   }
   const isa::Instruction& in = program_->instructions(static_cast<int>(pc_));
+  if (marked_[pc_]) marks_.push_back({static_cast<uint32_t>(pc_), Cycle()});
   const isa::InstructionInfo* info = isa::FindInstruction(in.opcode());
   if (info == nullptr) throw Fault("unknown opcode " + std::to_string(in.opcode()));
   const bool vector = info->unit == isa::Unit::kVpu || info->unit == isa::Unit::kVpuTranscendental ||

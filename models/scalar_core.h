@@ -105,6 +105,15 @@ class ScalarCore {
   // Timing-only: vld / vst move no data (the units' own flags are set by their owner).
   void set_timing_only(bool timing_only) { timing_only_ = timing_only; }
 
+  // Instructions whose issue cycle the next runs record (kernel boundaries, for reports and
+  // traces): marks() lists each time one of them is reached, in order.
+  struct Mark {
+    uint32_t pc = 0;
+    uint64_t cycle = 0;  // from the start of the run
+  };
+  void set_marked_pcs(const std::vector<uint32_t>& pcs) { marked_pcs_ = pcs; }
+  const std::vector<Mark>& marks() const { return marks_; }
+
   // Resets registers and statistics and starts `program` (valid, labels resolved by name) at the
   // current simulated time: spawns the core's thread; the caller then runs sc_start(). The
   // program must outlive the run. Throws tpusim::Error if a run is in progress.
@@ -172,6 +181,9 @@ class ScalarCore {
   uint32_t waiting_semaphore_ = 0;
   int64_t waiting_amount_ = 0;
   ScalarCoreStats stats_;
+  std::vector<uint32_t> marked_pcs_;
+  std::vector<bool> marked_;  // per instruction of the running program
+  std::vector<Mark> marks_;
 };
 
 }  // namespace tpusim::models

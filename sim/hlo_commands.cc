@@ -12,12 +12,11 @@
 #include <vector>
 
 #include "compiler/eval/evaluator.h"
-#include "compiler/hlo/parser.h"
 #include "compiler/hlo/printer.h"
-#include "compiler/hlo/verifier.h"
 #include "isa/error.h"
 #include "isa/npy.h"
 #include "sim/inputs.h"
+#include "sim/module_loading.h"
 
 namespace tpusim::sim {
 namespace {
@@ -38,22 +37,6 @@ struct EvalOptions {
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-std::unique_ptr<hlo::Module> LoadModule(const std::string& path, bool verify) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open for reading");
-  std::stringstream text;
-  text << in.rdbuf();
-  auto start = std::chrono::steady_clock::now();
-  std::unique_ptr<hlo::Module> module = hlo::ParseModule(text.str(), path);
-  spdlog::info("parsed {} in {:.3f} s", path, SecondsSince(start));
-  if (verify) {
-    start = std::chrono::steady_clock::now();
-    hlo::Verify(*module);
-    spdlog::info("verified {} in {:.3f} s", path, SecondsSince(start));
-  }
-  return module;
 }
 
 void RunParse(const ParseOptions& options) {

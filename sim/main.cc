@@ -13,13 +13,14 @@
 #include "sim/hlo_commands.h"
 #include "sim/layout_command.h"
 #include "sim/logging.h"
+#include "sim/run_command.h"
 
 // SystemC's entry point: the program proper, run by sc_elab_and_sim from main() below.
 int sc_main(int argc, char** argv) {
   CLI::App app{
       "tpusim: a cycle-approximate simulator of a TPU-style accelerator.\n"
-      "It lays out XLA arrays byte for byte (`layout`); compiling and simulating HLO modules is "
-      "being built (see README.md).",
+      "It compiles XLA HLO modules for a configured chip and simulates them with real data (`run`), "
+      "lays out XLA arrays byte for byte (`layout`), and runs hand-written programs (`exec`).",
       "tpusim"};
   app.set_version_flag("--version", fmt::format("tpusim 0.1.0 (SystemC {})", sc_core::sc_release()));
   std::string log_level = "warn";
@@ -31,7 +32,8 @@ int sc_main(int argc, char** argv) {
   const tpusim::sim::Command commands[] = {
       tpusim::sim::AddLayoutCommand(app), tpusim::sim::AddParseCommand(app),
       tpusim::sim::AddEvalCommand(app), tpusim::sim::AddExecCommand(app),
-      tpusim::sim::AddConfigCommand(app)};
+      tpusim::sim::AddConfigCommand(app), tpusim::sim::AddCompileCommand(app),
+      tpusim::sim::AddRunCommand(app)};
 
   try {
     app.parse(argc, argv);

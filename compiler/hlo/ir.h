@@ -96,6 +96,8 @@ class Instruction {
   // Building (the parser; passes later).
   void set_async_wrapped_opcode(std::optional<Opcode> wrapped) { async_wrapped_opcode_ = wrapped; }
   void set_location(SourceLocation location) { location_ = location; }
+  // Passes: layout assignment gives shapes their layouts.
+  void set_shape(isa::Shape shape) { shape_ = std::move(shape); }
   void set_parameter_number(int64_t number) { parameter_number_ = number; }
   void set_constant(ConstantForm form, std::optional<Literal> literal, std::string text);
   void AddOperand(Instruction* operand) { operands_.push_back(operand); }

@@ -228,6 +228,15 @@ RunReport Chip::Run(const isa::Program& program, const std::map<std::string, isa
   dma_->set_timing_only(timing_only);
   ResetUnits(timing_only);
   const sc_core::sc_time start = sc_core::sc_time_stamp();
+  std::map<std::string, uint32_t> label_pcs;
+  for (const isa::Label& label : program.labels()) label_pcs[label.name()] = label.instruction();
+  std::vector<uint32_t> marked_pcs;
+  for (const std::string& label : marked_labels_) {
+    const auto it = label_pcs.find(label);
+    if (it == label_pcs.end()) throw Error("program '" + program.name() + "' has no label '" + label + "' to mark");
+    marked_pcs.push_back(it->second);
+  }
+  scalar_core_->set_marked_pcs(marked_pcs);
   scalar_core_->Start(program);
   sc_core::sc_start();
   if (scalar_core_->state() == models::ScalarCore::State::kFaulted) throw Error(scalar_core_->fault());
@@ -244,6 +253,12 @@ RunReport Chip::Run(const isa::Program& program, const std::map<std::string, isa
   report.cycles = BusyCycles(elapsed, clock_mhz);
   report.device_time_us = static_cast<double>(elapsed.value()) / 1e6;  // ps -> us
   report.scalar_core = scalar_core_->stats();
+  for (const std::string& label : marked_labels_) {
+    std::vector<uint64_t>& cycles = report.label_cycles[label];
+    for (const models::ScalarCore::Mark& mark : scalar_core_->marks()) {
+      if (mark.pc == label_pcs.at(label)) cycles.push_back(mark.cycle);
+    }
+  }
   report.vpu = vpu_->stats();
   for (const auto& mxu : mxus_) report.mxus.push_back(mxu->stats());
   for (const models::DmaEngineStats& engine : dma_->stats()) {

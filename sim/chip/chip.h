@@ -88,6 +88,9 @@ struct RunReport {
   std::vector<DmaEngineReport> dma_engines;
   std::vector<MemoryReport> memories;
   std::vector<OutputArray> outputs;  // empty in timing-only runs
+  // For each label set with Chip::set_marked_labels: the cycles (from the start of the run) at
+  // which the scalar core reached it, in order.
+  std::map<std::string, std::vector<uint64_t>> label_cycles;
 };
 
 class Chip {
@@ -109,6 +112,9 @@ class Chip {
 
   models::Memory* memory(isa::MemorySpace space) const { return memories_.at(space); }
 
+  // Labels whose arrival times the next runs report (RunReport::label_cycles).
+  void set_marked_labels(std::vector<std::string> labels) { marked_labels_ = std::move(labels); }
+
  private:
   void Load(const isa::Program& program, const std::map<std::string, isa::NpyArray>& inputs);
   // Fresh vector registers, VPU and MXUs for a run (their clocks count from the run's start).
@@ -116,6 +122,7 @@ class Chip {
 
   ArchConfig config_;
   ChipParams params_;
+  std::vector<std::string> marked_labels_;
   std::unique_ptr<models::Hbm> hbm_;
   std::unique_ptr<models::Vmem> vmem_;
   std::unique_ptr<models::Smem> smem_;

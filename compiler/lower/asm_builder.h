@@ -1,0 +1,56 @@
+// Builds a program as `.tpuasm` text, which the compiler then assembles (isa::Assemble): the
+// assembler checks every instruction against the table, and `tpusim compile` can write exactly
+// the text the program came from. Labels are made unique here; lines are kept in order.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "isa/program.pb.h"
+
+namespace tpusim::compiler {
+
+class AsmBuilder {
+ public:
+  AsmBuilder(std::string program_name, const isa::Target& target);
+
+  const isa::Target& target() const { return target_; }
+
+  // A label name not used before, from `hint` (characters outside [A-Za-z0-9_.] become '_').
+  std::string NewLabel(std::string_view hint);
+  // Names the next instruction.
+  void Bind(const std::string& label);
+  void Comment(std::string_view text);
+  template <typename... Args>
+  void Emit(fmt::format_string<Args...> format, Args&&... args) {
+    code_.push_back("  " + fmt::format(format, std::forward<Args>(args)...));
+    ++instructions_;
+  }
+
+  // `.buffer NAME, SPACE[ADDRESS], size=N, shape=SHAPE, role=ROLE` (ROLE: "temporary",
+  // "parameter(N)", "output(N)"). `name` is made a valid, unique assembler name.
+  std::string AddBuffer(std::string_view name, std::string_view space, uint64_t address, uint64_t size_bytes,
+                        std::string_view shape, std::string_view role);
+  void AddData(std::string_view name, std::string_view space, uint64_t address, const std::vector<uint8_t>& bytes);
+
+  std::size_t instruction_count() const { return instructions_; }
+  std::string Text() const;
+
+ private:
+  std::string UniqueName(std::string_view hint, std::unordered_map<std::string, int>& used);
+
+  std::string name_;
+  isa::Target target_;
+  std::vector<std::string> directives_;
+  std::vector<std::string> code_;
+  std::size_t instructions_ = 0;
+  std::unordered_map<std::string, int> labels_;
+  std::unordered_map<std::string, int> symbols_;
+};
+
+}  // namespace tpusim::compiler

@@ -1,0 +1,67 @@
+// The compiler's entry point: an HLO module -> an isa::Program for one TensorCore, plus what the
+// run command needs to report on it (the kernels, where parameters and outputs live).
+//
+// The program's shape (docs/compiler.md): the entry computation's parameters arrive in host
+// memory (the program's parameter buffers, in their device layouts) and are copied to HBM over
+// PCIe; then one kernel per instruction that computes something runs, in schedule order, each
+// waiting for its own DMAs and vector work before the next begins; then the outputs are copied
+// back to host memory (the program's output buffers). Labels `device_begin` and `device_end`
+// bracket the kernels, and each kernel's work lies between its KernelInfo's two labels.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/hlo/ir.h"
+#include "isa/program.pb.h"
+#include "isa/shape.h"
+
+namespace tpusim::compiler {
+
+// What the compiler needs to know of the machine (sim/ fills it from the ArchConfig).
+struct CompileOptions {
+  isa::Target target;
+  uint64_t hbm_capacity_bytes = 0;
+  uint64_t vmem_capacity_bytes = 0;
+  uint64_t smem_capacity_bytes = 0;
+  uint64_t host_capacity_bytes = 0;
+};
+
+// One HLO instruction (or fusion) that became a kernel.
+struct KernelInfo {
+  std::string name;       // the instruction's
+  std::string opcode;     // "fusion", "add", ...
+  std::string category;   // the XLA profiler's hlo_category: "elementwise", "convolution", "data formatting", ...
+  std::string long_name;  // the instruction's HLO text
+  std::string begin_label;
+  std::string end_label;
+  double flops = 0;             // as XLA's cost analysis counts them
+  uint64_t bytes_accessed = 0;  // operands read plus results written, logical sizes
+};
+
+// An entry parameter or output leaf: its device copy in HBM and its host buffer.
+struct ModuleArray {
+  std::string name;         // the HLO parameter's name, or "output.N"
+  int index = 0;            // parameter number, or output leaf number
+  isa::Shape shape;         // with its device layout
+  uint64_t hbm_address = 0;
+  uint64_t size_bytes = 0;
+  std::string host_buffer;  // the program buffer holding it in host memory
+};
+
+struct CompiledModule {
+  std::string assembly;  // the program's text
+  isa::Program program;  // Assemble(assembly)
+  std::vector<KernelInfo> kernels;
+  std::vector<ModuleArray> parameters;
+  std::vector<ModuleArray> outputs;
+  uint64_t hbm_peak_bytes = 0;
+};
+
+// Compiles `module` (parsed and verified; its layouts are assigned here). Throws tpusim::Error for
+// an operation the compiler cannot lower, naming the instruction, its shape and its source line,
+// and for a module that does not fit the machine.
+CompiledModule Compile(hlo::Module& module, const CompileOptions& options);
+
+}  // namespace tpusim::compiler

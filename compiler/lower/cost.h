@@ -1,0 +1,25 @@
+// What the XLA profiler shows of an op: its category, FLOPs and bytes accessed, counted as XLA's
+// HloCostAnalysis counts them: an element-wise op costs one FLOP per output element (a fusion:
+// the sum over its operations; transcendental ops and data movement count none), a dot
+// 2 x M x N x K; bytes accessed are the operands' and results' logical sizes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "compiler/hlo/ir.h"
+
+namespace tpusim::compiler {
+
+struct KernelCost {
+  std::string category;  // hlo_category: "non-fusion elementwise", "loop fusion", "convolution", "data formatting", ...
+  double flops = 0;
+  uint64_t bytes_accessed = 0;
+};
+
+KernelCost CostOf(const hlo::Instruction& instruction);
+
+// Logical bytes of a shape (tuples: the sum of the leaves; tokens: 0).
+uint64_t LogicalBytes(const isa::Shape& shape);
+
+}  // namespace tpusim::compiler

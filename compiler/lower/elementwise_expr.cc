@@ -1,0 +1,246 @@
+#include "compiler/lower/elementwise_expr.h"
+
+#include <bit>
+#include <cstring>
+#include <unordered_map>
+
+#include "compiler/lower/kernel.h"
+#include "isa/error.h"
+
+namespace tpusim::compiler {
+namespace {
+
+using hlo::Opcode;
+
+bool IsSupportedType(isa::ElementType type) {
+  return type == isa::ElementType::kF32 || type == isa::ElementType::kBF16 || type == isa::ElementType::kS32 ||
+         type == isa::ElementType::kU32 || type == isa::ElementType::kPred;
+}
+
+class Builder {
+ public:
+  explicit Builder(const hlo::Instruction& kernel) : kernel_(kernel) {}
+
+  // Leaves: instruction -> kernel operand number.
+  void AddLeaf(const hlo::Instruction* leaf, int operand) { leaves_[leaf] = operand; }
+
+  int Visit(const hlo::Instruction* x) {
+    if (const auto it = visited_.find(x); it != visited_.end()) return it->second;
+    const int node = Build(x);
+    visited_[x] = node;
+    return node;
+  }
+
+  ElementwiseExpr Take() { return std::move(expr_); }
+  ElementwiseExpr& expr() { return expr_; }
+
+ private:
+  int Add(ExprNode node) {
+    expr_.nodes.push_back(std::move(node));
+    return static_cast<int>(expr_.nodes.size()) - 1;
+  }
+
+  void CheckType(const hlo::Instruction& x) {
+    if (x.shape().is_tuple || !IsSupportedType(x.shape().element_type)) {
+      CannotLower(kernel_, "'" + x.name() + "' has type " + isa::ToString(x.shape()) +
+                               "; element-wise kernels hold f32, bf16, s32, u32 and pred");
+    }
+  }
+
+  int Build(const hlo::Instruction* x) {
+    CheckType(*x);
+    const isa::ElementType type = x->shape().element_type;
+    if (const auto leaf = leaves_.find(x); leaf != leaves_.end()) {
+      ExprNode node;
+      node.hlo = x;
+      node.type = type;
+      node.operand = leaf->second;
+      if (x->shape().rank() == 0) {
+        node.kind = ExprNode::Kind::kScalar;
+      } else if (x->shape().dims == kernel_dims()) {
+        node.kind = ExprNode::Kind::kLoad;
+      } else {
+        CannotLower(kernel_, "operand '" + x->name() + "' " + isa::ToString(x->shape()) +
+                                 " is neither a scalar nor of the result's dims (broadcasts of arrays are not lowered yet)");
+      }
+      if (type == isa::ElementType::kPred) {
+        CannotLower(kernel_, "pred operand '" + x->name() + "' in memory (pred arrays are not lowered yet)");
+      }
+      return Add(node);
+    }
+    switch (x->opcode()) {
+      case Opcode::kConstant: {
+        if (x->shape().rank() != 0 || x->literal() == nullptr) {
+          CannotLower(kernel_, "constant '" + x->name() + "' is not a scalar (array constants in element-wise kernels are not lowered yet)");
+        }
+        ExprNode node;
+        node.kind = ExprNode::Kind::kConstant;
+        node.hlo = x;
+        node.type = type;
+        const hlo::Literal& literal = *x->literal();
+        switch (DomainOf(type)) {
+          case Domain::kFloat:
+            node.bits = std::bit_cast<uint32_t>(static_cast<float>(literal.GetDouble(0)));
+            break;
+          case Domain::kInt:
+          case Domain::kPred:
+            node.bits = static_cast<uint32_t>(literal.GetInt(0));
+            break;
+        }
+        return Add(node);
+      }
+      case Opcode::kBroadcast:
+        if (x->operand(0)->shape().rank() != 0) {
+          CannotLower(kernel_, "broadcast '" + x->name() + "' of a non-scalar (not lowered yet)");
+        }
+        return Visit(x->operand(0));
+      case Opcode::kCopy:
+      case Opcode::kReshape:
+      case Opcode::kBitcast:
+        // Inside a tile these move nothing when the dims stay the same.
+        if (x->operand(0)->shape().dims != x->shape().dims || x->operand(0)->shape().element_type != type) {
+          CannotLower(kernel_, std::string(hlo::OpcodeName(x->opcode())) + " '" + x->name() +
+                                   "' changes the dims (not lowered inside element-wise kernels yet)");
+        }
+        return Visit(x->operand(0));
+      default:
+        break;
+    }
+    if (!IsElementwiseOpcode(x->opcode())) {
+      CannotLower(kernel_, std::string(hlo::OpcodeName(x->opcode())) + " '" + x->name() +
+                               "' is not an element-wise operation the VPU kernels lower");
+    }
+    if (x->opcode() == Opcode::kCompare) {
+      if (x->HasAttribute("type") && x->GetIdentifier("type") == "TOTALORDER") {
+        CannotLower(kernel_, "compare '" + x->name() + "' with type=TOTALORDER (not lowered yet)");
+      }
+    }
+    ExprNode node;
+    node.kind = ExprNode::Kind::kOp;
+    node.hlo = x;
+    node.type = type;
+    for (const hlo::Instruction* operand : x->operands()) {
+      CheckType(*operand);
+      node.inputs.push_back(Visit(operand));
+    }
+    return Add(node);
+  }
+
+  const std::vector<int64_t>& kernel_dims() const {
+    const isa::Shape& shape = kernel_.shape().is_tuple ? kernel_.shape().tuple_shapes.at(0) : kernel_.shape();
+    return shape.dims;
+  }
+
+  const hlo::Instruction& kernel_;
+  std::unordered_map<const hlo::Instruction*, int> leaves_;
+  std::unordered_map<const hlo::Instruction*, int> visited_;
+  ElementwiseExpr expr_;
+};
+
+}  // namespace
+
+Domain DomainOf(isa::ElementType type) {
+  switch (type) {
+    case isa::ElementType::kF32:
+    case isa::ElementType::kBF16:
+      return Domain::kFloat;
+    case isa::ElementType::kS32:
+    case isa::ElementType::kU32:
+      return Domain::kInt;
+    case isa::ElementType::kPred:
+      return Domain::kPred;
+    default:
+      throw Error("element type " + std::string(isa::ElementTypeName(type)) + " is not held in vector registers");
+  }
+}
+
+bool IsElementwiseOpcode(hlo::Opcode opcode) {
+  switch (opcode) {
+    case Opcode::kAdd: case Opcode::kSubtract: case Opcode::kMultiply: case Opcode::kDivide:
+    case Opcode::kMaximum: case Opcode::kMinimum: case Opcode::kRemainder:
+    case Opcode::kNegate: case Opcode::kAbs:
+    case Opcode::kExp: case Opcode::kLog: case Opcode::kRsqrt: case Opcode::kSqrt: case Opcode::kTanh:
+    case Opcode::kLogistic:
+    case Opcode::kAnd: case Opcode::kOr: case Opcode::kXor: case Opcode::kNot:
+    case Opcode::kShiftLeft: case Opcode::kShiftRightArithmetic: case Opcode::kShiftRightLogical:
+    case Opcode::kCompare: case Opcode::kSelect: case Opcode::kClamp: case Opcode::kConvert:
+      return true;
+    default:
+      return false;
+  }
+}
+
+ElementwiseExpr BuildElementwiseExpr(const hlo::Instruction& instruction) {
+  Builder builder(instruction);
+  const hlo::Instruction* root = &instruction;
+  if (instruction.opcode() == Opcode::kFusion) {
+    const hlo::Computation* fused = instruction.GetComputation("calls");
+    for (const hlo::Instruction* parameter : fused->parameters()) {
+      builder.AddLeaf(parameter, static_cast<int>(parameter->parameter_number()));
+    }
+    root = fused->root();
+  } else {
+    if (!IsElementwiseOpcode(instruction.opcode())) {
+      CannotLower(instruction, "not an element-wise operation");
+    }
+    for (std::size_t i = 0; i < instruction.operand_count(); ++i) {
+      builder.AddLeaf(instruction.operand(i), static_cast<int>(i));
+    }
+  }
+  std::vector<const hlo::Instruction*> outputs;
+  if (root->opcode() == Opcode::kTuple) {
+    for (const hlo::Instruction* element : root->operands()) outputs.push_back(element);
+  } else {
+    outputs.push_back(root);
+  }
+  std::vector<int> output_nodes;
+  for (const hlo::Instruction* output : outputs) {
+    if (output->shape().is_tuple || output->shape().dims != (instruction.shape().is_tuple
+                                                                  ? instruction.shape().tuple_shapes.at(0).dims
+                                                                  : instruction.shape().dims)) {
+      CannotLower(instruction, "the results do not all have the same dims (not lowered yet)");
+    }
+    if (output->shape().element_type == isa::ElementType::kPred) {
+      CannotLower(instruction, "a pred result in memory (pred arrays are not lowered yet)");
+    }
+    output_nodes.push_back(builder.Visit(output));
+  }
+  ElementwiseExpr expr = builder.Take();
+  expr.outputs = std::move(output_nodes);
+  return expr;
+}
+
+bool PreservesZero(const ElementwiseExpr& expr, int node) {
+  const ExprNode& n = expr.nodes.at(node);
+  switch (n.kind) {
+    case ExprNode::Kind::kLoad:
+      return true;
+    case ExprNode::Kind::kScalar:
+      return false;
+    case ExprNode::Kind::kConstant:
+      return n.bits == 0 || (DomainOf(n.type) == Domain::kFloat && n.bits == 0x80000000u);
+    case ExprNode::Kind::kOp:
+      break;
+  }
+  const auto all_inputs = [&] {
+    for (int input : n.inputs) {
+      if (!PreservesZero(expr, input)) return false;
+    }
+    return true;
+  };
+  switch (n.hlo->opcode()) {
+    case Opcode::kAdd: case Opcode::kSubtract: case Opcode::kMultiply: case Opcode::kMaximum:
+    case Opcode::kMinimum: case Opcode::kNegate: case Opcode::kAbs: case Opcode::kSqrt: case Opcode::kTanh:
+    case Opcode::kAnd: case Opcode::kOr: case Opcode::kXor: case Opcode::kShiftLeft:
+    case Opcode::kShiftRightArithmetic: case Opcode::kShiftRightLogical: case Opcode::kClamp:
+      return all_inputs();
+    case Opcode::kConvert:
+      return DomainOf(expr.nodes.at(n.inputs[0]).type) != Domain::kPred && all_inputs();
+    case Opcode::kSelect:  // either branch is zero there, whichever the predicate picks
+      return PreservesZero(expr, n.inputs[1]) && PreservesZero(expr, n.inputs[2]);
+    default:
+      return false;
+  }
+}
+
+}  // namespace tpusim::compiler

@@ -1,0 +1,51 @@
+// The expression an element-wise kernel evaluates per tile: a DAG of element-wise HLO operations
+// over the kernel's operands (streamed tiles of arrays with the output's dims, or scalars
+// broadcast to every element) and scalar constants. Built from one element-wise instruction or
+// from a fusion whose computation holds only such operations (plus scalar broadcasts, converts
+// and same-shape copies/reshapes); anything else is refused with the reason.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/hlo/ir.h"
+#include "isa/element_type.h"
+
+namespace tpusim::compiler {
+
+// How a value is held in a vector register: f32 words (f32, and bf16 rounded to bf16), 32-bit
+// integers (s32, u32), or a mask register (pred).
+enum class Domain { kFloat, kInt, kPred };
+
+struct ExprNode {
+  enum class Kind { kLoad, kScalar, kConstant, kOp };
+  Kind kind = Kind::kOp;
+  const hlo::Instruction* hlo = nullptr;  // the operation (kOp), or the value's instruction
+  isa::ElementType type = isa::ElementType::kF32;  // the value's element type
+  std::vector<int> inputs;                // node numbers (kOp)
+  int operand = -1;                       // kernel operand number (kLoad, kScalar)
+  uint32_t bits = 0;                      // kConstant: the 32-bit word in its domain (pred: 0 or 1)
+};
+
+struct ElementwiseExpr {
+  std::vector<ExprNode> nodes;  // operands before users
+  std::vector<int> outputs;     // node of each result leaf
+};
+
+Domain DomainOf(isa::ElementType type);  // throws for a type the VPU kernels do not hold
+
+// Whether `opcode` is one the element-wise kernels compute.
+bool IsElementwiseOpcode(hlo::Opcode opcode);
+
+// The expression of `instruction`: an element-wise op (its operands are the kernel's operands)
+// or a fusion (its computation's parameters are). Throws (CannotLower) with the reason when it is
+// not element-wise.
+ElementwiseExpr BuildElementwiseExpr(const hlo::Instruction& instruction);
+
+// Whether every element that is zero in every loaded operand is zero in node `node` (so the
+// zero padding of the operands' tiles stays zero without masking).
+bool PreservesZero(const ElementwiseExpr& expr, int node);
+
+}  // namespace tpusim::compiler

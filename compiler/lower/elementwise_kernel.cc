@@ -1,0 +1,582 @@
+#include "compiler/lower/elementwise_kernel.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "compiler/lower/elementwise_expr.h"
+#include "compiler/lower/vtile.h"
+#include "isa/error.h"
+
+namespace tpusim::compiler {
+namespace {
+
+using hlo::Opcode;
+
+constexpr uint64_t kMaxBlockBytesPerArray = 512 * 1024;
+// Semaphores of the kernel: loads landed in buffer 0/1, stores done from buffer 0/1, VPU done.
+constexpr uint32_t kLoadSem[2] = {0, 1};
+constexpr uint32_t kStoreSem[2] = {2, 3};
+constexpr uint32_t kVpuSem = 4;
+constexpr uint32_t kSmemSem = 5;
+// Scalar registers: tile offsets within a block for 4-byte and 2-byte arrays, loop counters, temp.
+constexpr int kOffset32 = 26;
+constexpr int kOffset16 = 27;
+constexpr int kTileCounter = 28;
+constexpr int kStripCounter = 29;
+constexpr int kScalarTemp = 5;
+// Mask registers: the partial strip's rows (or a rank-1 tail), the last tile's lanes, both.
+constexpr int kRowMask = 0;
+constexpr int kLaneMask = 1;
+constexpr int kBothMask = 2;
+constexpr int kFirstTempMask = 3;
+constexpr int kMaskRegisters = 8;
+
+enum Variant { kNone = 0, kRow = 1, kLane = 2, kBoth = 3 };
+
+uint64_t AlignUp(uint64_t value, uint64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
+
+std::string CompareSuffix(const std::string& direction) {
+  if (direction == "EQ") return "eq";
+  if (direction == "NE") return "ne";
+  if (direction == "LT") return "lt";
+  if (direction == "LE") return "le";
+  if (direction == "GT") return "gt";
+  if (direction == "GE") return "ge";
+  throw Error("unknown comparison direction " + direction);
+}
+
+// A streamed array: an operand read tile by tile, or a result written so.
+struct Stream {
+  const DeviceBuffer* buffer = nullptr;
+  VtileGeometry geometry;
+  uint64_t vmem[2] = {0, 0};
+};
+
+class Emitter {
+ public:
+  Emitter(KernelContext& context, ElementwiseExpr expr) : c_(context), out_(context.out), expr_(std::move(expr)) {}
+
+  void Run() {
+    const isa::Target& target = out_.target();
+    sublanes_ = target.sublanes();
+    lanes_ = target.lanes();
+    if (target.semaphores() < 6) CannotLower(c_.instruction, "element-wise kernels need 6 semaphores");
+    Plan();
+    EmitPrologue();
+    EmitBlocks();
+  }
+
+ private:
+  // ---- planning ----
+  void Plan() {
+    const DeviceBuffer* first_output = c_.results.at(0);
+    const auto geometry = GetVtileGeometry(first_output->shape, sublanes_, lanes_);
+    if (!geometry) CannotLower(c_.instruction, "its layout is not one the element-wise kernels stream (T(8,128), T(8,128)(2,1), T(1024)...)");
+    grid_ = *geometry;
+    for (std::size_t o = 0; o < c_.results.size(); ++o) {
+      const DeviceBuffer* buffer = c_.results[o];
+      if (!SameTiling(buffer->shape, first_output->shape, sublanes_, lanes_)) {
+        CannotLower(c_.instruction, "its results are not laid out alike");
+      }
+      outputs_.push_back({buffer, *GetVtileGeometry(buffer->shape, sublanes_, lanes_), {}});
+    }
+    for (const ExprNode& node : expr_.nodes) {
+      if (node.kind == ExprNode::Kind::kLoad && !loads_.contains(node.operand)) {
+        const DeviceBuffer* buffer = c_.operands.at(node.operand).at(0);
+        if (!SameTiling(buffer->shape, first_output->shape, sublanes_, lanes_)) {
+          CannotLower(c_.instruction, "operand " + std::to_string(node.operand) + " " + isa::ToString(buffer->shape) +
+                                          " is not laid out as the result " + isa::ToString(first_output->shape) +
+                                          " (re-tiling operands is not lowered yet)");
+        }
+        loads_[node.operand] = inputs_.size();
+        inputs_.push_back({buffer, *GetVtileGeometry(buffer->shape, sublanes_, lanes_), {}});
+      }
+      if (node.kind == ExprNode::Kind::kScalar) scalars_.insert(node.operand);
+    }
+    for (int output : expr_.outputs) {
+      if (!PreservesZero(expr_, output)) masked_ = true;
+    }
+    const bool has_padding = grid_.partial_rows != 0 || grid_.partial_lanes != 0 || grid_.partial_elements != 0;
+    masked_ = masked_ && has_padding;
+
+    // Blocks of whole strips, double-buffered, within VMEM and kMaxBlockBytesPerArray per array.
+    uint64_t strip_bytes = 0;
+    uint64_t widest_strip = 0;
+    for (const Stream* stream : AllStreams()) {
+      const uint64_t bytes = static_cast<uint64_t>(stream->geometry.strip_tiles * stream->geometry.tile_bytes);
+      strip_bytes += bytes;
+      widest_strip = std::max(widest_strip, bytes);
+    }
+    const uint64_t streams = AllStreams().size();
+    const uint64_t budget = c_.options.vmem_capacity_bytes - streams * 2 * 4096;  // alignment slack
+    int64_t strips = static_cast<int64_t>(std::min(budget / (2 * strip_bytes), kMaxBlockBytesPerArray / widest_strip));
+    if (strips < 1) {
+      if (2 * strip_bytes + streams * 2 * 4096 > c_.options.vmem_capacity_bytes) {
+        CannotLower(c_.instruction, "one strip of every operand and result, double-buffered, needs " +
+                                        std::to_string(2 * strip_bytes) + " bytes of VMEM (splitting strips is not lowered yet)");
+      }
+      strips = 1;
+    }
+    block_strips_ = std::min<int64_t>(strips, grid_.strips);
+    uint64_t cursor = 0;
+    for (Stream* stream : AllStreams()) {
+      const uint64_t bytes = AlignUp(std::max<uint64_t>(block_strips_ * stream->geometry.strip_tiles * stream->geometry.tile_bytes, 4096), 4096);
+      for (uint64_t& base : stream->vmem) {
+        base = cursor;
+        cursor += bytes;
+      }
+    }
+    if (cursor > c_.options.vmem_capacity_bytes) CannotLower(c_.instruction, "its blocks do not fit in VMEM");
+    PlanRegisters();
+  }
+
+  std::vector<Stream*> AllStreams() {
+    std::vector<Stream*> all;
+    for (Stream& s : inputs_) all.push_back(&s);
+    for (Stream& s : outputs_) all.push_back(&s);
+    return all;
+  }
+
+  // Constants and scalars live in registers for the whole kernel, from the last register down.
+  void PlanRegisters() {
+    int next_pinned = static_cast<int>(out_.target().vector_registers()) - 1;
+    for (std::size_t n = 0; n < expr_.nodes.size(); ++n) {
+      const ExprNode& node = expr_.nodes[n];
+      const bool pinned = node.kind == ExprNode::Kind::kScalar || node.kind == ExprNode::Kind::kConstant;
+      if (!pinned) continue;
+      if (node.kind == ExprNode::Kind::kScalar && scalar_reg_.contains(node.operand)) {
+        pinned_[static_cast<int>(n)] = scalar_reg_.at(node.operand);
+        continue;
+      }
+      if (DomainOf(node.type) == Domain::kPred) {
+        if (next_pinned_mask_ >= kMaskRegisters) CannotLower(c_.instruction, "too many pred constants");
+        pinned_[static_cast<int>(n)] = next_pinned_mask_++;
+        continue;
+      }
+      pinned_[static_cast<int>(n)] = next_pinned--;
+      if (node.kind == ExprNode::Kind::kScalar) scalar_reg_[node.operand] = pinned_.at(static_cast<int>(n));
+    }
+    zero_reg_ = next_pinned--;
+    one_reg_ = next_pinned--;
+    first_pinned_ = next_pinned + 1;
+    if (first_pinned_ < 8) CannotLower(c_.instruction, "too many scalars and constants for the vector registers");
+  }
+
+  // ---- code ----
+  void EmitPrologue() {
+    // Scalars: HBM -> SMEM, one word each, then broadcast.
+    if (!scalars_.empty()) {
+      uint64_t smem = 0;
+      std::map<int, uint64_t> where;
+      for (int operand : scalars_) {
+        const DeviceBuffer* buffer = c_.operands.at(operand).at(0);
+        EmitFlatDma(out_, "hbm", buffer->address, "smem", smem, buffer->size_bytes, kSmemSem, 0);
+        where[operand] = smem;
+        smem += 8;
+      }
+      out_.Emit("sem.wait sem[{}], {}", kSmemSem, scalars_.size());
+      for (int operand : scalars_) {
+        const isa::ElementType type = c_.operands.at(operand).at(0)->shape.element_type;
+        out_.Emit("ld.u32 s{}, smem[{:#x}]", kScalarTemp, where.at(operand));
+        if (type == isa::ElementType::kBF16) {
+          out_.Emit("and s{}, s{}, 0xffff", kScalarTemp, kScalarTemp);
+          out_.Emit("shl s{}, s{}, 16", kScalarTemp, kScalarTemp);
+        }
+        out_.Emit("vbcast v{}, s{}", scalar_reg_.at(operand), kScalarTemp);
+      }
+    }
+    for (const auto& [node, reg] : pinned_) {
+      const ExprNode& n = expr_.nodes[node];
+      if (n.kind != ExprNode::Kind::kConstant) continue;
+      if (DomainOf(n.type) == Domain::kPred) {
+        out_.Emit("vcmp.{}.s32 m{}, v0, v0", n.bits != 0 ? "eq" : "ne", reg);
+      } else {
+        out_.Emit("vbcast v{}, {:#x}", reg, n.bits);
+      }
+    }
+    bool converts_pred = false;
+    for (const ExprNode& node : expr_.nodes) {
+      if (node.kind == ExprNode::Kind::kOp && node.hlo->opcode() == Opcode::kConvert &&
+          (DomainOf(node.type) == Domain::kPred || DomainOf(expr_.nodes[node.inputs[0]].type) == Domain::kPred)) {
+        converts_pred = true;
+      }
+    }
+    if (masked_ || converts_pred) out_.Emit("vbcast v{}, 0", zero_reg_);
+    if (converts_pred) out_.Emit("vbcast v{}, 0x3f800000", one_reg_);  // 1.0f
+    if (masked_) {
+      if (grid_.partial_elements != 0) {
+        // Rank <= 1: element sublane * L + lane of the last tile is valid below partial_elements.
+        out_.Emit("vsublaneid v0");
+        out_.Emit("vbcast v1, {}", lanes_);
+        out_.Emit("vmul.s32 v0, v0, v1");
+        out_.Emit("vlaneid v1");
+        out_.Emit("vadd.s32 v0, v0, v1");
+        out_.Emit("vbcast v1, {}", grid_.partial_elements);
+        out_.Emit("vcmp.lt.s32 m{}, v0, v1", kRowMask);
+      }
+      if (grid_.partial_rows != 0) {
+        out_.Emit("vsublaneid v0");
+        out_.Emit("vbcast v1, {}", grid_.partial_rows);
+        out_.Emit("vcmp.lt.s32 m{}, v0, v1", kRowMask);
+      }
+      if (grid_.partial_lanes != 0) {
+        out_.Emit("vlaneid v0");
+        out_.Emit("vbcast v1, {}", grid_.partial_lanes);
+        out_.Emit("vcmp.lt.s32 m{}, v0, v1", kLaneMask);
+        if (grid_.partial_rows != 0) out_.Emit("mand m{}, m{}, m{}", kBothMask, kRowMask, kLaneMask);
+      }
+    }
+  }
+
+  void EmitBlockLoads(int64_t block, int buffer) {
+    const uint32_t engines = out_.target().dma_engines();
+    for (std::size_t i = 0; i < inputs_.size(); ++i) {
+      const Stream& s = inputs_[i];
+      const auto [offset, bytes] = BlockBytes(s, block);
+      EmitFlatDma(out_, "hbm", s.buffer->address + offset, "vmem", s.vmem[buffer], bytes, kLoadSem[buffer],
+                  static_cast<uint32_t>(i % engines));
+    }
+  }
+
+  // Byte offset and size of block `block` of a stream.
+  std::pair<uint64_t, uint64_t> BlockBytes(const Stream& s, int64_t block) const {
+    const int64_t first_strip = block * block_strips_;
+    const int64_t strips = std::min(block_strips_, grid_.strips - first_strip);
+    if (s.buffer->shape.rank() == 0) return {0, s.buffer->size_bytes};
+    const uint64_t tile_bytes = s.geometry.tile_bytes;
+    return {first_strip * s.geometry.strip_tiles * tile_bytes, strips * s.geometry.strip_tiles * tile_bytes};
+  }
+
+  void EmitBlocks() {
+    const int64_t blocks = (grid_.strips + block_strips_ - 1) / block_strips_;
+    const uint32_t engines = out_.target().dma_engines();
+    if (!inputs_.empty()) EmitBlockLoads(0, 0);
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int buffer = static_cast<int>(b % 2);
+      out_.Comment(fmt::format("block {} of {}", b + 1, blocks));
+      if (b + 1 < blocks && !inputs_.empty()) EmitBlockLoads(b + 1, 1 - buffer);
+      if (!inputs_.empty()) out_.Emit("sem.wait sem[{}], {}", kLoadSem[buffer], inputs_.size());
+      if (b >= 2) out_.Emit("sem.wait sem[{}], {}", kStoreSem[buffer], outputs_.size());
+      EmitBlockCompute(b, buffer);
+      out_.Emit("vpu.signal sem[{}], 1", kVpuSem);
+      out_.Emit("sem.wait sem[{}], 1", kVpuSem);
+      for (std::size_t o = 0; o < outputs_.size(); ++o) {
+        const Stream& s = outputs_[o];
+        const auto [offset, bytes] = BlockBytes(s, b);
+        EmitFlatDma(out_, "vmem", s.vmem[buffer], "hbm", s.buffer->address + offset, bytes, kStoreSem[buffer],
+                    static_cast<uint32_t>((inputs_.size() + o) % engines));
+      }
+    }
+    for (int64_t b = std::max<int64_t>(0, blocks - 2); b < blocks; ++b) {
+      out_.Emit("sem.wait sem[{}], {}", kStoreSem[b % 2], outputs_.size());
+    }
+  }
+
+  bool IsPartialStrip(int64_t strip) const {
+    const bool any = grid_.partial_rows != 0 || grid_.partial_elements != 0;
+    return masked_ && any && strip % grid_.strips_per_matrix == grid_.strips_per_matrix - 1;
+  }
+
+  void EmitBlockCompute(int64_t block, int buffer) {
+    buffer_ = buffer;
+    out_.Emit("mov s{}, 0", kOffset32);
+    out_.Emit("mov s{}, 0", kOffset16);
+    const int64_t first = block * block_strips_;
+    const int64_t last = std::min(grid_.strips, first + block_strips_);
+    const bool lane_masked = masked_ && grid_.partial_lanes != 0;
+    for (int64_t s = first; s < last;) {
+      const bool partial = IsPartialStrip(s);
+      int64_t run = 0;
+      while (s + run < last && IsPartialStrip(s + run) == partial) ++run;
+      const Variant base = partial ? kRow : kNone;
+      if (!lane_masked) {
+        EmitLoop(kTileCounter, run * grid_.strip_tiles, [&] { EmitBody(base); });
+      } else {
+        EmitLoop(kStripCounter, run, [&] {
+          EmitLoop(kTileCounter, grid_.strip_tiles - 1, [&] { EmitBody(base); });
+          EmitBody(static_cast<Variant>(base | kLane));
+        });
+      }
+      s += run;
+    }
+  }
+
+  template <typename Body>
+  void EmitLoop(int counter, int64_t count, Body body) {
+    if (count <= 0) return;
+    if (count == 1) {
+      body();
+      return;
+    }
+    const std::string label = out_.NewLabel(c_.instruction.name() + ".loop");
+    out_.Emit("mov s{}, {}", counter, count);
+    out_.Bind(label);
+    body();
+    out_.Emit("loop s{}, {}", counter, label);
+  }
+
+  // ---- one tile ----
+  std::string Address(const Stream& s) const {
+    const int reg = s.geometry.element_bits == 32 ? kOffset32 : kOffset16;
+    return fmt::format("vmem[s{} + {:#x}]", reg, s.vmem[buffer_]);
+  }
+
+  int AllocVreg() {
+    for (int r = 0; r < first_pinned_; ++r) {
+      if (!vreg_used_[r]) {
+        vreg_used_[r] = true;
+        return r;
+      }
+    }
+    CannotLower(c_.instruction, "its expression needs more vector registers than the machine has");
+  }
+  int AllocMask() {
+    for (int r = kFirstTempMask; r < kMaskRegisters; ++r) {
+      if (r >= next_pinned_mask_ && !mask_used_[r]) {
+        mask_used_[r] = true;
+        return r;
+      }
+    }
+    CannotLower(c_.instruction, "its expression needs more mask registers than the machine has");
+  }
+
+  void EmitBody(Variant variant) {
+    vreg_used_.assign(64, false);
+    mask_used_.assign(kMaskRegisters, false);
+    // Last use of each node within the body (outputs are used at the end).
+    const int end = static_cast<int>(expr_.nodes.size());
+    std::vector<int> last_use(expr_.nodes.size(), -1);
+    for (int n = 0; n < end; ++n) {
+      for (int input : expr_.nodes[n].inputs) last_use[input] = n;
+    }
+    for (int output : expr_.outputs) last_use[output] = end;
+    reg_.assign(expr_.nodes.size(), -1);
+    for (int n = 0; n < end; ++n) {
+      const ExprNode& node = expr_.nodes[n];
+      if (last_use[n] < 0) continue;  // dead
+      if (pinned_.contains(n)) {
+        reg_[n] = pinned_.at(n);
+      } else if (node.kind == ExprNode::Kind::kLoad) {
+        const Stream& s = inputs_[loads_.at(node.operand)];
+        const int r = AllocVreg();
+        if (s.geometry.element_bits == 32) {
+          out_.Emit("vld v{}, {}", r, Address(s));
+        } else {
+          out_.Emit("vld v{}, {}, sublanes=0xf", r, Address(s));
+          out_.Emit("vunpack.lo.bf16 v{}, v{}", r, r);
+        }
+        reg_[n] = r;
+      } else {
+        EmitOp(n);
+      }
+      for (int input : node.inputs) {
+        if (last_use[input] == n) Release(input);
+      }
+    }
+    for (std::size_t o = 0; o < outputs_.size(); ++o) {
+      const Stream& s = outputs_[o];
+      int value = reg_[expr_.outputs[o]];
+      const int temp = AllocVreg();
+      if (variant != kNone) {
+        const int mask = variant == kRow ? kRowMask : variant == kLane ? kLaneMask : kBothMask;
+        out_.Emit("vsel v{}, m{}, v{}, v{}", temp, mask, value, zero_reg_);
+        value = temp;
+      }
+      if (s.geometry.element_bits == 32) {
+        out_.Emit("vst v{}, {}", value, Address(s));
+      } else {
+        out_.Emit("vpack.bf16 v{}, v{}, v{}", temp, value, value);
+        out_.Emit("vst v{}, {}, sublanes=0xf", temp, Address(s));
+      }
+      vreg_used_[temp] = false;
+    }
+    bool any32 = false;
+    bool any16 = false;
+    for (Stream* s : AllStreams()) {
+      if (s->buffer->shape.rank() == 0) continue;
+      (s->geometry.element_bits == 32 ? any32 : any16) = true;
+    }
+    if (any32) out_.Emit("add s{}, s{}, {:#x}", kOffset32, kOffset32, sublanes_ * lanes_ * 4);
+    if (any16) out_.Emit("add s{}, s{}, {:#x}", kOffset16, kOffset16, sublanes_ * lanes_ * 2);
+  }
+
+  void Release(int node) {
+    if (pinned_.contains(node) || reg_[node] < 0) return;
+    if (DomainOf(expr_.nodes[node].type) == Domain::kPred) {
+      mask_used_[reg_[node]] = false;
+    } else {
+      vreg_used_[reg_[node]] = false;
+    }
+  }
+
+  void EmitOp(int n) {
+    const ExprNode& node = expr_.nodes[n];
+    const hlo::Instruction& x = *node.hlo;
+    const Domain domain = DomainOf(node.type);
+    const auto in = [&](int i) { return reg_[node.inputs.at(i)]; };
+    const auto in_type = [&](int i) { return expr_.nodes[node.inputs.at(i)].type; };
+    const bool is_unsigned = node.type == isa::ElementType::kU32;
+    if (domain == Domain::kPred) {
+      const int d = AllocMask();
+      reg_[n] = d;
+      switch (x.opcode()) {
+        case Opcode::kCompare: {
+          const std::string direction = x.GetIdentifier("direction");
+          const isa::ElementType t = in_type(0);
+          if (DomainOf(t) == Domain::kPred) {
+            if (direction != "EQ" && direction != "NE") CannotLower(c_.instruction, "ordered compare of preds");
+            out_.Emit("mxor m{}, m{}, m{}", d, in(0), in(1));
+            if (direction == "EQ") out_.Emit("mnot m{}, m{}", d, d);
+            return;
+          }
+          std::string suffix = DomainOf(t) == Domain::kFloat ? "f32" : t == isa::ElementType::kU32 ? "u32" : "s32";
+          if (suffix == "u32" && (direction == "EQ" || direction == "NE")) suffix = "s32";
+          out_.Emit("vcmp.{}.{} m{}, v{}, v{}", CompareSuffix(direction), suffix, d, in(0), in(1));
+          return;
+        }
+        case Opcode::kAnd: out_.Emit("mand m{}, m{}, m{}", d, in(0), in(1)); return;
+        case Opcode::kOr: out_.Emit("mor m{}, m{}, m{}", d, in(0), in(1)); return;
+        case Opcode::kXor: out_.Emit("mxor m{}, m{}, m{}", d, in(0), in(1)); return;
+        case Opcode::kNot: out_.Emit("mnot m{}, m{}", d, in(0)); return;
+        case Opcode::kSelect: {
+          const int t = AllocMask();
+          out_.Emit("mand m{}, m{}, m{}", t, in(0), in(1));
+          out_.Emit("mnot m{}, m{}", d, in(0));
+          out_.Emit("mand m{}, m{}, m{}", d, d, in(2));
+          out_.Emit("mor m{}, m{}, m{}", d, d, t);
+          mask_used_[t] = false;
+          return;
+        }
+        case Opcode::kConvert: {
+          const isa::ElementType from = in_type(0);
+          if (DomainOf(from) == Domain::kPred) {
+            out_.Emit("mand m{}, m{}, m{}", d, in(0), in(0));
+          } else {
+            out_.Emit("vcmp.ne.{} m{}, v{}, v{}", DomainOf(from) == Domain::kFloat ? "f32" : "s32", d, in(0), zero_reg_);
+          }
+          return;
+        }
+        default:
+          CannotLower(c_.instruction, std::string(hlo::OpcodeName(x.opcode())) + " '" + x.name() + "' on pred");
+      }
+    }
+    const int d = AllocVreg();
+    reg_[n] = d;
+    const std::string f = domain == Domain::kFloat ? "f32" : "s32";
+    const std::string fu = domain == Domain::kFloat ? "f32" : is_unsigned ? "u32" : "s32";
+    bool round = node.type == isa::ElementType::kBF16;
+    switch (x.opcode()) {
+      case Opcode::kAdd: out_.Emit("vadd.{} v{}, v{}, v{}", f, d, in(0), in(1)); break;
+      case Opcode::kSubtract: out_.Emit("vsub.{} v{}, v{}, v{}", f, d, in(0), in(1)); break;
+      case Opcode::kMultiply: out_.Emit("vmul.{} v{}, v{}, v{}", f, d, in(0), in(1)); break;
+      case Opcode::kDivide: out_.Emit("vdiv.{} v{}, v{}, v{}", fu, d, in(0), in(1)); break;
+      case Opcode::kRemainder:
+        if (domain == Domain::kFloat) CannotLower(c_.instruction, "floating-point remainder (not lowered yet)");
+        out_.Emit("vrem.{} v{}, v{}, v{}", fu, d, in(0), in(1));
+        break;
+      case Opcode::kMaximum: out_.Emit("vmax.{} v{}, v{}, v{}", fu, d, in(0), in(1)); round = false; break;
+      case Opcode::kMinimum: out_.Emit("vmin.{} v{}, v{}, v{}", fu, d, in(0), in(1)); round = false; break;
+      case Opcode::kNegate: out_.Emit("vneg.{} v{}, v{}", f, d, in(0)); round = false; break;
+      case Opcode::kAbs: out_.Emit("vabs.{} v{}, v{}", f, d, in(0)); round = false; break;
+      case Opcode::kExp: case Opcode::kLog: case Opcode::kRsqrt: case Opcode::kSqrt: case Opcode::kTanh:
+      case Opcode::kLogistic: {
+        if (domain != Domain::kFloat) CannotLower(c_.instruction, "a transcendental op on integers");
+        const std::string name = x.opcode() == Opcode::kExp ? "vexp" : x.opcode() == Opcode::kLog ? "vlog"
+                               : x.opcode() == Opcode::kRsqrt ? "vrsqrt" : x.opcode() == Opcode::kSqrt ? "vsqrt"
+                               : x.opcode() == Opcode::kTanh ? "vtanh" : "vlogistic";
+        out_.Emit("{}.f32 v{}, v{}", name, d, in(0));
+        break;
+      }
+      case Opcode::kAnd: out_.Emit("vand v{}, v{}, v{}", d, in(0), in(1)); break;
+      case Opcode::kOr: out_.Emit("vor v{}, v{}, v{}", d, in(0), in(1)); break;
+      case Opcode::kXor: out_.Emit("vxor v{}, v{}, v{}", d, in(0), in(1)); break;
+      case Opcode::kNot: out_.Emit("vnot v{}, v{}", d, in(0)); break;
+      case Opcode::kShiftLeft: out_.Emit("vshl v{}, v{}, v{}", d, in(0), in(1)); break;
+      case Opcode::kShiftRightArithmetic: out_.Emit("vsra v{}, v{}, v{}", d, in(0), in(1)); break;
+      case Opcode::kShiftRightLogical: out_.Emit("vshr v{}, v{}, v{}", d, in(0), in(1)); break;
+      case Opcode::kSelect: out_.Emit("vsel v{}, m{}, v{}, v{}", d, in(0), in(1), in(2)); round = false; break;
+      case Opcode::kClamp:
+        out_.Emit("vmax.{} v{}, v{}, v{}", fu, d, in(1), in(0));
+        out_.Emit("vmin.{} v{}, v{}, v{}", fu, d, d, in(2));
+        round = false;
+        break;
+      case Opcode::kConvert:
+        round = EmitConvert(x, in_type(0), node.type, d, in(0));
+        break;
+      default:
+        CannotLower(c_.instruction, std::string(hlo::OpcodeName(x.opcode())) + " '" + x.name() + "'");
+    }
+    if (round && domain == Domain::kFloat) out_.Emit("vcvt.bf16.f32 v{}, v{}", d, d);
+  }
+
+  // Emits convert; returns whether the result still needs rounding to bf16.
+  bool EmitConvert(const hlo::Instruction& x, isa::ElementType from, isa::ElementType to, int d, int a) {
+    const Domain from_domain = DomainOf(from);
+    const Domain to_domain = DomainOf(to);
+    const auto refuse = [&] {
+      CannotLower(c_.instruction, "convert '" + x.name() + "' from " + std::string(isa::ElementTypeName(from)) + " to " +
+                                      std::string(isa::ElementTypeName(to)) + " (not lowered yet)");
+    };
+    if (from_domain == Domain::kPred) {
+      const int one = to_domain == Domain::kFloat ? one_reg_ : -1;
+      if (one < 0) {
+        out_.Emit("vbcast v{}, 1", d);
+        out_.Emit("vsel v{}, m{}, v{}, v{}", d, a, d, zero_reg_);
+      } else {
+        out_.Emit("vsel v{}, m{}, v{}, v{}", d, a, one, zero_reg_);
+      }
+      return false;
+    }
+    if (from_domain == Domain::kFloat && to_domain == Domain::kFloat) {
+      out_.Emit("vmov v{}, v{}", d, a);
+      return to == isa::ElementType::kBF16 && from != isa::ElementType::kBF16;
+    }
+    if (from_domain == Domain::kFloat && to == isa::ElementType::kS32) {
+      out_.Emit("vcvt.s32.f32 v{}, v{}", d, a);
+      return false;
+    }
+    if (from == isa::ElementType::kS32 && to == isa::ElementType::kF32) {
+      out_.Emit("vcvt.f32.s32 v{}, v{}", d, a);
+      return false;
+    }
+    if (from_domain == Domain::kInt && to_domain == Domain::kInt) {
+      out_.Emit("vmov v{}, v{}", d, a);
+      return false;
+    }
+    refuse();
+    return false;
+  }
+
+  KernelContext& c_;
+  AsmBuilder& out_;
+  ElementwiseExpr expr_;
+  int64_t sublanes_ = 8;
+  int64_t lanes_ = 128;
+  VtileGeometry grid_;
+  std::vector<Stream> inputs_;
+  std::vector<Stream> outputs_;
+  std::map<int, std::size_t> loads_;  // operand -> inputs_ index
+  std::set<int> scalars_;
+  std::map<int, int> scalar_reg_;     // operand -> vreg
+  std::map<int, int> pinned_;         // node -> register
+  int next_pinned_mask_ = kFirstTempMask;
+  int first_pinned_ = 32;
+  int zero_reg_ = 0;
+  int one_reg_ = 0;
+  bool masked_ = false;
+  int64_t block_strips_ = 1;
+  int buffer_ = 0;
+  std::vector<int> reg_;
+  std::vector<bool> vreg_used_;
+  std::vector<bool> mask_used_;
+};
+
+}  // namespace
+
+void EmitElementwiseKernel(KernelContext& context) {
+  Emitter(context, BuildElementwiseExpr(context.instruction)).Run();
+}
+
+}  // namespace tpusim::compiler

@@ -1,0 +1,22 @@
+#include "compiler/lower/kernel.h"
+
+#include "isa/error.h"
+
+namespace tpusim::compiler {
+
+void CannotLower(const hlo::Instruction& instruction, std::string_view why) {
+  throw Error(instruction.Describe() + ": cannot lower " + std::string(hlo::OpcodeName(instruction.opcode())) + " " +
+              isa::ToString(instruction.shape()) + ": " + std::string(why));
+}
+
+void EmitFlatDma(AsmBuilder& out, std::string_view from_space, uint64_t from, std::string_view to_space,
+                 uint64_t to, uint64_t bytes, uint32_t semaphore, uint32_t engine) {
+  // The bytes seen as a flat array of the widest words that divide them: the DMA copies them as
+  // they lie.
+  const int width = bytes % 4 == 0 ? 4 : bytes % 2 == 0 ? 2 : 1;
+  const std::string shape = fmt::format("u{}[{}]{{0}}", width * 8, bytes / width);
+  out.Emit("dma {}[{:#x}] -> {}[{:#x}], src={}, dst={}, size=[{}], sem=sem[{}], engine={}", from_space, from, to_space,
+           to, shape, shape, bytes / width, semaphore, engine);
+}
+
+}  // namespace tpusim::compiler

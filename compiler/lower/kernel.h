@@ -1,0 +1,35 @@
+// What a kernel emitter gets: the instruction it lowers, the HBM buffers of its operands and
+// results, the program builder, and the machine. Every kernel starts with all of VMEM, SMEM,
+// the semaphores and the DMA engines free, and must leave the semaphores at zero and every DMA
+// and vector instruction complete when it ends (compile.cc runs kernels one after another).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compiler/hlo/ir.h"
+#include "compiler/lower/asm_builder.h"
+#include "compiler/lower/compile.h"
+#include "compiler/passes/buffer_assignment.h"
+
+namespace tpusim::compiler {
+
+struct KernelContext {
+  AsmBuilder& out;
+  const CompileOptions& options;
+  const hlo::Instruction& instruction;
+  std::vector<std::vector<const DeviceBuffer*>> operands;  // each operand's leaves
+  std::vector<const DeviceBuffer*> results;                // the instruction's leaves
+};
+
+// "file:line:col: instruction 'x': cannot lower <opcode> <shape>: why" as a tpusim::Error.
+[[noreturn]] void CannotLower(const hlo::Instruction& instruction, std::string_view why);
+
+// A DMA of `bytes` contiguous bytes from `from_space[from]` to `to_space[to]`,
+// signalling `semaphore` on `engine`. Spaces by assembler name ("hbm", "vmem", ...).
+void EmitFlatDma(AsmBuilder& out, std::string_view from_space, uint64_t from, std::string_view to_space,
+                 uint64_t to, uint64_t bytes, uint32_t semaphore, uint32_t engine);
+
+}  // namespace tpusim::compiler

@@ -1,0 +1,55 @@
+// Buffer assignment: where every array the entry computation produces lives in HBM. The
+// instructions run one after another in `schedule` order; a value's buffer lives from the
+// instruction that writes it to the last instruction that reads it (through tuples,
+// get-tuple-element, bitcasts and other aliases), and buffers whose lives do not overlap share
+// addresses (first fit, 4 KiB aligned so every buffer starts on a whole vreg tile). Parameters,
+// constants and the root's arrays live for the whole program: parameters and outputs are dumped
+// after the run, constants are written before it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "compiler/hlo/ir.h"
+#include "isa/shape.h"
+
+namespace tpusim::compiler {
+
+inline constexpr uint64_t kBufferAlignmentBytes = 4096;
+
+// One array in device memory.
+struct DeviceBuffer {
+  std::string name;      // unique in the program: the defining instruction's name, plus ".N" for tuple leaves
+  isa::Shape shape;      // an array shape with its layout
+  uint64_t address = 0;  // byte address in HBM
+  uint64_t size_bytes = 0;  // the layout's byte size
+  std::size_t first = 0;    // schedule position that writes it
+  std::size_t last = 0;     // last schedule position that reads it
+};
+
+struct BufferAssignment {
+  std::vector<std::unique_ptr<DeviceBuffer>> buffers;
+  // Per instruction of the schedule: its arrays in flattening order (tuple leaves depth first);
+  // a token leaf is nullptr.
+  std::unordered_map<const hlo::Instruction*, std::vector<const DeviceBuffer*>> leaves;
+  uint64_t peak_bytes = 0;  // highest address in use
+};
+
+// True for instructions that name existing buffers instead of writing new ones: parameter,
+// tuple, get-tuple-element, bitcast, optimization-barrier, add-dependency, after-all.
+bool IsAliasingInstruction(const hlo::Instruction& instruction);
+
+// Instructions of `computation` in an order where operands (and control predecessors) come first:
+// the text's order when it already is one.
+std::vector<const hlo::Instruction*> Schedule(const hlo::Computation& computation);
+
+// Assigns HBM to the values of `schedule` (every instruction of one computation). Throws
+// tpusim::Error when the peak exceeds `hbm_capacity_bytes`, naming the peak, the capacity and
+// the instruction where it is reached.
+BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& schedule,
+                               uint64_t hbm_capacity_bytes);
+
+}  // namespace tpusim::compiler

@@ -1,0 +1,18 @@
+#include "sim/compile_options.h"
+
+#include "sim/chip/chip.h"
+
+namespace tpusim::sim {
+
+compiler::CompileOptions CompileOptionsFor(const ArchConfig& config) {
+  const ChipParams params = ChipParamsFromConfig(config);
+  compiler::CompileOptions options;
+  options.target = MachineTarget(config);
+  options.hbm_capacity_bytes = params.hbm.capacity_bytes;
+  options.vmem_capacity_bytes = params.vmem.capacity_bytes;
+  options.smem_capacity_bytes = params.smem.capacity_bytes;
+  options.host_capacity_bytes = params.host.capacity_bytes;
+  return options;
+}
+
+}  // namespace tpusim::sim

@@ -1,0 +1,49 @@
+#include "sim/memory_dump.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "isa/error.h"
+
+namespace tpusim::sim {
+namespace {
+
+std::string Quote(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+void DumpMemory(const compiler::CompiledModule& compiled, const Chip& chip, const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  const models::Memory* hbm = chip.memory(isa::MEMORY_SPACE_HBM);
+  std::string index = "[";
+  bool first = true;
+  const auto dump = [&](const compiler::ModuleArray& array, const std::string& role) {
+    const std::string file = fmt::format("{}_{}.bin", role, array.index);
+    const std::vector<uint8_t> bytes = hbm->Read(array.hbm_address, array.size_bytes);
+    std::ofstream out(std::filesystem::path(dir) / file, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    if (!out) throw Error(dir + "/" + file + ": cannot write");
+    index += fmt::format("{}\n  {{\"name\": {}, \"role\": \"{}\", \"shape\": {}, \"memory_space\": \"hbm\", "
+                         "\"address\": {}, \"size_bytes\": {}, \"file\": {}}}",
+                         first ? "" : ",", Quote(array.name), role, Quote(isa::ToString(array.shape)), array.hbm_address,
+                         array.size_bytes, Quote(file));
+    first = false;
+  };
+  for (const compiler::ModuleArray& array : compiled.parameters) dump(array, "parameter");
+  for (const compiler::ModuleArray& array : compiled.outputs) dump(array, "output");
+  index += "\n]\n";
+  std::ofstream out(std::filesystem::path(dir) / "index.json", std::ios::binary);
+  out << index;
+  if (!out) throw Error(dir + "/index.json: cannot write");
+}
+
+}  // namespace tpusim::sim

@@ -1,0 +1,38 @@
+#include "sim/module_loading.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "compiler/hlo/parser.h"
+#include "compiler/hlo/verifier.h"
+#include "isa/error.h"
+
+namespace tpusim::sim {
+namespace {
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+std::unique_ptr<hlo::Module> LoadModule(const std::string& path, bool verify) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot open for reading");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<hlo::Module> module = hlo::ParseModule(text.str(), path);
+  spdlog::info("parsed {} in {:.3f} s", path, SecondsSince(start));
+  if (verify) {
+    start = std::chrono::steady_clock::now();
+    hlo::Verify(*module);
+    spdlog::info("verified {} in {:.3f} s", path, SecondsSince(start));
+  }
+  return module;
+}
+
+}  // namespace tpusim::sim

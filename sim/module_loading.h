@@ -1,0 +1,15 @@
+// Reading an HLO module from a file for the commands that take one (parse, eval, compile, run).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "compiler/hlo/ir.h"
+
+namespace tpusim::sim {
+
+// Parses (and, with `verify`, verifies) the module at `path`. Throws tpusim::Error with
+// `path:line:col` for a bad module, or `PATH: cannot open for reading`.
+std::unique_ptr<hlo::Module> LoadModule(const std::string& path, bool verify);
+
+}  // namespace tpusim::sim

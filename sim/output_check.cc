@@ -1,0 +1,89 @@
+#include "sim/output_check.h"
+
+#include <fmt/format.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "isa/error.h"
+
+namespace tpusim::sim {
+namespace {
+
+// Position of a float's bits in the ordered list of its type's values (sign-magnitude to a line).
+int64_t OrderedPosition(uint64_t bits, int width) {
+  const uint64_t sign = uint64_t{1} << (width - 1);
+  const int64_t magnitude = static_cast<int64_t>(bits & (sign - 1));
+  return (bits & sign) ? -magnitude : magnitude;
+}
+
+std::string IndexText(const std::vector<int64_t>& dims, int64_t linear) {
+  std::vector<int64_t> index(dims.size());
+  for (std::size_t d = dims.size(); d-- > 0;) {
+    index[d] = linear % dims[d];
+    linear /= dims[d];
+  }
+  return fmt::format("[{}]", fmt::join(index, ", "));
+}
+
+}  // namespace
+
+CheckBound BoundFor(const hlo::Module&) {
+  return {0, "every operation the compiler lowers computes as XLA's evaluator does"};
+}
+
+CheckResult CompareOutputs(const std::vector<const hlo::Literal*>& expected, const std::vector<isa::NpyArray>& actual,
+                           const CheckBound& bound) {
+  if (expected.size() != actual.size()) {
+    throw Error(fmt::format("--check: the evaluator gives {} outputs and the simulation {}", expected.size(), actual.size()));
+  }
+  CheckResult result;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const hlo::Literal& want = *expected[i];
+    const isa::NpyArray& got = actual[i];
+    if (want.element_type() != got.type || want.dims() != got.dims) {
+      throw Error(fmt::format("--check: output {} is {} in the evaluator but {}[{}] in the simulation", i,
+                              isa::ToString(want.shape()), isa::ElementTypeName(got.type), fmt::join(got.dims, ",")));
+    }
+    const isa::ElementType type = want.element_type();
+    const int width = isa::ElementBitWidth(type);
+    const int bytes = isa::ElementByteWidth(type);
+    const bool is_float = isa::IsFloat(type);
+    const std::span<const uint8_t> a = want.bytes();
+    const hlo::Literal have = hlo::Literal::FromBytes(want.shape(), got.data);
+    for (int64_t e = 0; e < want.element_count(); ++e) {
+      uint64_t x = 0;
+      uint64_t y = 0;
+      std::memcpy(&x, a.data() + e * bytes, bytes);
+      std::memcpy(&y, got.data.data() + e * bytes, bytes);
+      if (x == y) continue;
+      uint64_t ulps = std::numeric_limits<uint64_t>::max();
+      if (is_float) {
+        const bool nan_x = std::isnan(want.GetDouble(e));
+        const bool nan_y = std::isnan(have.GetDouble(e));
+        if (nan_x && nan_y) continue;
+        if (!nan_x && !nan_y) {
+          const int64_t distance = OrderedPosition(x, width) - OrderedPosition(y, width);
+          ulps = static_cast<uint64_t>(distance < 0 ? -distance : distance);
+        }
+      }
+      const bool beyond = !is_float || ulps > bound.max_ulps;
+      if (beyond) ++result.mismatches;
+      if (ulps >= result.worst_ulps || (beyond && result.ok)) {
+        const double want_value = want.GetDouble(e);
+        const double got_value = have.GetDouble(e);
+        result.worst_ulps = std::max(result.worst_ulps, ulps);
+        result.worst_abs = std::abs(want_value - got_value);
+        result.worst = fmt::format("output {} element {}: expected {}, got {}{}", i, IndexText(want.dims(), e),
+                                   want_value, got_value,
+                                   is_float && ulps != std::numeric_limits<uint64_t>::max() ? fmt::format(" ({} ulp)", ulps) : "");
+      }
+      if (beyond) result.ok = false;
+    }
+  }
+  return result;
+}
+
+}  // namespace tpusim::sim

@@ -1,0 +1,41 @@
+// `tpusim run --check`: the simulated outputs against the reference evaluator's. The bound
+// depends on the operations the module contains (docs/compiler.md, "Checking"):
+//   - data movement, integer and pred operations, compares, selects, converts, and element-wise
+//     f32/bf16 arithmetic and transcendental functions: bit for bit, NaNs equal to NaNs. The VPU
+//     computes in f32 with IEEE rounding and rounds bf16 results once per operation, as XLA's
+//     evaluator does, and its transcendental unit calls the same C library functions on floats.
+// The difference of two floats is measured in units in the last place of their type (the
+// distance between their positions in the ordered list of that type's values).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/hlo/ir.h"
+#include "compiler/hlo/literal.h"
+#include "isa/npy.h"
+
+namespace tpusim::sim {
+
+struct CheckBound {
+  uint64_t max_ulps = 0;  // for floats; integers and preds are always exact
+  std::string reason;     // which operations set it
+};
+
+CheckBound BoundFor(const hlo::Module& module);
+
+struct CheckResult {
+  bool ok = true;
+  uint64_t worst_ulps = 0;      // over every float element
+  double worst_abs = 0;         // the absolute difference there
+  std::string worst;            // "output 0 element [3, 17]: expected 1.5, got 1.5000001 (1 ulp)"; empty if all equal
+  uint64_t mismatches = 0;      // elements beyond the bound
+};
+
+// Compares leaf i of `expected` with `actual[i]` (same types and dims; throws tpusim::Error
+// otherwise).
+CheckResult CompareOutputs(const std::vector<const hlo::Literal*>& expected, const std::vector<isa::NpyArray>& actual,
+                           const CheckBound& bound);
+
+}  // namespace tpusim::sim

@@ -1,0 +1,190 @@
+#include "sim/run_command.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/eval/evaluator.h"
+#include "compiler/lower/compile.h"
+#include "isa/error.h"
+#include "isa/npy.h"
+#include "sim/chip/chip.h"
+#include "sim/compile_options.h"
+#include "sim/config/load.h"
+#include "sim/config/presets.h"
+#include "sim/inputs.h"
+#include "sim/memory_dump.h"
+#include "sim/module_loading.h"
+#include "sim/module_report.h"
+#include "sim/output_check.h"
+
+namespace tpusim::sim {
+namespace {
+
+struct RunOptions {
+  std::string module_path;
+  std::string config = kDefaultPreset;
+  std::vector<std::string> overrides;
+  std::vector<std::string> inputs;
+  uint64_t seed = 0;
+  std::string out_dir;
+  bool check = false;
+  bool timing_only = false;
+  std::string report_path;
+  std::string dump_dir;
+};
+
+struct CompileCommandOptions {
+  std::string module_path;
+  std::string config = kDefaultPreset;
+  std::vector<std::string> overrides;
+  std::string output_path;
+};
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void AddConfigOptions(CLI::App* command, std::string& config, std::vector<std::string>& overrides) {
+  command->add_option("--config", config,
+                      "Config file, or the name of a preset in configs/ (tiny, tpu_v4, tpu_v5e, tpu_v6e)")
+      ->capture_default_str();
+  command->add_option("--set", overrides, "Override a config field: PATH=VALUE; repeatable")->allow_extra_args(false);
+}
+
+void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) throw Error(path + ": cannot write");
+}
+
+// The host-side arrays of the compiled program's parameter buffers, from the entry's arguments.
+std::map<std::string, isa::NpyArray> HostInputs(const compiler::CompiledModule& compiled,
+                                                const std::vector<hlo::Literal>& arguments) {
+  std::vector<const hlo::Literal*> leaves;
+  for (const hlo::Literal& argument : arguments) {
+    for (const hlo::Literal* leaf : FlattenLeaves(argument)) {
+      if (leaf->element_type() != isa::ElementType::kToken) leaves.push_back(leaf);
+    }
+  }
+  if (leaves.size() != compiled.parameters.size()) {
+    throw Error(fmt::format("the module's parameters have {} arrays but the program takes {}", leaves.size(),
+                            compiled.parameters.size()));
+  }
+  std::map<std::string, isa::NpyArray> inputs;
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    const hlo::Literal& leaf = *leaves[i];
+    inputs[compiled.parameters[i].host_buffer] =
+        isa::NpyArray{leaf.element_type(), leaf.dims(), std::vector<uint8_t>(leaf.bytes().begin(), leaf.bytes().end())};
+  }
+  return inputs;
+}
+
+void RunRun(const RunOptions& options) {
+  const ArchConfig config = LoadArchConfig(ResolveConfigPath(options.config), options.overrides);
+  std::unique_ptr<hlo::Module> module = LoadModule(options.module_path, true);
+  const std::vector<hlo::Literal> arguments = PrepareArguments(*module->entry(), options.inputs, options.seed);
+
+  // The reference result comes from the module as written (compiling assigns layouts).
+  std::unique_ptr<hlo::Module> reference = options.check ? LoadModule(options.module_path, false) : nullptr;
+
+  auto start = std::chrono::steady_clock::now();
+  const compiler::CompiledModule compiled = compiler::Compile(*module, CompileOptionsFor(config));
+  spdlog::info("compiled {} in {:.3f} s: {} kernels, {} instructions, {} bytes of HBM at the peak", options.module_path,
+               SecondsSince(start), compiled.kernels.size(), compiled.program.instructions_size(),
+               compiled.hbm_peak_bytes);
+
+  Chip chip(config);
+  chip.set_marked_labels(MarkedLabels(compiled));
+  start = std::chrono::steady_clock::now();
+  const RunReport run = chip.Run(compiled.program, HostInputs(compiled, arguments), options.timing_only);
+  spdlog::info("simulated {} in {:.3f} s", options.module_path, SecondsSince(start));
+  const ModuleReport report = MakeModuleReport(compiled, run, config);
+  fmt::print("{}", ModuleSummary(module->name(), report, run, config));
+
+  if (!options.out_dir.empty() && !options.timing_only) {
+    std::filesystem::create_directories(options.out_dir);
+    for (const OutputArray& output : run.outputs) {
+      const std::string path =
+          (std::filesystem::path(options.out_dir) / fmt::format("output_{}.npy", output.index)).string();
+      isa::WriteNpy(path, output.array.type, output.array.dims, output.array.data);
+    }
+  }
+  if (!options.dump_dir.empty()) DumpMemory(compiled, chip, options.dump_dir);
+  if (!options.report_path.empty()) WriteFile(options.report_path, ModuleReportJson(report, run, config, options.timing_only));
+
+  if (options.check) {
+    if (options.timing_only) throw Error("--check needs the data: it cannot be combined with --timing-only");
+    eval::EvaluatorOptions evaluator_options;
+    evaluator_options.seed = options.seed;
+    const eval::EvaluationResult expected = eval::EvaluateModule(*reference, arguments, std::move(evaluator_options));
+    std::vector<const hlo::Literal*> want;
+    for (const hlo::Literal* leaf : FlattenLeaves(expected.device_results.at(0))) {
+      if (leaf->element_type() != isa::ElementType::kToken) want.push_back(leaf);
+    }
+    std::vector<isa::NpyArray> got;
+    for (const OutputArray& output : run.outputs) got.push_back(output.array);
+    const CheckBound bound = BoundFor(*reference);
+    const CheckResult result = CompareOutputs(want, got, bound);
+    const std::string worst = result.worst.empty() ? "every element equal" : "worst: " + result.worst;
+    if (!result.ok) {
+      throw Error(fmt::format("--check failed: {} elements differ beyond the bound ({} ulp: {}); {}", result.mismatches,
+                              bound.max_ulps, bound.reason, worst));
+    }
+    fmt::print("check passed: {} output(s) within {} ulp of the reference evaluator ({}); {}\n", got.size(),
+               bound.max_ulps, bound.reason, worst);
+  }
+}
+
+void RunCompile(const CompileCommandOptions& options) {
+  const ArchConfig config = LoadArchConfig(ResolveConfigPath(options.config), options.overrides);
+  std::unique_ptr<hlo::Module> module = LoadModule(options.module_path, true);
+  const compiler::CompiledModule compiled = compiler::Compile(*module, CompileOptionsFor(config));
+  WriteFile(options.output_path, compiled.assembly);
+  fmt::print("{}: {} kernels, {} instructions, {} bytes of HBM at the peak\n", options.output_path,
+             compiled.kernels.size(), compiled.program.instructions_size(), compiled.hbm_peak_bytes);
+}
+
+}  // namespace
+
+Command AddRunCommand(CLI::App& app) {
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* command = app.add_subcommand(
+      "run",
+      "Compile an HLO module for the configured chip, run it on the simulated machine with real data, "
+      "and print what happened: time, the top ops and the roofline.");
+  command->add_option("MODULE", options->module_path, "HLO text file (.hlo)")->required();
+  AddConfigOptions(command, options->config, options->overrides);
+  command->add_option("--input", options->inputs,
+                      "N=FILE.npy or NAME=FILE.npy: parameter N (or named NAME); repeatable. Parameters "
+                      "without one get random values from --seed.")
+      ->allow_extra_args(false);
+  command->add_option("--seed", options->seed, "Seed of the random inputs")->capture_default_str();
+  command->add_option("--out", options->out_dir, "Directory for output_<i>.npy");
+  command->add_flag("--check", options->check,
+                    "Also run the reference evaluator and compare; exit non-zero on a mismatch");
+  command->add_flag("--timing-only", options->timing_only, "Move no data and compute nothing (same timing)");
+  command->add_option("--report", options->report_path, "Write a JSON report (ops, times, unit statistics) here");
+  command->add_option("--dump-memory", options->dump_dir,
+                      "Write the device bytes of every parameter and output after the run, and index.json");
+  return Command{command, [options] { RunRun(*options); }};
+}
+
+Command AddCompileCommand(CLI::App& app) {
+  auto options = std::make_shared<CompileCommandOptions>();
+  CLI::App* command = app.add_subcommand(
+      "compile", "Compile an HLO module for the configured chip and write the program as .tpuasm (tpusim exec runs it).");
+  command->add_option("MODULE", options->module_path, "HLO text file (.hlo)")->required();
+  AddConfigOptions(command, options->config, options->overrides);
+  command->add_option("-o,--output", options->output_path, "The .tpuasm file to write")->required();
+  return Command{command, [options] { RunCompile(*options); }};
+}
+
+}  // namespace tpusim::sim
