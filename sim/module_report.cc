@@ -92,7 +92,8 @@ std::string ModuleReportJson(const ModuleReport& module, const RunReport& run, c
   std::string out = "{\n";
   out += fmt::format("  \"device_time_us\": {:.6f},\n  \"total_time_us\": {:.6f},\n", module.device_time_us,
                      module.total_time_us);
-  out += fmt::format("  \"cycles\": {},\n  \"clock_mhz\": {},\n", module.device_cycles, config.tensor_core().clock_mhz());
+  out += fmt::format("  \"cycles\": {},\n  \"total_cycles\": {},\n  \"clock_mhz\": {},\n", module.device_cycles,
+                     run.cycles, config.tensor_core().clock_mhz());
   out += fmt::format("  \"peak_flops_per_s\": {:.6e},\n  \"hbm_bytes_per_s\": {:.6e},\n", PeakFlopsPerSecond(config),
                      HbmBytesPerSecond(config));
   out += fmt::format("  \"flops\": {:.6e},\n  \"bytes_accessed\": {},\n", module.flops, module.bytes_accessed);

@@ -39,7 +39,7 @@ std::vector<std::string> MarkedLabels(const compiler::CompiledModule& compiled);
 ModuleReport MakeModuleReport(const compiler::CompiledModule& compiled, const RunReport& run,
                               const ArchConfig& config);
 
-// The JSON of issue 5: device_time_us, total_time_us, cycles, clock_mhz, peak_flops_per_s,
+// The JSON of issue 5: device_time_us, total_time_us, cycles (the device's), total_cycles, clock_mhz, peak_flops_per_s,
 // hbm_bytes_per_s, ops [...], and the run's per-unit statistics (RunReportJson).
 std::string ModuleReportJson(const ModuleReport& module, const RunReport& run, const ArchConfig& config,
                              bool timing_only);

@@ -9,6 +9,7 @@
 #include "compiler/lower/elementwise_kernel.h"
 #include "compiler/lower/kernel.h"
 #include "compiler/passes/buffer_assignment.h"
+#include "compiler/passes/elementwise_fusion.h"
 #include "compiler/passes/layout_assignment.h"
 #include "isa/assembler.h"
 #include "isa/error.h"
@@ -21,15 +22,17 @@ using hlo::Opcode;
 
 uint64_t AlignUp(uint64_t value, uint64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
 
-// Instructions that write nothing new: their values are other buffers (or constants' data).
-bool NeedsNoKernel(const hlo::Instruction& instruction) {
-  return instruction.opcode() == Opcode::kParameter || instruction.opcode() == Opcode::kConstant ||
-         IsAliasingInstruction(instruction);
+// Whether the group is computed by the element-wise kernel: fused element-wise operations, a
+// broadcast of a scalar, or a `fusion` instruction of the module.
+bool IsElementwiseGroup(const KernelGroup& group) {
+  const hlo::Instruction& root = *group.root;
+  return group.fused() || IsElementwiseOpcode(root.opcode()) || root.opcode() == Opcode::kFusion ||
+         (root.opcode() == Opcode::kBroadcast && root.operand(0)->shape().rank() == 0);
 }
 
 void EmitKernel(KernelContext& context) {
   const hlo::Instruction& instruction = context.instruction;
-  if (instruction.opcode() == Opcode::kFusion || IsElementwiseOpcode(instruction.opcode())) {
+  if (IsElementwiseGroup(context.group)) {
     EmitElementwiseKernel(context);
     return;
   }
@@ -60,7 +63,16 @@ CompiledModule Compile(hlo::Module& module, const CompileOptions& options) {
   AssignLayouts(module);
   const hlo::Computation& entry = *module.entry();
   const std::vector<const hlo::Instruction*> schedule = Schedule(entry);
-  const BufferAssignment buffers = AssignBuffers(schedule, options.hbm_capacity_bytes);
+  const std::vector<KernelGroup> groups = FuseElementwise(schedule);
+  KernelOf computed_inside;
+  for (const KernelGroup& group : groups) {
+    for (const hlo::Instruction* member : group.members) {
+      if (member != group.root && member->opcode() != Opcode::kConstant) computed_inside[member] = group.root;
+    }
+  }
+  // A duplicated broadcast that is also a kernel's root keeps its buffer.
+  for (const KernelGroup& group : groups) computed_inside.erase(group.root);
+  const BufferAssignment buffers = AssignBuffers(schedule, options.hbm_capacity_bytes, computed_inside);
 
   CompiledModule compiled;
   compiled.hbm_peak_bytes = buffers.peak_bytes;
@@ -122,23 +134,29 @@ CompiledModule Compile(hlo::Module& module, const CompileOptions& options) {
   out.Comment("parameters: host -> HBM over PCIe");
   EmitHostCopies(out, compiled.parameters, true, parameter_hosts);
   out.Bind(out.NewLabel("device_begin"));
-  for (const hlo::Instruction* instruction : schedule) {
-    if (NeedsNoKernel(*instruction)) continue;
+  for (const KernelGroup& group : groups) {
+    const hlo::Instruction* instruction = group.root;
     KernelInfo info;
     info.name = instruction->name();
     info.opcode = std::string(hlo::OpcodeName(instruction->opcode()));
     info.long_name = hlo::ToString(*instruction);
     info.begin_label = out.NewLabel(instruction->name() + ".begin");
     info.end_label = out.NewLabel(instruction->name() + ".end");
-    const KernelCost cost = CostOf(*instruction);
+    const KernelCost cost = CostOf(group);
     info.category = cost.category;
     info.flops = cost.flops;
     info.bytes_accessed = cost.bytes_accessed;
-    KernelContext context{out, options, *instruction, {}, buffers.leaves.at(instruction)};
-    for (const hlo::Instruction* operand : instruction->operands()) {
-      context.operands.push_back(buffers.leaves.at(operand));
+    KernelContext context{out, options, *instruction, group, {}, buffers.leaves.at(instruction)};
+    const bool elementwise = IsElementwiseGroup(group) && instruction->opcode() != Opcode::kFusion;
+    const std::vector<const hlo::Instruction*> operands =
+        elementwise ? group.operands
+                    : std::vector<const hlo::Instruction*>(instruction->operands().begin(), instruction->operands().end());
+    for (const hlo::Instruction* operand : operands) context.operands.push_back(buffers.leaves.at(operand));
+    if (group.fused()) {
+      out.Comment(fmt::format("{} fused with {} other instructions", info.long_name, group.members.size() - 1));
+    } else {
+      out.Comment(info.long_name);
     }
-    out.Comment(info.long_name);
     out.Bind(info.begin_label);
     EmitKernel(context);
     out.Bind(info.end_label);

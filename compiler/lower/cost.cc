@@ -104,4 +104,14 @@ KernelCost CostOf(const hlo::Instruction& instruction) {
   return cost;
 }
 
+KernelCost CostOf(const KernelGroup& group) {
+  if (!group.fused()) return CostOf(*group.root);
+  KernelCost cost;
+  cost.category = "loop fusion";
+  cost.bytes_accessed = LogicalBytes(group.root->shape());
+  for (const hlo::Instruction* operand : group.operands) cost.bytes_accessed += LogicalBytes(operand->shape());
+  for (const hlo::Instruction* member : group.members) cost.flops += ElementwiseFlops(*member);
+  return cost;
+}
+
 }  // namespace tpusim::compiler

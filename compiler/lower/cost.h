@@ -8,6 +8,7 @@
 #include <string>
 
 #include "compiler/hlo/ir.h"
+#include "compiler/passes/elementwise_fusion.h"
 
 namespace tpusim::compiler {
 
@@ -18,6 +19,9 @@ struct KernelCost {
 };
 
 KernelCost CostOf(const hlo::Instruction& instruction);
+// A kernel group: the sum over its members' FLOPs; bytes of its operands and result. A fused
+// group is a "loop fusion".
+KernelCost CostOf(const KernelGroup& group);
 
 // Logical bytes of a shape (tuples: the sum of the leaves; tokens: 0).
 uint64_t LogicalBytes(const isa::Shape& shape);

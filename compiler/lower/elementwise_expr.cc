@@ -170,7 +170,8 @@ bool IsElementwiseOpcode(hlo::Opcode opcode) {
   }
 }
 
-ElementwiseExpr BuildElementwiseExpr(const hlo::Instruction& instruction) {
+ElementwiseExpr BuildElementwiseExpr(const KernelGroup& group) {
+  const hlo::Instruction& instruction = *group.root;
   Builder builder(instruction);
   const hlo::Instruction* root = &instruction;
   if (instruction.opcode() == Opcode::kFusion) {
@@ -180,11 +181,8 @@ ElementwiseExpr BuildElementwiseExpr(const hlo::Instruction& instruction) {
     }
     root = fused->root();
   } else {
-    if (!IsElementwiseOpcode(instruction.opcode())) {
-      CannotLower(instruction, "not an element-wise operation");
-    }
-    for (std::size_t i = 0; i < instruction.operand_count(); ++i) {
-      builder.AddLeaf(instruction.operand(i), static_cast<int>(i));
+    for (std::size_t i = 0; i < group.operands.size(); ++i) {
+      builder.AddLeaf(group.operands[i], static_cast<int>(i));
     }
   }
   std::vector<const hlo::Instruction*> outputs;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "compiler/hlo/ir.h"
+#include "compiler/passes/elementwise_fusion.h"
 #include "isa/element_type.h"
 
 namespace tpusim::compiler {
@@ -39,10 +40,11 @@ Domain DomainOf(isa::ElementType type);  // throws for a type the VPU kernels do
 // Whether `opcode` is one the element-wise kernels compute.
 bool IsElementwiseOpcode(hlo::Opcode opcode);
 
-// The expression of `instruction`: an element-wise op (its operands are the kernel's operands)
-// or a fusion (its computation's parameters are). Throws (CannotLower) with the reason when it is
-// not element-wise.
-ElementwiseExpr BuildElementwiseExpr(const hlo::Instruction& instruction);
+// The expression of a kernel group (compiler/passes/elementwise_fusion.h): its members over its
+// operands (kernel operand k is group.operands[k]), or, for a `fusion` instruction, the fused
+// computation over its parameters. Throws (CannotLower) with the reason when it is not
+// element-wise.
+ElementwiseExpr BuildElementwiseExpr(const KernelGroup& group);
 
 // Whether every element that is zero in every loaded operand is zero in node `node` (so the
 // zero padding of the operands' tiles stays zero without masking).

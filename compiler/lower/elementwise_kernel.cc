@@ -16,10 +16,13 @@ using hlo::Opcode;
 
 constexpr uint64_t kMaxBlockBytesPerArray = 512 * 1024;
 // Semaphores of the kernel: loads landed in buffer 0/1, stores done from buffer 0/1, VPU done.
-constexpr uint32_t kLoadSem[2] = {0, 1};
-constexpr uint32_t kStoreSem[2] = {2, 3};
-constexpr uint32_t kVpuSem = 4;
-constexpr uint32_t kSmemSem = 5;
+// Blocks rotate through kBuffers VMEM buffers per stream: block b+2 loads while block b computes
+// and block b-1 stores, so the DMA engines always have the next transfers queued.
+constexpr int kBuffers = 3;
+constexpr uint32_t kLoadSem[kBuffers] = {0, 1, 2};
+constexpr uint32_t kStoreSem[kBuffers] = {3, 4, 5};
+constexpr uint32_t kVpuSem = 6;
+constexpr uint32_t kSmemSem = 7;
 // Scalar registers: tile offsets within a block for 4-byte and 2-byte arrays, loop counters, temp.
 constexpr int kOffset32 = 26;
 constexpr int kOffset16 = 27;
@@ -51,19 +54,20 @@ std::string CompareSuffix(const std::string& direction) {
 struct Stream {
   const DeviceBuffer* buffer = nullptr;
   VtileGeometry geometry;
-  uint64_t vmem[2] = {0, 0};
+  uint64_t vmem[kBuffers] = {};
 };
 
 class Emitter {
  public:
-  Emitter(KernelContext& context, ElementwiseExpr expr) : c_(context), out_(context.out), expr_(std::move(expr)) {}
+  Emitter(KernelContext& context, ElementwiseExpr expr) : c_(context), out_(&context.out), expr_(std::move(expr)) {}
 
   void Run() {
-    const isa::Target& target = out_.target();
+    const isa::Target& target = out_->target();
     sublanes_ = target.sublanes();
     lanes_ = target.lanes();
-    if (target.semaphores() < 6) CannotLower(c_.instruction, "element-wise kernels need 6 semaphores");
+    if (target.semaphores() < 8) CannotLower(c_.instruction, "element-wise kernels need 8 semaphores");
     Plan();
+    copies_ = ChooseCopies();
     EmitPrologue();
     EmitBlocks();
   }
@@ -101,7 +105,7 @@ class Emitter {
     const bool has_padding = grid_.partial_rows != 0 || grid_.partial_lanes != 0 || grid_.partial_elements != 0;
     masked_ = masked_ && has_padding;
 
-    // Blocks of whole strips, double-buffered, within VMEM and kMaxBlockBytesPerArray per array.
+    // Blocks of whole strips, kBuffers deep, within VMEM and kMaxBlockBytesPerArray per array.
     uint64_t strip_bytes = 0;
     uint64_t widest_strip = 0;
     for (const Stream* stream : AllStreams()) {
@@ -110,12 +114,12 @@ class Emitter {
       widest_strip = std::max(widest_strip, bytes);
     }
     const uint64_t streams = AllStreams().size();
-    const uint64_t budget = c_.options.vmem_capacity_bytes - streams * 2 * 4096;  // alignment slack
-    int64_t strips = static_cast<int64_t>(std::min(budget / (2 * strip_bytes), kMaxBlockBytesPerArray / widest_strip));
+    const uint64_t budget = c_.options.vmem_capacity_bytes - streams * kBuffers * 4096;  // alignment slack
+    int64_t strips = static_cast<int64_t>(std::min(budget / (kBuffers * strip_bytes), kMaxBlockBytesPerArray / widest_strip));
     if (strips < 1) {
-      if (2 * strip_bytes + streams * 2 * 4096 > c_.options.vmem_capacity_bytes) {
-        CannotLower(c_.instruction, "one strip of every operand and result, double-buffered, needs " +
-                                        std::to_string(2 * strip_bytes) + " bytes of VMEM (splitting strips is not lowered yet)");
+      if (kBuffers * (strip_bytes + streams * 4096) > c_.options.vmem_capacity_bytes) {
+        CannotLower(c_.instruction, "one strip of every operand and result, " + std::to_string(kBuffers) + " times, needs " +
+                                        std::to_string(kBuffers * strip_bytes) + " bytes of VMEM (splitting strips is not lowered yet)");
       }
       strips = 1;
     }
@@ -141,7 +145,7 @@ class Emitter {
 
   // Constants and scalars live in registers for the whole kernel, from the last register down.
   void PlanRegisters() {
-    int next_pinned = static_cast<int>(out_.target().vector_registers()) - 1;
+    int next_pinned = static_cast<int>(out_->target().vector_registers()) - 1;
     for (std::size_t n = 0; n < expr_.nodes.size(); ++n) {
       const ExprNode& node = expr_.nodes[n];
       const bool pinned = node.kind == ExprNode::Kind::kScalar || node.kind == ExprNode::Kind::kConstant;
@@ -172,28 +176,28 @@ class Emitter {
       std::map<int, uint64_t> where;
       for (int operand : scalars_) {
         const DeviceBuffer* buffer = c_.operands.at(operand).at(0);
-        EmitFlatDma(out_, "hbm", buffer->address, "smem", smem, buffer->size_bytes, kSmemSem, 0);
+        EmitFlatDma(*out_, "hbm", buffer->address, "smem", smem, buffer->size_bytes, kSmemSem, 0);
         where[operand] = smem;
         smem += 8;
       }
-      out_.Emit("sem.wait sem[{}], {}", kSmemSem, scalars_.size());
+      out_->Emit("sem.wait sem[{}], {}", kSmemSem, scalars_.size());
       for (int operand : scalars_) {
         const isa::ElementType type = c_.operands.at(operand).at(0)->shape.element_type;
-        out_.Emit("ld.u32 s{}, smem[{:#x}]", kScalarTemp, where.at(operand));
+        out_->Emit("ld.u32 s{}, smem[{:#x}]", kScalarTemp, where.at(operand));
         if (type == isa::ElementType::kBF16) {
-          out_.Emit("and s{}, s{}, 0xffff", kScalarTemp, kScalarTemp);
-          out_.Emit("shl s{}, s{}, 16", kScalarTemp, kScalarTemp);
+          out_->Emit("and s{}, s{}, 0xffff", kScalarTemp, kScalarTemp);
+          out_->Emit("shl s{}, s{}, 16", kScalarTemp, kScalarTemp);
         }
-        out_.Emit("vbcast v{}, s{}", scalar_reg_.at(operand), kScalarTemp);
+        out_->Emit("vbcast v{}, s{}", scalar_reg_.at(operand), kScalarTemp);
       }
     }
     for (const auto& [node, reg] : pinned_) {
       const ExprNode& n = expr_.nodes[node];
       if (n.kind != ExprNode::Kind::kConstant) continue;
       if (DomainOf(n.type) == Domain::kPred) {
-        out_.Emit("vcmp.{}.s32 m{}, v0, v0", n.bits != 0 ? "eq" : "ne", reg);
+        out_->Emit("vcmp.{}.s32 m{}, v0, v0", n.bits != 0 ? "eq" : "ne", reg);
       } else {
-        out_.Emit("vbcast v{}, {:#x}", reg, n.bits);
+        out_->Emit("vbcast v{}, {:#x}", reg, n.bits);
       }
     }
     bool converts_pred = false;
@@ -203,41 +207,63 @@ class Emitter {
         converts_pred = true;
       }
     }
-    if (masked_ || converts_pred) out_.Emit("vbcast v{}, 0", zero_reg_);
-    if (converts_pred) out_.Emit("vbcast v{}, 0x3f800000", one_reg_);  // 1.0f
+    if (masked_ || converts_pred) out_->Emit("vbcast v{}, 0", zero_reg_);
+    if (converts_pred) out_->Emit("vbcast v{}, 0x3f800000", one_reg_);  // 1.0f
     if (masked_) {
       if (grid_.partial_elements != 0) {
         // Rank <= 1: element sublane * L + lane of the last tile is valid below partial_elements.
-        out_.Emit("vsublaneid v0");
-        out_.Emit("vbcast v1, {}", lanes_);
-        out_.Emit("vmul.s32 v0, v0, v1");
-        out_.Emit("vlaneid v1");
-        out_.Emit("vadd.s32 v0, v0, v1");
-        out_.Emit("vbcast v1, {}", grid_.partial_elements);
-        out_.Emit("vcmp.lt.s32 m{}, v0, v1", kRowMask);
+        out_->Emit("vsublaneid v0");
+        out_->Emit("vbcast v1, {}", lanes_);
+        out_->Emit("vmul.s32 v0, v0, v1");
+        out_->Emit("vlaneid v1");
+        out_->Emit("vadd.s32 v0, v0, v1");
+        out_->Emit("vbcast v1, {}", grid_.partial_elements);
+        out_->Emit("vcmp.lt.s32 m{}, v0, v1", kRowMask);
       }
       if (grid_.partial_rows != 0) {
-        out_.Emit("vsublaneid v0");
-        out_.Emit("vbcast v1, {}", grid_.partial_rows);
-        out_.Emit("vcmp.lt.s32 m{}, v0, v1", kRowMask);
+        out_->Emit("vsublaneid v0");
+        out_->Emit("vbcast v1, {}", grid_.partial_rows);
+        out_->Emit("vcmp.lt.s32 m{}, v0, v1", kRowMask);
       }
       if (grid_.partial_lanes != 0) {
-        out_.Emit("vlaneid v0");
-        out_.Emit("vbcast v1, {}", grid_.partial_lanes);
-        out_.Emit("vcmp.lt.s32 m{}, v0, v1", kLaneMask);
-        if (grid_.partial_rows != 0) out_.Emit("mand m{}, m{}, m{}", kBothMask, kRowMask, kLaneMask);
+        out_->Emit("vlaneid v0");
+        out_->Emit("vbcast v1, {}", grid_.partial_lanes);
+        out_->Emit("vcmp.lt.s32 m{}, v0, v1", kLaneMask);
+        if (grid_.partial_rows != 0) out_->Emit("mand m{}, m{}, m{}", kBothMask, kRowMask, kLaneMask);
       }
     }
   }
 
-  void EmitBlockLoads(int64_t block, int buffer) {
-    const uint32_t engines = out_.target().dma_engines();
-    for (std::size_t i = 0; i < inputs_.size(); ++i) {
-      const Stream& s = inputs_[i];
-      const auto [offset, bytes] = BlockBytes(s, block);
-      EmitFlatDma(out_, "hbm", s.buffer->address + offset, "vmem", s.vmem[buffer], bytes, kLoadSem[buffer],
-                  static_cast<uint32_t>(i % engines));
+  // The DMAs of one stream's block, split over every engine, round-robin: one engine keeps only
+  // max_outstanding_requests bursts in flight, too few to fill HBM alone. Returns the count.
+  int EmitBlockDmas(const Stream& s, int64_t block, int buffer, bool load, uint32_t semaphore) {
+    const uint32_t engines = out_->target().dma_engines();
+    const auto [offset, bytes] = BlockBytes(s, block);
+    const uint64_t tile = std::max<uint64_t>(s.geometry.tile_bytes, 1);
+    const uint64_t tiles = (bytes + tile - 1) / tile;
+    const uint64_t parts = std::max<uint64_t>(1, std::min<uint64_t>(engines, tiles));
+    int count = 0;
+    for (uint64_t p = 0; p < parts; ++p) {
+      const uint64_t first = tiles * p / parts * tile;
+      const uint64_t last = std::min(bytes, tiles * (p + 1) / parts * tile);
+      if (last <= first) continue;
+      const uint32_t engine = next_engine_++ % engines;
+      if (load) {
+        EmitFlatDma(*out_, "hbm", s.buffer->address + offset + first, "vmem", s.vmem[buffer] + first, last - first,
+                    semaphore, engine);
+      } else {
+        EmitFlatDma(*out_, "vmem", s.vmem[buffer] + first, "hbm", s.buffer->address + offset + first, last - first,
+                    semaphore, engine);
+      }
+      ++count;
     }
+    return count;
+  }
+
+  int EmitBlockLoads(int64_t block, int buffer) {
+    int count = 0;
+    for (const Stream& s : inputs_) count += EmitBlockDmas(s, block, buffer, true, kLoadSem[buffer]);
+    return count;
   }
 
   // Byte offset and size of block `block` of a stream.
@@ -251,26 +277,29 @@ class Emitter {
 
   void EmitBlocks() {
     const int64_t blocks = (grid_.strips + block_strips_ - 1) / block_strips_;
-    const uint32_t engines = out_.target().dma_engines();
-    if (!inputs_.empty()) EmitBlockLoads(0, 0);
-    for (int64_t b = 0; b < blocks; ++b) {
-      const int buffer = static_cast<int>(b % 2);
-      out_.Comment(fmt::format("block {} of {}", b + 1, blocks));
-      if (b + 1 < blocks && !inputs_.empty()) EmitBlockLoads(b + 1, 1 - buffer);
-      if (!inputs_.empty()) out_.Emit("sem.wait sem[{}], {}", kLoadSem[buffer], inputs_.size());
-      if (b >= 2) out_.Emit("sem.wait sem[{}], {}", kStoreSem[buffer], outputs_.size());
-      EmitBlockCompute(b, buffer);
-      out_.Emit("vpu.signal sem[{}], 1", kVpuSem);
-      out_.Emit("sem.wait sem[{}], 1", kVpuSem);
-      for (std::size_t o = 0; o < outputs_.size(); ++o) {
-        const Stream& s = outputs_[o];
-        const auto [offset, bytes] = BlockBytes(s, b);
-        EmitFlatDma(out_, "vmem", s.vmem[buffer], "hbm", s.buffer->address + offset, bytes, kStoreSem[buffer],
-                    static_cast<uint32_t>((inputs_.size() + o) % engines));
-      }
+    int loads[kBuffers] = {};   // DMAs in flight into each buffer
+    int stores[kBuffers] = {};  // and out of it
+    for (int64_t b = 0; b < std::min<int64_t>(kBuffers - 1, blocks) && !inputs_.empty(); ++b) {
+      loads[b] = EmitBlockLoads(b, static_cast<int>(b));
     }
-    for (int64_t b = std::max<int64_t>(0, blocks - 2); b < blocks; ++b) {
-      out_.Emit("sem.wait sem[{}], {}", kStoreSem[b % 2], outputs_.size());
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int buffer = static_cast<int>(b % kBuffers);
+      out_->Comment(fmt::format("block {} of {}", b + 1, blocks));
+      // Block b + kBuffers - 1 goes into the buffer block b - 1 computed from (done: waited below).
+      const int64_t ahead = b + kBuffers - 1;
+      if (ahead < blocks && !inputs_.empty()) {
+        loads[ahead % kBuffers] = EmitBlockLoads(ahead, static_cast<int>(ahead % kBuffers));
+      }
+      if (loads[buffer] > 0) out_->Emit("sem.wait sem[{}], {}", kLoadSem[buffer], loads[buffer]);
+      if (stores[buffer] > 0) out_->Emit("sem.wait sem[{}], {}", kStoreSem[buffer], stores[buffer]);
+      EmitBlockCompute(b, buffer);
+      out_->Emit("vpu.signal sem[{}], 1", kVpuSem);
+      out_->Emit("sem.wait sem[{}], 1", kVpuSem);
+      stores[buffer] = 0;
+      for (const Stream& s : outputs_) stores[buffer] += EmitBlockDmas(s, b, buffer, false, kStoreSem[buffer]);
+    }
+    for (int buffer = 0; buffer < kBuffers; ++buffer) {
+      if (stores[buffer] > 0) out_->Emit("sem.wait sem[{}], {}", kStoreSem[buffer], stores[buffer]);
     }
   }
 
@@ -281,8 +310,8 @@ class Emitter {
 
   void EmitBlockCompute(int64_t block, int buffer) {
     buffer_ = buffer;
-    out_.Emit("mov s{}, 0", kOffset32);
-    out_.Emit("mov s{}, 0", kOffset16);
+    out_->Emit("mov s{}, 0", kOffset32);
+    out_->Emit("mov s{}, 0", kOffset16);
     const int64_t first = block * block_strips_;
     const int64_t last = std::min(grid_.strips, first + block_strips_);
     const bool lane_masked = masked_ && grid_.partial_lanes != 0;
@@ -292,11 +321,11 @@ class Emitter {
       while (s + run < last && IsPartialStrip(s + run) == partial) ++run;
       const Variant base = partial ? kRow : kNone;
       if (!lane_masked) {
-        EmitLoop(kTileCounter, run * grid_.strip_tiles, [&] { EmitBody(base); });
+        EmitTiles(base, run * grid_.strip_tiles);
       } else {
         EmitLoop(kStripCounter, run, [&] {
-          EmitLoop(kTileCounter, grid_.strip_tiles - 1, [&] { EmitBody(base); });
-          EmitBody(static_cast<Variant>(base | kLane));
+          EmitTiles(base, grid_.strip_tiles - 1);
+          EmitBody(static_cast<Variant>(base | kLane), 1);
         });
       }
       s += run;
@@ -310,17 +339,18 @@ class Emitter {
       body();
       return;
     }
-    const std::string label = out_.NewLabel(c_.instruction.name() + ".loop");
-    out_.Emit("mov s{}, {}", counter, count);
-    out_.Bind(label);
+    const std::string label = out_->NewLabel(c_.instruction.name() + ".loop");
+    out_->Emit("mov s{}, {}", counter, count);
+    out_->Bind(label);
     body();
-    out_.Emit("loop s{}, {}", counter, label);
+    out_->Emit("loop s{}, {}", counter, label);
   }
 
   // ---- one tile ----
   std::string Address(const Stream& s) const {
     const int reg = s.geometry.element_bits == 32 ? kOffset32 : kOffset16;
-    return fmt::format("vmem[s{} + {:#x}]", reg, s.vmem[buffer_]);
+    const int64_t tile = s.geometry.element_bits == 32 ? sublanes_ * lanes_ * 4 : sublanes_ * lanes_ * 2;
+    return fmt::format("vmem[s{} + {:#x}]", reg, s.vmem[buffer_] + copy_ * tile);
   }
 
   int AllocVreg() {
@@ -342,7 +372,9 @@ class Emitter {
     CannotLower(c_.instruction, "its expression needs more mask registers than the machine has");
   }
 
-  void EmitBody(Variant variant) {
+  // `copies` consecutive tiles, interleaved operation by operation so the in-order VPU overlaps
+  // one tile's latencies with the others' work (what software pipelining buys on a TPU).
+  void EmitBody(Variant variant, int copies) {
     vreg_used_.assign(64, false);
     mask_used_.assign(kMaskRegisters, false);
     // Last use of each node within the body (outputs are used at the end).
@@ -352,62 +384,100 @@ class Emitter {
       for (int input : expr_.nodes[n].inputs) last_use[input] = n;
     }
     for (int output : expr_.outputs) last_use[output] = end;
-    reg_.assign(expr_.nodes.size(), -1);
+    regs_.assign(copies, std::vector<int>(expr_.nodes.size(), -1));
     for (int n = 0; n < end; ++n) {
       const ExprNode& node = expr_.nodes[n];
       if (last_use[n] < 0) continue;  // dead
-      if (pinned_.contains(n)) {
-        reg_[n] = pinned_.at(n);
-      } else if (node.kind == ExprNode::Kind::kLoad) {
-        const Stream& s = inputs_[loads_.at(node.operand)];
-        const int r = AllocVreg();
-        if (s.geometry.element_bits == 32) {
-          out_.Emit("vld v{}, {}", r, Address(s));
+      for (copy_ = 0; copy_ < copies; ++copy_) {
+        if (pinned_.contains(n)) {
+          Regs()[n] = pinned_.at(n);
+        } else if (node.kind == ExprNode::Kind::kLoad) {
+          const Stream& s = inputs_[loads_.at(node.operand)];
+          const int r = AllocVreg();
+          out_->Emit("vld v{}, {}{}", r, Address(s), s.geometry.element_bits == 32 ? "" : ", sublanes=0xf");
+          Regs()[n] = r;
         } else {
-          out_.Emit("vld v{}, {}, sublanes=0xf", r, Address(s));
-          out_.Emit("vunpack.lo.bf16 v{}, v{}", r, r);
+          EmitOp(n);
         }
-        reg_[n] = r;
-      } else {
-        EmitOp(n);
+        for (int input : node.inputs) {
+          if (last_use[input] == n) Release(input);
+        }
       }
-      for (int input : node.inputs) {
-        if (last_use[input] == n) Release(input);
+      // A bf16 load is unpacked once every copy's load has issued: the in-order VPU then waits
+      // for the first load's latency once, not once per tile.
+      if (node.kind == ExprNode::Kind::kLoad && inputs_[loads_.at(node.operand)].geometry.element_bits != 32) {
+        for (copy_ = 0; copy_ < copies; ++copy_) out_->Emit("vunpack.lo.bf16 v{}, v{}", Regs()[n], Regs()[n]);
       }
     }
+    // Results: mask the padding, pack bf16, store; each step for every copy before the next.
     for (std::size_t o = 0; o < outputs_.size(); ++o) {
       const Stream& s = outputs_[o];
-      int value = reg_[expr_.outputs[o]];
-      const int temp = AllocVreg();
-      if (variant != kNone) {
-        const int mask = variant == kRow ? kRowMask : variant == kLane ? kLaneMask : kBothMask;
-        out_.Emit("vsel v{}, m{}, v{}, v{}", temp, mask, value, zero_reg_);
-        value = temp;
+      const bool packed = s.geometry.element_bits != 32;
+      std::vector<int> values(copies);
+      std::vector<int> temps(copies, -1);
+      for (copy_ = 0; copy_ < copies; ++copy_) {
+        values[copy_] = Regs()[expr_.outputs[o]];
+        if (variant != kNone || packed) temps[copy_] = AllocVreg();
+        if (variant != kNone) {
+          const int mask = variant == kRow ? kRowMask : variant == kLane ? kLaneMask : kBothMask;
+          out_->Emit("vsel v{}, m{}, v{}, v{}", temps[copy_], mask, values[copy_], zero_reg_);
+          values[copy_] = temps[copy_];
+        }
       }
-      if (s.geometry.element_bits == 32) {
-        out_.Emit("vst v{}, {}", value, Address(s));
-      } else {
-        out_.Emit("vpack.bf16 v{}, v{}, v{}", temp, value, value);
-        out_.Emit("vst v{}, {}, sublanes=0xf", temp, Address(s));
+      if (packed) {
+        for (copy_ = 0; copy_ < copies; ++copy_) {
+          out_->Emit("vpack.bf16 v{}, v{}, v{}", temps[copy_], values[copy_], values[copy_]);
+          values[copy_] = temps[copy_];
+        }
       }
-      vreg_used_[temp] = false;
+      for (copy_ = 0; copy_ < copies; ++copy_) {
+        out_->Emit("vst v{}, {}{}", values[copy_], Address(s), packed ? ", sublanes=0xf" : "");
+        if (temps[copy_] >= 0) vreg_used_[temps[copy_]] = false;
+      }
     }
+    for (copy_ = 0; copy_ < copies; ++copy_) {
+      for (int output : expr_.outputs) Release(output);
+    }
+    copy_ = 0;
     bool any32 = false;
     bool any16 = false;
     for (Stream* s : AllStreams()) {
       if (s->buffer->shape.rank() == 0) continue;
       (s->geometry.element_bits == 32 ? any32 : any16) = true;
     }
-    if (any32) out_.Emit("add s{}, s{}, {:#x}", kOffset32, kOffset32, sublanes_ * lanes_ * 4);
-    if (any16) out_.Emit("add s{}, s{}, {:#x}", kOffset16, kOffset16, sublanes_ * lanes_ * 2);
+    if (any32) out_->Emit("add s{}, s{}, {:#x}", kOffset32, kOffset32, copies * sublanes_ * lanes_ * 4);
+    if (any16) out_->Emit("add s{}, s{}, {:#x}", kOffset16, kOffset16, copies * sublanes_ * lanes_ * 2);
+  }
+
+  // The most tiles (up to 8) whose interleaved body fits in the registers.
+  int ChooseCopies() {
+    AsmBuilder scratch("scratch", out_->target());
+    AsmBuilder* real = out_;
+    out_ = &scratch;
+    int copies = 8;
+    for (; copies > 1; --copies) {
+      try {
+        EmitBody(kBoth, copies);
+        break;
+      } catch (const Error&) {
+      }
+    }
+    out_ = real;
+    return copies;
+  }
+
+  // `tiles` tiles of one variant: loops of `copies_` interleaved tiles, then the remainder.
+  void EmitTiles(Variant variant, int64_t tiles) {
+    EmitLoop(kTileCounter, tiles / copies_, [&] { EmitBody(variant, copies_); });
+    if (tiles % copies_ != 0) EmitBody(variant, static_cast<int>(tiles % copies_));
   }
 
   void Release(int node) {
-    if (pinned_.contains(node) || reg_[node] < 0) return;
+    if (pinned_.contains(node) || Regs()[node] < 0) return;
     if (DomainOf(expr_.nodes[node].type) == Domain::kPred) {
-      mask_used_[reg_[node]] = false;
+      mask_used_[Regs()[node]] = false;
     } else {
-      vreg_used_[reg_[node]] = false;
+      vreg_used_[Regs()[node]] = false;
     }
   }
 
@@ -415,46 +485,46 @@ class Emitter {
     const ExprNode& node = expr_.nodes[n];
     const hlo::Instruction& x = *node.hlo;
     const Domain domain = DomainOf(node.type);
-    const auto in = [&](int i) { return reg_[node.inputs.at(i)]; };
+    const auto in = [&](int i) { return Regs()[node.inputs.at(i)]; };
     const auto in_type = [&](int i) { return expr_.nodes[node.inputs.at(i)].type; };
     const bool is_unsigned = node.type == isa::ElementType::kU32;
     if (domain == Domain::kPred) {
       const int d = AllocMask();
-      reg_[n] = d;
+      Regs()[n] = d;
       switch (x.opcode()) {
         case Opcode::kCompare: {
           const std::string direction = x.GetIdentifier("direction");
           const isa::ElementType t = in_type(0);
           if (DomainOf(t) == Domain::kPred) {
             if (direction != "EQ" && direction != "NE") CannotLower(c_.instruction, "ordered compare of preds");
-            out_.Emit("mxor m{}, m{}, m{}", d, in(0), in(1));
-            if (direction == "EQ") out_.Emit("mnot m{}, m{}", d, d);
+            out_->Emit("mxor m{}, m{}, m{}", d, in(0), in(1));
+            if (direction == "EQ") out_->Emit("mnot m{}, m{}", d, d);
             return;
           }
           std::string suffix = DomainOf(t) == Domain::kFloat ? "f32" : t == isa::ElementType::kU32 ? "u32" : "s32";
           if (suffix == "u32" && (direction == "EQ" || direction == "NE")) suffix = "s32";
-          out_.Emit("vcmp.{}.{} m{}, v{}, v{}", CompareSuffix(direction), suffix, d, in(0), in(1));
+          out_->Emit("vcmp.{}.{} m{}, v{}, v{}", CompareSuffix(direction), suffix, d, in(0), in(1));
           return;
         }
-        case Opcode::kAnd: out_.Emit("mand m{}, m{}, m{}", d, in(0), in(1)); return;
-        case Opcode::kOr: out_.Emit("mor m{}, m{}, m{}", d, in(0), in(1)); return;
-        case Opcode::kXor: out_.Emit("mxor m{}, m{}, m{}", d, in(0), in(1)); return;
-        case Opcode::kNot: out_.Emit("mnot m{}, m{}", d, in(0)); return;
+        case Opcode::kAnd: out_->Emit("mand m{}, m{}, m{}", d, in(0), in(1)); return;
+        case Opcode::kOr: out_->Emit("mor m{}, m{}, m{}", d, in(0), in(1)); return;
+        case Opcode::kXor: out_->Emit("mxor m{}, m{}, m{}", d, in(0), in(1)); return;
+        case Opcode::kNot: out_->Emit("mnot m{}, m{}", d, in(0)); return;
         case Opcode::kSelect: {
           const int t = AllocMask();
-          out_.Emit("mand m{}, m{}, m{}", t, in(0), in(1));
-          out_.Emit("mnot m{}, m{}", d, in(0));
-          out_.Emit("mand m{}, m{}, m{}", d, d, in(2));
-          out_.Emit("mor m{}, m{}, m{}", d, d, t);
+          out_->Emit("mand m{}, m{}, m{}", t, in(0), in(1));
+          out_->Emit("mnot m{}, m{}", d, in(0));
+          out_->Emit("mand m{}, m{}, m{}", d, d, in(2));
+          out_->Emit("mor m{}, m{}, m{}", d, d, t);
           mask_used_[t] = false;
           return;
         }
         case Opcode::kConvert: {
           const isa::ElementType from = in_type(0);
           if (DomainOf(from) == Domain::kPred) {
-            out_.Emit("mand m{}, m{}, m{}", d, in(0), in(0));
+            out_->Emit("mand m{}, m{}, m{}", d, in(0), in(0));
           } else {
-            out_.Emit("vcmp.ne.{} m{}, v{}, v{}", DomainOf(from) == Domain::kFloat ? "f32" : "s32", d, in(0), zero_reg_);
+            out_->Emit("vcmp.ne.{} m{}, v{}, v{}", DomainOf(from) == Domain::kFloat ? "f32" : "s32", d, in(0), zero_reg_);
           }
           return;
         }
@@ -463,43 +533,43 @@ class Emitter {
       }
     }
     const int d = AllocVreg();
-    reg_[n] = d;
+    Regs()[n] = d;
     const std::string f = domain == Domain::kFloat ? "f32" : "s32";
     const std::string fu = domain == Domain::kFloat ? "f32" : is_unsigned ? "u32" : "s32";
     bool round = node.type == isa::ElementType::kBF16;
     switch (x.opcode()) {
-      case Opcode::kAdd: out_.Emit("vadd.{} v{}, v{}, v{}", f, d, in(0), in(1)); break;
-      case Opcode::kSubtract: out_.Emit("vsub.{} v{}, v{}, v{}", f, d, in(0), in(1)); break;
-      case Opcode::kMultiply: out_.Emit("vmul.{} v{}, v{}, v{}", f, d, in(0), in(1)); break;
-      case Opcode::kDivide: out_.Emit("vdiv.{} v{}, v{}, v{}", fu, d, in(0), in(1)); break;
+      case Opcode::kAdd: out_->Emit("vadd.{} v{}, v{}, v{}", f, d, in(0), in(1)); break;
+      case Opcode::kSubtract: out_->Emit("vsub.{} v{}, v{}, v{}", f, d, in(0), in(1)); break;
+      case Opcode::kMultiply: out_->Emit("vmul.{} v{}, v{}, v{}", f, d, in(0), in(1)); break;
+      case Opcode::kDivide: out_->Emit("vdiv.{} v{}, v{}, v{}", fu, d, in(0), in(1)); break;
       case Opcode::kRemainder:
         if (domain == Domain::kFloat) CannotLower(c_.instruction, "floating-point remainder (not lowered yet)");
-        out_.Emit("vrem.{} v{}, v{}, v{}", fu, d, in(0), in(1));
+        out_->Emit("vrem.{} v{}, v{}, v{}", fu, d, in(0), in(1));
         break;
-      case Opcode::kMaximum: out_.Emit("vmax.{} v{}, v{}, v{}", fu, d, in(0), in(1)); round = false; break;
-      case Opcode::kMinimum: out_.Emit("vmin.{} v{}, v{}, v{}", fu, d, in(0), in(1)); round = false; break;
-      case Opcode::kNegate: out_.Emit("vneg.{} v{}, v{}", f, d, in(0)); round = false; break;
-      case Opcode::kAbs: out_.Emit("vabs.{} v{}, v{}", f, d, in(0)); round = false; break;
+      case Opcode::kMaximum: out_->Emit("vmax.{} v{}, v{}, v{}", fu, d, in(0), in(1)); round = false; break;
+      case Opcode::kMinimum: out_->Emit("vmin.{} v{}, v{}, v{}", fu, d, in(0), in(1)); round = false; break;
+      case Opcode::kNegate: out_->Emit("vneg.{} v{}, v{}", f, d, in(0)); round = false; break;
+      case Opcode::kAbs: out_->Emit("vabs.{} v{}, v{}", f, d, in(0)); round = false; break;
       case Opcode::kExp: case Opcode::kLog: case Opcode::kRsqrt: case Opcode::kSqrt: case Opcode::kTanh:
       case Opcode::kLogistic: {
         if (domain != Domain::kFloat) CannotLower(c_.instruction, "a transcendental op on integers");
         const std::string name = x.opcode() == Opcode::kExp ? "vexp" : x.opcode() == Opcode::kLog ? "vlog"
                                : x.opcode() == Opcode::kRsqrt ? "vrsqrt" : x.opcode() == Opcode::kSqrt ? "vsqrt"
                                : x.opcode() == Opcode::kTanh ? "vtanh" : "vlogistic";
-        out_.Emit("{}.f32 v{}, v{}", name, d, in(0));
+        out_->Emit("{}.f32 v{}, v{}", name, d, in(0));
         break;
       }
-      case Opcode::kAnd: out_.Emit("vand v{}, v{}, v{}", d, in(0), in(1)); break;
-      case Opcode::kOr: out_.Emit("vor v{}, v{}, v{}", d, in(0), in(1)); break;
-      case Opcode::kXor: out_.Emit("vxor v{}, v{}, v{}", d, in(0), in(1)); break;
-      case Opcode::kNot: out_.Emit("vnot v{}, v{}", d, in(0)); break;
-      case Opcode::kShiftLeft: out_.Emit("vshl v{}, v{}, v{}", d, in(0), in(1)); break;
-      case Opcode::kShiftRightArithmetic: out_.Emit("vsra v{}, v{}, v{}", d, in(0), in(1)); break;
-      case Opcode::kShiftRightLogical: out_.Emit("vshr v{}, v{}, v{}", d, in(0), in(1)); break;
-      case Opcode::kSelect: out_.Emit("vsel v{}, m{}, v{}, v{}", d, in(0), in(1), in(2)); round = false; break;
+      case Opcode::kAnd: out_->Emit("vand v{}, v{}, v{}", d, in(0), in(1)); break;
+      case Opcode::kOr: out_->Emit("vor v{}, v{}, v{}", d, in(0), in(1)); break;
+      case Opcode::kXor: out_->Emit("vxor v{}, v{}, v{}", d, in(0), in(1)); break;
+      case Opcode::kNot: out_->Emit("vnot v{}, v{}", d, in(0)); break;
+      case Opcode::kShiftLeft: out_->Emit("vshl v{}, v{}, v{}", d, in(0), in(1)); break;
+      case Opcode::kShiftRightArithmetic: out_->Emit("vsra v{}, v{}, v{}", d, in(0), in(1)); break;
+      case Opcode::kShiftRightLogical: out_->Emit("vshr v{}, v{}, v{}", d, in(0), in(1)); break;
+      case Opcode::kSelect: out_->Emit("vsel v{}, m{}, v{}, v{}", d, in(0), in(1), in(2)); round = false; break;
       case Opcode::kClamp:
-        out_.Emit("vmax.{} v{}, v{}, v{}", fu, d, in(1), in(0));
-        out_.Emit("vmin.{} v{}, v{}, v{}", fu, d, d, in(2));
+        out_->Emit("vmax.{} v{}, v{}, v{}", fu, d, in(1), in(0));
+        out_->Emit("vmin.{} v{}, v{}, v{}", fu, d, d, in(2));
         round = false;
         break;
       case Opcode::kConvert:
@@ -508,7 +578,7 @@ class Emitter {
       default:
         CannotLower(c_.instruction, std::string(hlo::OpcodeName(x.opcode())) + " '" + x.name() + "'");
     }
-    if (round && domain == Domain::kFloat) out_.Emit("vcvt.bf16.f32 v{}, v{}", d, d);
+    if (round && domain == Domain::kFloat) out_->Emit("vcvt.bf16.f32 v{}, v{}", d, d);
   }
 
   // Emits convert; returns whether the result still needs rounding to bf16.
@@ -522,27 +592,27 @@ class Emitter {
     if (from_domain == Domain::kPred) {
       const int one = to_domain == Domain::kFloat ? one_reg_ : -1;
       if (one < 0) {
-        out_.Emit("vbcast v{}, 1", d);
-        out_.Emit("vsel v{}, m{}, v{}, v{}", d, a, d, zero_reg_);
+        out_->Emit("vbcast v{}, 1", d);
+        out_->Emit("vsel v{}, m{}, v{}, v{}", d, a, d, zero_reg_);
       } else {
-        out_.Emit("vsel v{}, m{}, v{}, v{}", d, a, one, zero_reg_);
+        out_->Emit("vsel v{}, m{}, v{}, v{}", d, a, one, zero_reg_);
       }
       return false;
     }
     if (from_domain == Domain::kFloat && to_domain == Domain::kFloat) {
-      out_.Emit("vmov v{}, v{}", d, a);
+      out_->Emit("vmov v{}, v{}", d, a);
       return to == isa::ElementType::kBF16 && from != isa::ElementType::kBF16;
     }
     if (from_domain == Domain::kFloat && to == isa::ElementType::kS32) {
-      out_.Emit("vcvt.s32.f32 v{}, v{}", d, a);
+      out_->Emit("vcvt.s32.f32 v{}, v{}", d, a);
       return false;
     }
     if (from == isa::ElementType::kS32 && to == isa::ElementType::kF32) {
-      out_.Emit("vcvt.f32.s32 v{}, v{}", d, a);
+      out_->Emit("vcvt.f32.s32 v{}, v{}", d, a);
       return false;
     }
     if (from_domain == Domain::kInt && to_domain == Domain::kInt) {
-      out_.Emit("vmov v{}, v{}", d, a);
+      out_->Emit("vmov v{}, v{}", d, a);
       return false;
     }
     refuse();
@@ -550,7 +620,7 @@ class Emitter {
   }
 
   KernelContext& c_;
-  AsmBuilder& out_;
+  AsmBuilder* out_;
   ElementwiseExpr expr_;
   int64_t sublanes_ = 8;
   int64_t lanes_ = 128;
@@ -568,7 +638,11 @@ class Emitter {
   bool masked_ = false;
   int64_t block_strips_ = 1;
   int buffer_ = 0;
-  std::vector<int> reg_;
+  int copies_ = 1;  // tiles per unrolled body
+  uint32_t next_engine_ = 0;  // DMAs go round-robin over the engines
+  std::vector<std::vector<int>> regs_;  // per tile copy of the unrolled body: node -> register
+  int copy_ = 0;
+  std::vector<int>& Regs() { return regs_[copy_]; }
   std::vector<bool> vreg_used_;
   std::vector<bool> mask_used_;
 };
@@ -576,7 +650,7 @@ class Emitter {
 }  // namespace
 
 void EmitElementwiseKernel(KernelContext& context) {
-  Emitter(context, BuildElementwiseExpr(context.instruction)).Run();
+  Emitter(context, BuildElementwiseExpr(context.group)).Run();
 }
 
 }  // namespace tpusim::compiler

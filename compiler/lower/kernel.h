@@ -13,15 +13,19 @@
 #include "compiler/lower/asm_builder.h"
 #include "compiler/lower/compile.h"
 #include "compiler/passes/buffer_assignment.h"
+#include "compiler/passes/elementwise_fusion.h"
 
 namespace tpusim::compiler {
 
 struct KernelContext {
   AsmBuilder& out;
   const CompileOptions& options;
-  const hlo::Instruction& instruction;
-  std::vector<std::vector<const DeviceBuffer*>> operands;  // each operand's leaves
-  std::vector<const DeviceBuffer*> results;                // the instruction's leaves
+  const hlo::Instruction& instruction;  // the group's root
+  const KernelGroup& group;             // what the kernel computes (element-wise fusion)
+  // Each operand's leaves: the instruction's operands in order, or, for element-wise groups,
+  // group.operands.
+  std::vector<std::vector<const DeviceBuffer*>> operands;
+  std::vector<const DeviceBuffer*> results;  // the instruction's leaves
 };
 
 // "file:line:col: instruction 'x': cannot lower <opcode> <shape>: why" as a tpusim::Error.

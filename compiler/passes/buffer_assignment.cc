@@ -73,8 +73,8 @@ std::vector<const hlo::Instruction*> Schedule(const hlo::Computation& computatio
   return order;
 }
 
-BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& schedule,
-                               uint64_t hbm_capacity_bytes) {
+BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& schedule, uint64_t hbm_capacity_bytes,
+                               const KernelOf& computed_inside) {
   BufferAssignment result;
   const std::size_t end = schedule.size();
   std::unordered_map<const hlo::Instruction*, std::size_t> position;
@@ -84,6 +84,7 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
   for (std::size_t i = 0; i < schedule.size(); ++i) {
     const hlo::Instruction& instruction = *schedule[i];
     std::vector<const DeviceBuffer*>& leaves = result.leaves[&instruction];
+    if (computed_inside.contains(&instruction)) continue;  // a value inside another kernel
     const auto operand_leaves = [&](std::size_t operand) -> const std::vector<const DeviceBuffer*>& {
       return result.leaves.at(instruction.operand(operand));
     };
@@ -157,8 +158,10 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
     mutable_buffer->last = std::max(mutable_buffer->last, at);
   };
   for (std::size_t i = 0; i < schedule.size(); ++i) {
+    const auto kernel = computed_inside.find(schedule[i]);
+    const std::size_t at = kernel == computed_inside.end() ? i : position.at(kernel->second);
     for (const hlo::Instruction* operand : schedule[i]->operands()) {
-      for (const DeviceBuffer* buffer : result.leaves.at(operand)) extend(buffer, i);
+      for (const DeviceBuffer* buffer : result.leaves.at(operand)) extend(buffer, at);
     }
   }
   const hlo::Instruction* root = schedule.empty() ? nullptr : schedule.back()->parent()->root();

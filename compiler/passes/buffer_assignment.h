@@ -46,10 +46,14 @@ bool IsAliasingInstruction(const hlo::Instruction& instruction);
 // the text's order when it already is one.
 std::vector<const hlo::Instruction*> Schedule(const hlo::Computation& computation);
 
+// Which instructions run inside another's kernel (element-wise fusion): they get no buffer, and
+// what they read is read when their kernel (the instruction they map to) runs.
+using KernelOf = std::unordered_map<const hlo::Instruction*, const hlo::Instruction*>;
+
 // Assigns HBM to the values of `schedule` (every instruction of one computation). Throws
 // tpusim::Error when the peak exceeds `hbm_capacity_bytes`, naming the peak, the capacity and
 // the instruction where it is reached.
-BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& schedule,
-                               uint64_t hbm_capacity_bytes);
+BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& schedule, uint64_t hbm_capacity_bytes,
+                               const KernelOf& computed_inside = {});
 
 }  // namespace tpusim::compiler

@@ -1,0 +1,32 @@
+// Element-wise fusion: which instructions of the entry computation run as one kernel, so that
+// chains of element-wise operations, broadcasts of scalars and converts do not round-trip through
+// HBM (as XLA's loop fusion does). A group is a root and the instructions computed inside its
+// kernel; everything else a member reads comes from HBM (the group's operands).
+//
+// Rules: an element-wise operation (compiler/lower/elementwise_expr.h's list) on f32, bf16, s32,
+// u32 or pred joins the group of its consumer when every user of it is in that group and it has
+// the consumer's dims. Scalar constants and broadcasts of scalars are cheap to recompute, so they
+// join every group that reads them (and get a kernel of their own only when something outside a
+// group reads them). Instructions written as `fusion` in the HLO are kernels already and are left
+// alone. Groups come in schedule order of their roots.
+#pragma once
+
+#include <vector>
+
+#include "compiler/hlo/ir.h"
+
+namespace tpusim::compiler {
+
+struct KernelGroup {
+  const hlo::Instruction* root = nullptr;
+  std::vector<const hlo::Instruction*> members;   // schedule order, root last; {root} if alone
+  std::vector<const hlo::Instruction*> operands;  // values read from outside, in first-use order
+  bool fused() const { return members.size() > 1; }
+};
+
+// Groups over `schedule` (every instruction of the entry computation, operands first).
+// Instructions that need no kernel (parameters, constants read only inside groups, tuples and
+// other aliases) belong to no group.
+std::vector<KernelGroup> FuseElementwise(const std::vector<const hlo::Instruction*>& schedule);
+
+}  // namespace tpusim::compiler
