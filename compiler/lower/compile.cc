@@ -5,6 +5,7 @@
 #include "compiler/hlo/printer.h"
 #include "compiler/lower/asm_builder.h"
 #include "compiler/lower/cost.h"
+#include "compiler/lower/data_movement_kernel.h"
 #include "compiler/lower/elementwise_expr.h"
 #include "compiler/lower/elementwise_kernel.h"
 #include "compiler/lower/kernel.h"
@@ -31,6 +32,10 @@ void EmitKernel(KernelContext& context) {
   const hlo::Instruction& instruction = context.instruction;
   if (instruction.opcode() == Opcode::kFusion || IsElementwiseOpcode(instruction.opcode())) {
     EmitElementwiseKernel(context);
+    return;
+  }
+  if (IsDataMovementOpcode(instruction.opcode())) {
+    EmitDataMovementKernel(context);
     return;
   }
   CannotLower(instruction, "no kernel lowers this operation yet");
@@ -138,6 +143,10 @@ CompiledModule Compile(hlo::Module& module, const CompileOptions& options) {
     for (const hlo::Instruction* operand : instruction->operands()) {
       context.operands.push_back(buffers.leaves.at(operand));
     }
+    context.hbm_scratch_address = AlignUp(buffers.peak_bytes, kBufferAlignmentBytes);
+    context.hbm_scratch_bytes = options.hbm_capacity_bytes > context.hbm_scratch_address
+                                    ? options.hbm_capacity_bytes - context.hbm_scratch_address
+                                    : 0;
     out.Comment(info.long_name);
     out.Bind(info.begin_label);
     EmitKernel(context);
