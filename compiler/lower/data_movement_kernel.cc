@@ -131,8 +131,9 @@ void BroadcastInto(DmaEmitter& e, const DmaArray& src, const DmaArray& dst) {
   const auto rank = static_cast<std::size_t>(dst.shape.rank());
   e.ZeroLayoutPadding(dst);
   std::vector<int64_t> box = src.shape.dims;
-  // Everything but the last doubling on engine 0, in order: each copy reads what the earlier ones
-  // wrote, and one engine runs its DMAs one after another.
+  // Small copies on engine 0, in order: each reads what the earlier ones wrote, and one engine
+  // runs its DMAs one after another.
+  constexpr int64_t kSpreadBytes = 256 * 1024;
   e.Dma(src, Zeros(rank), dst, Zeros(rank), box, 0);
   std::vector<int64_t> dims;  // broadcast dims, the destination's most minor first
   const std::vector<int64_t> order = isa::LayoutMap(dst.shape).physical_order();
@@ -148,8 +149,11 @@ void BroadcastInto(DmaEmitter& e, const DmaArray& src, const DmaArray& dst) {
       size[d] = count;
       std::vector<int64_t> to(rank, 0);
       to[d] = filled;
-      const bool last = k + 1 == dims.size() && filled + count == n;
-      if (last) {
+      // A big copy is spread over the engines, after waiting for what it reads; small ones stay
+      // on engine 0, ordered by its queue.
+      const int64_t bytes = std::accumulate(size.begin(), size.end(), int64_t{1}, std::multiplies<>()) *
+                            isa::LayoutMap(dst.shape).element_bits() / 8;
+      if (bytes >= kSpreadBytes) {
         e.WaitDmas();
         e.SplitDma(dst, std::vector<int64_t>(rank, 0), dst, to, size);
       } else {
