@@ -5,6 +5,7 @@
 #include "compiler/hlo/printer.h"
 #include "compiler/lower/asm_builder.h"
 #include "compiler/lower/cost.h"
+#include "compiler/lower/data_movement_kernel.h"
 #include "compiler/lower/elementwise_expr.h"
 #include "compiler/lower/elementwise_kernel.h"
 #include "compiler/lower/kernel.h"
@@ -34,6 +35,10 @@ void EmitKernel(KernelContext& context) {
   const hlo::Instruction& instruction = context.instruction;
   if (IsElementwiseGroup(context.group)) {
     EmitElementwiseKernel(context);
+    return;
+  }
+  if (IsDataMovementOpcode(instruction.opcode())) {
+    EmitDataMovementKernel(context);
     return;
   }
   CannotLower(instruction, "no kernel lowers this operation yet");
@@ -157,6 +162,10 @@ CompiledModule Compile(hlo::Module& module, const CompileOptions& options) {
     } else {
       out.Comment(info.long_name);
     }
+    context.hbm_scratch_address = AlignUp(buffers.peak_bytes, kBufferAlignmentBytes);
+    context.hbm_scratch_bytes = options.hbm_capacity_bytes > context.hbm_scratch_address
+                                    ? options.hbm_capacity_bytes - context.hbm_scratch_address
+                                    : 0;
     out.Bind(info.begin_label);
     EmitKernel(context);
     out.Bind(info.end_label);

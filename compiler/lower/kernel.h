@@ -26,6 +26,10 @@ struct KernelContext {
   // group.operands.
   std::vector<std::vector<const DeviceBuffer*>> operands;
   std::vector<const DeviceBuffer*> results;  // the instruction's leaves
+  // HBM above every buffer (from the assignment's peak to the capacity) that a kernel may use
+  // for intermediates during its own run (a reshape's row-major copy when VMEM is too small).
+  uint64_t hbm_scratch_address = 0;
+  uint64_t hbm_scratch_bytes = 0;
 };
 
 // "file:line:col: instruction 'x': cannot lower <opcode> <shape>: why" as a tpusim::Error.

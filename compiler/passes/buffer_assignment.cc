@@ -34,11 +34,64 @@ std::pair<std::size_t, std::size_t> ElementLeafRange(const isa::Shape& shape, in
   return {begin, begin + leaves.size()};
 }
 
+bool IsRowMajor(const isa::Layout& layout) {
+  return layout.minor_to_major == isa::MajorToMinorOrder(static_cast<int64_t>(layout.minor_to_major.size()));
+}
+
+// Instructions whose value is their operand's bytes seen with another shape.
+bool IsView(const hlo::Instruction& instruction) {
+  return instruction.opcode() == hlo::Opcode::kBitcast || IsAliasingReshape(instruction);
+}
+
 bool LivesWholeProgram(const hlo::Instruction& instruction) {
   return instruction.opcode() == hlo::Opcode::kParameter || instruction.opcode() == hlo::Opcode::kConstant;
 }
 
 }  // namespace
+
+bool SameRowMajorImage(const isa::Shape& a, const isa::Shape& b) {
+  if (a.is_tuple || b.is_tuple || !a.layout || !b.layout || a.element_type != b.element_type) return false;
+  if (isa::ElementCount(a) != isa::ElementCount(b)) return false;
+  const auto plain = [](const isa::Shape& s) {
+    const isa::Layout& l = *s.layout;
+    return IsRowMajor(l) && l.padded_dimensions.empty() && l.tail_padding_alignment_in_elements == 1 &&
+           l.dynamic_shape_metadata_prefix_bytes == 0 && l.split_configs.empty() && l.dim_level_types.empty() &&
+           std::none_of(s.dynamic_dims.begin(), s.dynamic_dims.end(), [](bool d) { return d; });
+  };
+  if (!plain(a) || !plain(b)) return false;
+  if (a.layout->element_size_in_bits != b.layout->element_size_in_bits || a.layout->tiles != b.layout->tiles) return false;
+  if (a.layout->tiles.empty()) return true;  // both untiled row-major: the elements in order
+  const std::vector<int64_t>& tile = a.layout->tiles.front().dims;
+  for (const isa::Tile& t : a.layout->tiles) {
+    for (int64_t d : t.dims) {
+      if (d == isa::kCombineDimension) return false;
+    }
+  }
+  const auto k = static_cast<int64_t>(tile.size());
+  // Tiles split the k most minor dims; the dims above them are whole slabs one after another,
+  // so only their product matters, and they merge into the first tiled dim when it is a
+  // multiple of its tile size (no padding between slabs).
+  const auto canonical = [&](const isa::Shape& s, int64_t& major, std::vector<int64_t>& minor) {
+    if (s.rank() < k) return false;
+    major = 1;
+    for (int64_t d = 0; d < s.rank() - k; ++d) major *= s.dims[d];
+    minor.assign(s.dims.end() - k, s.dims.end());
+    if (minor[0] % tile[0] == 0) {
+      minor[0] *= major;
+      major = 1;
+    }
+    return true;
+  };
+  int64_t major_a = 0, major_b = 0;
+  std::vector<int64_t> minor_a, minor_b;
+  if (!canonical(a, major_a, minor_a) || !canonical(b, major_b, minor_b)) return false;
+  return major_a == major_b && minor_a == minor_b;
+}
+
+bool IsAliasingReshape(const hlo::Instruction& instruction) {
+  return instruction.opcode() == hlo::Opcode::kReshape && instruction.operand_count() == 1 &&
+         SameRowMajorImage(instruction.operand(0)->shape(), instruction.shape());
+}
 
 bool IsAliasingInstruction(const hlo::Instruction& instruction) {
   switch (instruction.opcode()) {
@@ -49,6 +102,8 @@ bool IsAliasingInstruction(const hlo::Instruction& instruction) {
     case hlo::Opcode::kAddDependency:
     case hlo::Opcode::kAfterAll:
       return true;
+    case hlo::Opcode::kReshape:
+      return IsAliasingReshape(instruction);
     default:
       return false;
   }
@@ -109,6 +164,9 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
       case hlo::Opcode::kAfterAll:
         leaves = {nullptr};
         continue;
+      case hlo::Opcode::kReshape:
+        if (!IsAliasingReshape(instruction)) break;
+        [[fallthrough]];
       case hlo::Opcode::kBitcast: {
         const DeviceBuffer* source = operand_leaves(0).at(0);
         const uint64_t size = isa::LayoutMap(instruction.shape()).byte_size();
@@ -168,10 +226,10 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
   if (root != nullptr) {
     for (const DeviceBuffer* buffer : result.leaves.at(root)) extend(buffer, end);
   }
-  // Bitcast views share their source's bytes: the source lives as long as any view.
+  // Bitcast views (and reshapes that are bitcasts) share their source's bytes: the source lives as long as any view.
   std::unordered_map<const DeviceBuffer*, const DeviceBuffer*> view_of;
   for (const hlo::Instruction* instruction : schedule) {
-    if (instruction->opcode() != hlo::Opcode::kBitcast) continue;
+    if (!IsView(*instruction)) continue;
     const DeviceBuffer* view = result.leaves.at(instruction).at(0);
     const DeviceBuffer* source = result.leaves.at(instruction->operand(0)).at(0);
     while (view_of.contains(source)) source = view_of.at(source);

@@ -38,8 +38,19 @@ struct BufferAssignment {
   uint64_t peak_bytes = 0;  // highest address in use
 };
 
+// Whether two array shapes have the same byte image for the same row-major element order, so that
+// a reshape between them moves nothing: both row-major with no padding fields, and either both
+// untiled, or with equal tiles whose first tile (rank k) sees the same k most minor dims after
+// the dims above them (whole slabs, one after another) are merged into the first tiled dim where
+// it is a multiple of its tile size. Conservative: false means "not shown to be identical".
+bool SameRowMajorImage(const isa::Shape& a, const isa::Shape& b);
+
+// A reshape whose operand and result have the same image (SameRowMajorImage): a bitcast.
+bool IsAliasingReshape(const hlo::Instruction& instruction);
+
 // True for instructions that name existing buffers instead of writing new ones: parameter,
-// tuple, get-tuple-element, bitcast, optimization-barrier, add-dependency, after-all.
+// tuple, get-tuple-element, bitcast, reshapes that are bitcasts, optimization-barrier,
+// add-dependency, after-all.
 bool IsAliasingInstruction(const hlo::Instruction& instruction);
 
 // Instructions of `computation` in an order where operands (and control predecessors) come first:
