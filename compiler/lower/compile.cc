@@ -5,6 +5,7 @@
 #include "compiler/hlo/printer.h"
 #include "compiler/lower/asm_builder.h"
 #include "compiler/lower/cost.h"
+#include "compiler/lower/dot_kernel.h"
 #include "compiler/lower/elementwise_expr.h"
 #include "compiler/lower/elementwise_kernel.h"
 #include "compiler/lower/kernel.h"
@@ -32,6 +33,13 @@ void EmitKernel(KernelContext& context) {
   if (instruction.opcode() == Opcode::kFusion || IsElementwiseOpcode(instruction.opcode())) {
     EmitElementwiseKernel(context);
     return;
+  }
+  switch (instruction.opcode()) {
+    case Opcode::kDot:
+      EmitDotKernel(context);
+      return;
+    default:
+      break;
   }
   CannotLower(instruction, "no kernel lowers this operation yet");
 }
