@@ -317,6 +317,13 @@ class DotEmitter {
     out_.Emit("sem.wait sem[s{} + {}], {}", kTemp, kLhsSem, lhs_dmas_);
     out_.Emit("xor s{}, s{}, 1", kTemp, kTemp);
     out_.Emit("mul s{}, s{}, {:#x}", kOtherLhs, kTemp, t_.lhs_panel_bytes);
+    // N block 0's weights, queued on the engines before the next chunk's lhs panel (engines
+    // complete their transfers in order).
+    out_.Emit("mov s{}, {:#x}", kWeights, weight_base_[0]);
+    out_.Emit("mov s{}, {:#x}", kOtherWeights, weight_base_[1]);
+    out_.Emit("mov s{}, 0", kCol0);
+    out_.Emit("mov s{}, 0", kBlock);
+    EmitWeightDmas(-1, kWeights, t_.n_blocks == 1 ? last_cols_ : c_cols_);
     // Prefetch the next chunk's panel into the other one (its last reader, chunk - 1, is done:
     // every job waits for the VPU before its output DMA).
     const std::string no_prefetch = out_.NewLabel(c_.instruction.name() + ".no_lhs_prefetch");
@@ -336,12 +343,6 @@ class DotEmitter {
       EmitLhsDmas(kNextBatch, kNextRow0, kOtherLhs, kTemp, last_rows_);
     }
     out_.Bind(no_prefetch);
-    // N block 0's weights.
-    out_.Emit("mov s{}, {:#x}", kWeights, weight_base_[0]);
-    out_.Emit("mov s{}, {:#x}", kOtherWeights, weight_base_[1]);
-    out_.Emit("mov s{}, 0", kCol0);
-    out_.Emit("mov s{}, 0", kBlock);
-    EmitWeightDmas(-1, kWeights, t_.n_blocks == 1 ? last_cols_ : c_cols_);
     if (t_.m_chunks == 1 || !last_m_special_) {
       EmitBlocks(t_.m_chunks == 1 && last_m_special_);
     } else {
