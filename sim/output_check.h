@@ -4,6 +4,7 @@
 //     f32/bf16 arithmetic and transcendental functions: bit for bit, NaNs equal to NaNs. The VPU
 //     computes in f32 with IEEE rounding and rounds bf16 results once per operation, as XLA's
 //     evaluator does, and its transcendental unit calls the same C library functions on floats.
+//   - dot: the same exact products summed in another order (output_check.cc, DotBound).
 // The difference of two floats is measured in units in the last place of their type (the
 // distance between their positions in the ordered list of that type's values).
 #pragma once
@@ -20,6 +21,7 @@ namespace tpusim::sim {
 
 struct CheckBound {
   uint64_t max_ulps = 0;  // for floats; integers and preds are always exact
+  double max_abs = 0;     // floats this close in absolute value pass too (sums whose order differs)
   std::string reason;     // which operations set it
 };
 

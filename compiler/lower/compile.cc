@@ -6,6 +6,7 @@
 #include "compiler/lower/asm_builder.h"
 #include "compiler/lower/cost.h"
 #include "compiler/lower/data_movement_kernel.h"
+#include "compiler/lower/dot_kernel.h"
 #include "compiler/lower/elementwise_expr.h"
 #include "compiler/lower/elementwise_kernel.h"
 #include "compiler/lower/kernel.h"
@@ -40,6 +41,13 @@ void EmitKernel(KernelContext& context) {
   if (IsDataMovementOpcode(instruction.opcode())) {
     EmitDataMovementKernel(context);
     return;
+  }
+  switch (instruction.opcode()) {
+    case Opcode::kDot:
+      EmitDotKernel(context);
+      return;
+    default:
+      break;
   }
   CannotLower(instruction, "no kernel lowers this operation yet");
 }

@@ -1,0 +1,127 @@
+#include "compiler/lower/mxu_tiling.h"
+
+#include <algorithm>
+
+namespace tpusim::compiler {
+namespace {
+
+std::vector<int64_t> IntListOr(const hlo::Instruction& instruction, std::string_view name) {
+  const auto* list = instruction.Find<std::vector<int64_t>>(name);
+  return list ? *list : std::vector<int64_t>{};
+}
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+bool Fail(std::string* why, std::string text) {
+  if (why) *why = std::move(text);
+  return false;
+}
+
+// An MXU side (R or C) the kernel can tile with L-lane vregs: a divisor of L or a multiple of it.
+bool Tileable(int64_t side, int64_t lanes) { return side > 0 && (side <= lanes ? lanes % side == 0 : side % lanes == 0); }
+
+}  // namespace
+
+std::optional<DotForm> CanonicalDot(const hlo::Instruction& dot, std::string* why) {
+  const auto fail = [&](std::string text) {
+    Fail(why, std::move(text));
+    return std::nullopt;
+  };
+  const isa::Shape& lhs = dot.operand(0)->shape();
+  const isa::Shape& rhs = dot.operand(1)->shape();
+  const std::vector<int64_t> lhs_batch = IntListOr(dot, "lhs_batch_dims");
+  const std::vector<int64_t> rhs_batch = IntListOr(dot, "rhs_batch_dims");
+  const std::vector<int64_t> lhs_contracting = IntListOr(dot, "lhs_contracting_dims");
+  const std::vector<int64_t> rhs_contracting = IntListOr(dot, "rhs_contracting_dims");
+  const int64_t nb = static_cast<int64_t>(lhs_batch.size());
+  for (int64_t i = 0; i < nb; ++i) {
+    if (lhs_batch[i] != i || rhs_batch.size() != lhs_batch.size() || rhs_batch[i] != i) {
+      return fail("its batch dims are not the leading dims of both operands in order (transposing batch dims is not lowered yet)");
+    }
+  }
+  if (rhs_batch.size() != lhs_batch.size()) return fail("lhs and rhs have different batch dims");
+  if (lhs.rank() != nb + 2 || rhs.rank() != nb + 2) {
+    return fail("each operand must have exactly one free and one contracting dim besides the batch dims "
+                "(matrix-vector and multi-dim contractions are not lowered yet)");
+  }
+  if (lhs_contracting.size() != 1 || rhs_contracting.size() != 1) return fail("it contracts more than one dim");
+  const int64_t lc = lhs_contracting[0];
+  const int64_t rc = rhs_contracting[0];
+  DotForm form;
+  for (int64_t i = 0; i < nb; ++i) {
+    form.batch_dims.push_back(lhs.dims[i]);
+    form.batch *= lhs.dims[i];
+    form.lhs_perm.push_back(i);
+    form.rhs_perm.push_back(i);
+  }
+  const int64_t lf = lc == nb ? nb + 1 : nb;
+  const int64_t rf = rc == nb ? nb + 1 : nb;
+  form.lhs_perm.push_back(lf);
+  form.lhs_perm.push_back(lc);
+  form.rhs_perm.push_back(rc);
+  form.rhs_perm.push_back(rf);
+  form.m = lhs.dims[lf];
+  form.k = lhs.dims[lc];
+  form.n = rhs.dims[rf];
+  if (form.m == 0 || form.n == 0 || form.k == 0 || form.batch == 0) return fail("zero-sized dots are not lowered yet");
+  return form;
+}
+
+std::optional<MxuTiling> PlanMxuTiling(const DotForm& form, const isa::Target& target, uint64_t vmem_capacity,
+                                       int out_bytes, std::string* why) {
+  const auto fail = [&](std::string text) {
+    Fail(why, std::move(text));
+    return std::nullopt;
+  };
+  const int64_t s = target.sublanes();
+  const int64_t l = target.lanes();
+  const int64_t r = target.mxu_rows();
+  const int64_t c = target.mxu_columns();
+  MxuTiling t;
+  t.mxus = target.mxu_count();
+  t.rows_per_vreg = 2 * s;
+  if (t.mxus < 1) return fail("the target has no MXU");
+  if (r % t.rows_per_vreg != 0 || !Tileable(r, l) || !Tileable(c, l)) {
+    return fail("the MXU shape " + std::to_string(r) + "x" + std::to_string(c) +
+                " is not tileable by packed bf16 vregs of " + std::to_string(t.rows_per_vreg) + "x" + std::to_string(l));
+  }
+  t.nk = CeilDiv(r, l);
+  t.nc = CeilDiv(c, l);
+  t.k_stride = t.nk * l;
+  t.k_blocks = CeilDiv(form.k, r);
+  t.k_steps = CeilDiv(t.k_blocks, t.mxus);
+  t.weight_pushes = (r / t.rows_per_vreg) * t.nc;
+  // A pop must not reach the head of its MXU's queue before its rows have drained, or it holds
+  // the queue (docs/timing.md, MXU): the presets drain in column_count cycles, one row per cycle.
+  t.lag = CeilDiv(c, t.rows_per_vreg);
+  t.lhs_vregs = 2 * t.mxus * t.nk;
+  t.weight_vregs = 4;
+  const int64_t free_vregs = static_cast<int64_t>(target.vector_registers()) - t.lhs_vregs - t.weight_vregs - 1;
+  int64_t groups = free_vregs / (2 * t.nc);
+  if (groups < 1) return fail("the accumulators of one row group do not fit the vector registers");
+  groups = std::min(groups, CeilDiv(form.m, t.rows_per_vreg));
+  const uint64_t k_rows = static_cast<uint64_t>(t.k_steps * t.mxus * r);
+  const uint64_t k_cols = static_cast<uint64_t>(t.k_steps * t.mxus * t.k_stride);
+  const uint64_t width = static_cast<uint64_t>(t.nc * l);
+  for (; groups >= 1; --groups) {
+    const uint64_t rows = static_cast<uint64_t>(groups * t.rows_per_vreg);
+    t.lhs_panel_bytes = rows * k_cols * 2;
+    t.weight_panel_bytes = k_rows * width * 2;
+    t.stage_bytes = rows * width * static_cast<uint64_t>(out_bytes);
+    t.vmem_bytes = 2 * (t.lhs_panel_bytes + t.weight_panel_bytes + t.stage_bytes);
+    if (t.vmem_bytes <= vmem_capacity) break;
+  }
+  if (groups < 1) {
+    return fail("K = " + std::to_string(form.k) + " needs " + std::to_string(t.vmem_bytes) +
+                " bytes of VMEM for double-buffered panels of one row group, more than the " +
+                std::to_string(vmem_capacity) + " there are (splitting K over panels is not lowered yet)");
+  }
+  t.groups = groups;
+  t.chunk_rows = groups * t.rows_per_vreg;
+  t.m_chunks = CeilDiv(form.m, t.chunk_rows);
+  t.n_blocks = CeilDiv(form.n, c);
+  t.acc_vregs = (t.chunk_rows / s) * t.nc;
+  return t;
+}
+
+}  // namespace tpusim::compiler

@@ -1,0 +1,69 @@
+// How a dot is cut up for the MXUs (docs/compiler.md, "Dot"): the canonical problem
+// out[b][m][n] = sum_k lhs[b][m][k] * rhs[b][k][n], and the tile sizes the dot kernel uses.
+//
+// The kernel is weight-stationary and K-split across the MXUs: in a K step, MXU q holds the weight
+// tile of K block (step x Q + q) of the current N block; each row group of the chunk's rows goes
+// to every MXU (each with its own K columns) and the Q results are summed with mxu.pop.acc into
+// accumulators that stay in vector registers over all K steps. So a chunk's rows are limited by
+// the vector registers, and the operands' panels (all of K for the chunk's rows and for one N
+// block) are limited by VMEM.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/hlo/ir.h"
+#include "isa/program.pb.h"
+
+namespace tpusim::compiler {
+
+// A dot in canonical form: batch dims leading on both sides and in the output, one free and one
+// contracting dim per operand. `lhs_perm` lists the lhs dims in the order [batch..., m, k] (so
+// lhs_perm = identity when lhs is [.., M, K], and ends in (k, m) swapped when it is [.., K, M]);
+// `rhs_perm` in the order [batch..., k, n].
+struct DotForm {
+  std::vector<int64_t> batch_dims;  // sizes
+  int64_t batch = 1;                // their product
+  int64_t m = 0;
+  int64_t k = 0;
+  int64_t n = 0;
+  std::vector<int64_t> lhs_perm;
+  std::vector<int64_t> rhs_perm;
+};
+
+// The canonical form of `dot`, or the reason it has none the kernel lowers.
+std::optional<DotForm> CanonicalDot(const hlo::Instruction& dot, std::string* why);
+
+struct MxuTiling {
+  int64_t mxus = 1;            // Q: all of target.mxu_count
+  int64_t rows_per_vreg = 16;  // P: bf16 rows in one packed vreg (2 x sublanes)
+  int64_t nk = 1;              // pushes per row group: ceil(R / L)
+  int64_t nc = 1;              // pops per S rows, weight pushes per P weight rows: ceil(C / L)
+  int64_t k_stride = 128;      // lhs panel columns per K block (nk x L; K block = R columns)
+  int64_t k_blocks = 1;        // ceil(K / R)
+  int64_t k_steps = 1;         // ceil(k_blocks / Q): the padded blocks are zero in VMEM
+  int64_t groups = 1;          // row groups per chunk (G)
+  int64_t chunk_rows = 16;     // Mc = G x P
+  int64_t m_chunks = 1;        // ceil(M / Mc)
+  int64_t n_blocks = 1;        // ceil(N / C)
+  int64_t acc_vregs = 2;       // (Mc / S) x nc
+  int64_t lhs_vregs = 2;       // the pool the row groups' lhs vregs rotate through (2 x Q x nk)
+  int64_t weight_vregs = 4;    // the pool weight vregs rotate through
+  int64_t lag = 8;             // pops of row-group slot i follow the pushes of slot i + lag
+  int64_t weight_pushes = 8;   // per tile: (R / P) x nc
+  // VMEM: two lhs panels [Mc, k_steps x Q x k_stride], two weight panels
+  // [k_steps x Q x R, nc x L], two output stages [Mc, nc x L] of the output type.
+  uint64_t lhs_panel_bytes = 0;
+  uint64_t weight_panel_bytes = 0;
+  uint64_t stage_bytes = 0;
+  uint64_t vmem_bytes = 0;
+};
+
+// The tiling for `form` on `target` with `vmem_capacity` bytes of VMEM and an output of
+// `out_bytes` bytes per element, or the reason there is none.
+std::optional<MxuTiling> PlanMxuTiling(const DotForm& form, const isa::Target& target, uint64_t vmem_capacity,
+                                       int out_bytes, std::string* why);
+
+}  // namespace tpusim::compiler

@@ -1,0 +1,221 @@
+// End-to-end tests of the dot kernel (compiler/lower/dot_kernel.cc): HLO dots compiled and run by
+// the built binary (`tpusim run`), outputs compared with values computed here.
+//
+// The inputs are small integers (|x| <= 4), exact in bf16, so every product and every partial
+// sum is an integer below 2^24: exact in f32 in any order. The expected outputs are therefore
+// exact whatever order the MXUs and the evaluator add in, and the tests compare bit for bit.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <bit>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "isa/npy.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using tpusim::isa::ElementType;
+
+struct Result {
+  int exit_code;
+  std::string output;
+};
+
+Result RunTpusim(const std::string& args) {
+  const std::string command = std::string(TPUSIM_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string output;
+  char buffer[4096];
+  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+fs::path TempDir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("tpusim_dot_test_" + std::to_string(getpid())) / name;
+  fs::create_directories(dir);
+  return dir;
+}
+
+void WriteText(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+uint16_t Bf16Bits(float value) { return static_cast<uint16_t>(std::bit_cast<uint32_t>(value) >> 16); }
+
+// A deterministic integer in [-4, 4] for element `i` of array `seed`.
+float SmallInt(int64_t i, int seed) { return static_cast<float>((i * 7 + seed * 13 + (i / 5) * 3) % 9 - 4); }
+
+struct Matrix {
+  std::vector<int64_t> dims;
+  std::vector<float> values;  // row-major
+};
+
+Matrix MakeInput(std::vector<int64_t> dims, int seed) {
+  int64_t count = 1;
+  for (int64_t d : dims) count *= d;
+  Matrix m{std::move(dims), std::vector<float>(count)};
+  for (int64_t i = 0; i < count; ++i) m.values[i] = SmallInt(i, seed);
+  return m;
+}
+
+void WriteBf16(const fs::path& path, const Matrix& m) {
+  std::vector<uint8_t> bytes(m.values.size() * 2);
+  for (std::size_t i = 0; i < m.values.size(); ++i) {
+    const uint16_t bits = Bf16Bits(m.values[i]);
+    std::memcpy(bytes.data() + 2 * i, &bits, 2);
+  }
+  tpusim::isa::WriteNpy(path.string(), ElementType::kBF16, m.dims, bytes);
+}
+
+// out[b][i][j] = sum_k lhs(b, i, k) * rhs(b, k, j), with the operands' dims in either order.
+std::vector<float> Reference(const Matrix& lhs, const Matrix& rhs, int64_t batch, int64_t m, int64_t k, int64_t n,
+                             bool lhs_km, bool rhs_nk) {
+  std::vector<float> out(batch * m * n, 0.0f);
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int64_t p = 0; p < k; ++p) {
+          const float a = lhs.values[b * m * k + (lhs_km ? p * m + i : i * k + p)];
+          const float w = rhs.values[b * k * n + (rhs_nk ? j * k + p : p * n + j)];
+          sum += static_cast<double>(a) * w;
+        }
+        out[(b * m + i) * n + j] = static_cast<float>(sum);
+      }
+    }
+  }
+  return out;
+}
+
+struct DotCase {
+  std::string name;
+  std::string preset;
+  int64_t batch;  // 0: no batch dim
+  int64_t m, k, n;
+  bool lhs_km;  // lhs is [K, M] (lhs_contracting_dims={0})
+  bool rhs_nk;  // rhs is [N, K] (rhs_contracting_dims={1})
+  bool bf16_out;
+};
+
+std::string Dims(const DotCase& c, int64_t a, int64_t b) {
+  return c.batch > 0 ? fmt::format("{},{},{}", c.batch, a, b) : fmt::format("{},{}", a, b);
+}
+
+void RunCase(const DotCase& c) {
+  INFO(c.name << " on " << c.preset);
+  const fs::path dir = TempDir(c.name + "_" + c.preset);
+  const int64_t nb = c.batch > 0 ? 1 : 0;
+  const int64_t batch = c.batch > 0 ? c.batch : 1;
+  const std::string lhs_dims = c.lhs_km ? Dims(c, c.k, c.m) : Dims(c, c.m, c.k);
+  const std::string rhs_dims = c.rhs_nk ? Dims(c, c.n, c.k) : Dims(c, c.k, c.n);
+  std::string attributes = fmt::format("lhs_contracting_dims={{{}}}, rhs_contracting_dims={{{}}}",
+                                       c.lhs_km ? nb : nb + 1, c.rhs_nk ? nb + 1 : nb);
+  if (nb) attributes += ", lhs_batch_dims={0}, rhs_batch_dims={0}";
+  const std::string out_type = c.bf16_out ? "bf16" : "f32";
+  WriteText(dir / "dot.hlo", fmt::format("HloModule dot\n\nENTRY main {{\n  a = bf16[{}] parameter(0)\n"
+                                         "  b = bf16[{}] parameter(1)\n  ROOT d = {}[{}] dot(a, b), {}\n}}\n",
+                                         lhs_dims, rhs_dims, out_type, Dims(c, c.m, c.n), attributes));
+  auto split = [](const std::string& text) {
+    std::vector<int64_t> dims;
+    std::size_t start = 0;
+    while (start < text.size()) {
+      const std::size_t comma = text.find(',', start);
+      dims.push_back(std::stoll(text.substr(start, comma - start)));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    return dims;
+  };
+  const Matrix lhs = MakeInput(split(lhs_dims), 1);
+  const Matrix rhs = MakeInput(split(rhs_dims), 2);
+  WriteBf16(dir / "a.npy", lhs);
+  WriteBf16(dir / "b.npy", rhs);
+  const Result run = RunTpusim("run " + (dir / "dot.hlo").string() + " --config " + c.preset + " --input 0=" +
+                               (dir / "a.npy").string() + " --input 1=" + (dir / "b.npy").string() + " --out " +
+                               (dir / "out").string() + " --check");
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  const std::vector<float> want = Reference(lhs, rhs, batch, c.m, c.k, c.n, c.lhs_km, c.rhs_nk);
+  const tpusim::isa::NpyArray got =
+      tpusim::isa::ReadNpy((dir / "out" / "output_0.npy").string(), c.bf16_out ? ElementType::kBF16 : ElementType::kF32);
+  REQUIRE(got.data.size() == want.size() * (c.bf16_out ? 2 : 4));
+  int64_t mismatches = 0;
+  std::string first;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    uint32_t bits = 0;
+    if (c.bf16_out) {
+      uint16_t half = 0;
+      std::memcpy(&half, got.data.data() + 2 * i, 2);
+      bits = static_cast<uint32_t>(half) << 16;
+    } else {
+      std::memcpy(&bits, got.data.data() + 4 * i, 4);
+    }
+    // bf16 results: the exact integer sum rounded once to bf16 (nearest even), as XLA does.
+    const uint32_t x = std::bit_cast<uint32_t>(want[i]);
+    const uint32_t rounded = c.bf16_out ? (x + 0x7fff + ((x >> 16) & 1)) & 0xffff0000u : x;
+    if (bits != rounded && ++mismatches == 1) {
+      first = fmt::format("element {}: expected {}, got {}", i, std::bit_cast<float>(rounded), std::bit_cast<float>(bits));
+    }
+  }
+  INFO(first);
+  CHECK(mismatches == 0);
+}
+
+}  // namespace
+
+TEST_CASE("dot kernel: [M,K]x[K,N] with ragged M, N, K on the tiny 16x16 MXU", "[dot]") {
+  RunCase({"mk_kn", "tiny", 0, 40, 72, 24, false, false, false});
+}
+
+TEST_CASE("dot kernel: transposed rhs [M,K]x[N,K] and bf16 output on tiny", "[dot]") {
+  RunCase({"mk_nk_bf16", "tiny", 0, 33, 50, 20, false, true, true});
+}
+
+TEST_CASE("dot kernel: batched [B,M,K]x[B,K,N] on tiny", "[dot]") {
+  RunCase({"batched", "tiny", 3, 20, 30, 17, false, false, false});
+}
+
+TEST_CASE("dot kernel: transposed lhs [K,M]x[N,K] as in the dot_bf16 workloads on tiny", "[dot]") {
+  RunCase({"km_nk", "tiny", 0, 36, 48, 8, true, true, false});
+}
+
+TEST_CASE("dot kernel: four MXUs with K over two blocks and zero-padded steps on tpu_v4", "[dot]") {
+  RunCase({"v4_ragged", "tpu_v4", 0, 300, 200, 150, false, false, false});
+  RunCase({"v4_nk_bf16", "tpu_v4", 2, 40, 640, 130, false, true, true});
+}
+
+TEST_CASE("dot kernel: 256x256 MXUs on tpu_v6e", "[dot]") {
+  RunCase({"v6e", "tpu_v6e", 0, 70, 300, 260, false, false, false});
+}
+
+TEST_CASE("dot kernel: refuses f32 operands and multi-dim contractions with the op named", "[dot]") {
+  const fs::path dir = TempDir("refuse");
+  WriteText(dir / "f32.hlo",
+            "HloModule m\n\nENTRY main {\n  a = f32[8,8] parameter(0)\n  b = f32[8,8] parameter(1)\n"
+            "  ROOT d = f32[8,8] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
+  Result run = RunTpusim("run " + (dir / "f32.hlo").string() + " --config tiny");
+  CHECK(run.exit_code == 1);
+  CHECK_THAT(run.output, Catch::Contains("instruction 'd': cannot lower dot f32[8,8]") &&
+                             Catch::Contains("only bf16 x bf16 dots are lowered"));
+  WriteText(dir / "k2.hlo",
+            "HloModule m\n\nENTRY main {\n  a = bf16[4,2,3] parameter(0)\n  b = bf16[2,3,5] parameter(1)\n"
+            "  ROOT d = f32[4,5] dot(a, b), lhs_contracting_dims={1,2}, rhs_contracting_dims={0,1}\n}\n");
+  run = RunTpusim("run " + (dir / "k2.hlo").string() + " --config tiny");
+  CHECK(run.exit_code == 1);
+  CHECK_THAT(run.output, Catch::Contains("cannot lower dot f32[4,5]") && Catch::Contains("one free and one contracting dim"));
+}
