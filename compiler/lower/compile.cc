@@ -8,6 +8,7 @@
 #include "compiler/lower/elementwise_expr.h"
 #include "compiler/lower/elementwise_kernel.h"
 #include "compiler/lower/kernel.h"
+#include "compiler/lower/reduce_kernel.h"
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/layout_assignment.h"
 #include "isa/assembler.h"
@@ -32,6 +33,10 @@ void EmitKernel(KernelContext& context) {
   if (instruction.opcode() == Opcode::kFusion || IsElementwiseOpcode(instruction.opcode())) {
     EmitElementwiseKernel(context);
     return;
+  }
+  switch (instruction.opcode()) {
+    case Opcode::kReduce: EmitReduceKernel(context); return;
+    default: break;
   }
   CannotLower(instruction, "no kernel lowers this operation yet");
 }
