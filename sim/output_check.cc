@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "compiler/lower/reduce_plan.h"
 #include "isa/error.h"
 
 namespace tpusim::sim {
@@ -27,6 +28,38 @@ std::string IndexText(const std::vector<int64_t>& dims, int64_t linear) {
     linear /= dims[d];
   }
   return fmt::format("[{}]", fmt::join(index, ", "));
+}
+
+// Reduce (compiler/lower/reduce_kernel.cc, docs/compiler.md "Reduce"):
+//   - float add: the evaluator sums in double and rounds once; the kernel sums in another order
+//     in f32 pairs (sum, error) built with TwoSum, so its sum s + e is within about
+//     d^2 * 2^-48 * sum|x| of the exact sum (d the depth of its summation) and its f32 result
+//     fl(s + e) is the correctly rounded sum or a neighbour: 1 ulp (a bf16 result is rounded
+//     twice, f32 then bf16: also within 1 ulp). The bound assumes the sum is not cancelled by
+//     more than about 2^16 (sum|x| / |sum x|), which random inputs in [-1, 1] are far from.
+//   - float multiply over lanes or sublanes: the products are rounded to f32 at each step in a
+//     different order than the evaluator's: each of the n - 1 roundings moves the result by at
+//     most half an ulp relative to the exact product, in both programs: 2 (n - 1) ulps.
+//     Over major dims only the kernel multiplies in the evaluator's order: bit for bit.
+//   - max, min, integer ops: exact.
+CheckBound ReduceBound(const hlo::Instruction& reduce) {
+  const std::optional<compiler::ReduceOp> op = compiler::ReducerOpOf(reduce);
+  const isa::Shape& operand = reduce.operand(0)->shape();
+  if (!op || operand.is_tuple || !isa::IsFloat(operand.element_type)) return {};
+  int64_t n = 1;
+  bool lanes_or_sublanes = false;
+  for (int64_t d : reduce.GetIntList("dimensions")) {
+    n *= operand.dims.at(d);
+    if (d + 2 >= operand.rank()) lanes_or_sublanes = true;
+  }
+  if (*op == compiler::ReduceOp::kAdd) {
+    return {1, 0, "float add-reduce sums in compensated f32 (TwoSum) in another order than the evaluator's double sum"};
+  }
+  if (*op == compiler::ReduceOp::kMultiply && lanes_or_sublanes && n > 1) {
+    return {static_cast<uint64_t>(2 * (n - 1)), 0,
+            "float multiply-reduce rounds its " + std::to_string(n - 1) + " products in another order"};
+  }
+  return {};
 }
 
 }  // namespace
@@ -67,10 +100,22 @@ CheckBound DotBound(const hlo::Module& module) {
   return bound;
 }
 
+// The loosest bound of the operations the module contains.
 CheckBound BoundFor(const hlo::Module& module) {
-  CheckBound dot = DotBound(module);
-  if (!dot.reason.empty()) return dot;
-  return {0, 0, "every operation the compiler lowers computes as XLA's evaluator does"};
+  CheckBound bound = DotBound(module);
+  for (const auto& computation : module.computations()) {
+    for (const auto& instruction : computation->instructions()) {
+      if (instruction->opcode() != hlo::Opcode::kReduce) continue;
+      const CheckBound reduce = ReduceBound(*instruction);
+      if (reduce.reason.empty()) continue;
+      bound.max_ulps = std::max(bound.max_ulps, reduce.max_ulps);
+      if (bound.reason.find(reduce.reason) == std::string::npos) {
+        bound.reason += (bound.reason.empty() ? "" : "; ") + reduce.reason;
+      }
+    }
+  }
+  if (bound.reason.empty()) bound.reason = "every operation the compiler lowers computes as XLA's evaluator does";
+  return bound;
 }
 
 CheckResult CompareOutputs(const std::vector<const hlo::Literal*>& expected, const std::vector<isa::NpyArray>& actual,

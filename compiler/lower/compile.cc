@@ -10,6 +10,7 @@
 #include "compiler/lower/elementwise_expr.h"
 #include "compiler/lower/elementwise_kernel.h"
 #include "compiler/lower/kernel.h"
+#include "compiler/lower/reduce_kernel.h"
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/elementwise_fusion.h"
 #include "compiler/passes/layout_assignment.h"
@@ -45,6 +46,9 @@ void EmitKernel(KernelContext& context) {
   switch (instruction.opcode()) {
     case Opcode::kDot:
       EmitDotKernel(context);
+      return;
+    case Opcode::kReduce:
+      EmitReduceKernel(context);
       return;
     default:
       break;

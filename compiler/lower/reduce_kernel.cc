@@ -1,0 +1,635 @@
+#include "compiler/lower/reduce_kernel.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "compiler/lower/reduce_plan.h"
+#include "isa/element_type.h"
+
+namespace tpusim::compiler {
+namespace {
+
+constexpr uint64_t kMaxBlockBytes = 512 * 1024;
+// Semaphores: input block landed in buffer 0/1, VPU done, output stored, init value in SMEM.
+constexpr uint32_t kLoadSem[2] = {0, 1};
+constexpr uint32_t kVpuSem = 2;
+constexpr uint32_t kStoreSem = 3;
+constexpr uint32_t kSmemSem = 4;
+// Scalar registers: a temp, the input tile address, an accumulator address, an output row
+// address, loop counters.
+constexpr int kScalarTemp = 5;
+constexpr int kInAddr = 20;
+constexpr int kAccAddr = 21;
+constexpr int kRowAddr = 22;
+constexpr int kTileCounter = 23;
+constexpr int kStripCounter = 24;
+constexpr int kMatrixCounter = 25;
+// Vector registers. Working values low, constants pinned high.
+constexpr int kP = 0, kPc = 1, kX = 2, kXc = 3, kT = 4, kU = 5, kW = 6, kG = 7, kA = 8, kAc = 9, kR = 10, kRc = 11,
+              kY = 12, kYc = 13, kInitFirst = 14,  // 14..16: the accumulator's first values (init only)
+              kGc = 18;
+constexpr int kZero = 31, kIdent = 30, kInit = 29, kLane = 28;
+// The registers of one strand of work: a running fold (p, pc), a loaded value (x, xc), TwoSum's
+// temporaries (t, u, w), a rotated copy (y, yc), an accumulator read back (a, ac). Strand B lets
+// two independent folds interleave (ReduceEmitter::Zip).
+struct Strand {
+  int p, pc, x, xc, t, u, w, y, yc, a, ac;
+};
+constexpr Strand kStrandA = {kP, kPc, kX, kXc, kT, kU, kW, kY, kYc, kA, kAc};
+constexpr Strand kStrandB = {15, 16, 17, 19, 20, 21, 22, 23, 24, 25, 26};
+// Mask registers: valid lanes of a strip's last tile, valid rows of a partial strip, lane 0, a
+// temp, valid elements of a rank-1 operand's last tile.
+constexpr int kLaneMask = 0, kRowMask = 1, kLane0Mask = 2, kTempMask = 3, kElementMask = 4;
+
+uint64_t AlignUp(uint64_t value, uint64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
+
+class ReduceEmitter {
+ public:
+  explicit ReduceEmitter(KernelContext& context) : c_(context), out_(context.out) {}
+
+  void Run() {
+    const isa::Target& target = out_.target();
+    S_ = target.sublanes();
+    L_ = target.lanes();
+    if (target.semaphores() < 5) CannotLower(c_.instruction, "the reduce kernel needs 5 semaphores");
+    if (target.vector_registers() < 32) CannotLower(c_.instruction, "the reduce kernel needs 32 vector registers");
+    if (c_.operands.size() != 2 || c_.results.size() != 1) {
+      CannotLower(c_.instruction, "variadic (tuple-result) reduce is not lowered yet");
+    }
+    operand_ = c_.operands[0].at(0);
+    init_ = c_.operands[1].at(0);
+    result_ = c_.results[0];
+    plan_ = PlanReduce(c_.instruction, operand_->shape, result_->shape, S_, L_);
+    is_float_ = plan_.type == isa::ElementType::kF32 || plan_.type == isa::ElementType::kBF16;
+    is_unsigned_ = plan_.type == isa::ElementType::kU32;
+    needs_identity_ = plan_.op != ReduceOp::kAdd && plan_.op != ReduceOp::kOr && plan_.op != ReduceOp::kXor;
+    PlanMemory();
+    EmitPrologue();
+    EmitAccumulatorInit();
+    EmitBlocks();
+    EmitFinish();
+  }
+
+ private:
+  // ---- memory ----
+  void PlanMemory() {
+    const uint64_t vtile = S_ * L_ * 4;
+    out_tiles_ = std::max<int64_t>(plan_.out.tiles, 1);
+    uint64_t cursor = 0;
+    acc_ = cursor;
+    cursor += AlignUp(out_tiles_ * vtile, 4096);
+    if (plan_.compensated) {
+      comp_ = cursor;
+      cursor += AlignUp(out_tiles_ * vtile, 4096);
+    }
+    if (plan_.type == isa::ElementType::kBF16) {
+      stage_ = cursor;
+      cursor += AlignUp(out_tiles_ * vtile / 2, 4096);
+    }
+    scratch_ = cursor;
+    const int64_t scratch_tiles = plan_.kind == ReduceKind::kRows ? plan_.in.strip_tiles : 1;
+    scratch_comp_ = scratch_tiles * vtile;
+    cursor += AlignUp(2 * scratch_tiles * vtile, 4096);
+    strip_bytes_ = plan_.in.strip_tiles * plan_.in.tile_bytes;
+    const uint64_t capacity = c_.options.vmem_capacity_bytes;
+    if (cursor + 2 * strip_bytes_ + 2 * 4096 > capacity) {
+      CannotLower(c_.instruction, "its accumulators (" + std::to_string(cursor) + " bytes) and two operand strips do not fit in VMEM (" +
+                                      std::to_string(capacity) + " bytes); splitting the output is not lowered yet");
+    }
+    const uint64_t room = (capacity - cursor - 2 * 4096) / 2;
+    block_strips_ = std::max<int64_t>(1, std::min<uint64_t>(room, kMaxBlockBytes) / strip_bytes_);
+    block_strips_ = std::min(block_strips_, plan_.in.strips);
+    for (uint64_t& base : in_) {
+      base = cursor;
+      cursor += AlignUp(block_strips_ * strip_bytes_, 4096);
+    }
+  }
+
+  // ---- emission helpers ----
+  // Every line goes through here, so two independent computations (strands) can be captured
+  // apart and then interleaved line by line: the VPU issues in order, and one strand's chain of
+  // dependent adds would otherwise leave it waiting for each result.
+  template <typename... Args>
+  void Emit(fmt::format_string<Args...> format, Args&&... args) {
+    std::string line = fmt::format(format, std::forward<Args>(args)...);
+    if (capture_ != nullptr) {
+      capture_->push_back(std::move(line));
+    } else {
+      out_.Emit("{}", line);
+    }
+  }
+
+  // Emits a() with strand A's registers and b() with strand B's, interleaved.
+  template <typename A, typename B>
+  void Zip(A a, B b) {
+    std::vector<std::string> la, lb;
+    capture_ = &la;
+    st_ = &kStrandA;
+    a();
+    capture_ = &lb;
+    st_ = &kStrandB;
+    b();
+    capture_ = nullptr;
+    st_ = &kStrandA;
+    for (std::size_t i = 0; i < std::max(la.size(), lb.size()); ++i) {
+      if (i < la.size()) out_.Emit("{}", la[i]);
+      if (i < lb.size()) out_.Emit("{}", lb[i]);
+    }
+  }
+  std::string T() const { return is_float_ ? "f32" : "s32"; }
+
+  void Op(int d, int a, int b) {
+    const std::string mm = is_float_ ? "f32" : is_unsigned_ ? "u32" : "s32";
+    switch (plan_.op) {
+      case ReduceOp::kAdd: Emit("vadd.{} v{}, v{}, v{}", T(), d, a, b); return;
+      case ReduceOp::kMultiply: Emit("vmul.{} v{}, v{}, v{}", T(), d, a, b); return;
+      case ReduceOp::kMaximum: Emit("vmax.{} v{}, v{}, v{}", mm, d, a, b); return;
+      case ReduceOp::kMinimum: Emit("vmin.{} v{}, v{}, v{}", mm, d, a, b); return;
+      case ReduceOp::kAnd: Emit("vand v{}, v{}, v{}", d, a, b); return;
+      case ReduceOp::kOr: Emit("vor v{}, v{}, v{}", d, a, b); return;
+      case ReduceOp::kXor: Emit("vxor v{}, v{}, v{}", d, a, b); return;
+    }
+  }
+
+  // p = p op x. Compensated: (p, pc) += x by TwoSum, so p + pc carries the sum to about twice f32's
+  // precision (Ogita, Rump, Oishi, "Accurate sum and dot product", 2005: Sum2).
+  void FoldValue(int p, int pc, int x) {
+    if (!plan_.compensated) {
+      Op(p, p, x);
+      return;
+    }
+    Emit("vadd.f32 v{}, v{}, v{}", st_->t, p, x);     // s = p + x
+    Emit("vsub.f32 v{}, v{}, v{}", st_->u, st_->t, p);    // z = s - p
+    Emit("vsub.f32 v{}, v{}, v{}", st_->w, st_->t, st_->u);   // s - z
+    Emit("vsub.f32 v{}, v{}, v{}", st_->w, p, st_->w);    // p - (s - z)
+    Emit("vsub.f32 v{}, v{}, v{}", st_->u, x, st_->u);    // x - z
+    Emit("vadd.f32 v{}, v{}, v{}", st_->w, st_->w, st_->u);   // the rounding error of s, exactly
+    Emit("vadd.f32 v{}, v{}, v{}", pc, pc, st_->w);
+    Emit("vmov v{}, v{}", p, st_->t);
+  }
+  void FoldPair(int p, int pc, int q, int qc) {
+    FoldValue(p, pc, q);
+    if (plan_.compensated) Emit("vadd.f32 v{}, v{}, v{}", pc, pc, qc);
+  }
+
+  void LoadTile(int vd, const std::string& address) {
+    if (plan_.type == isa::ElementType::kBF16) {
+      Emit("vld v{}, {}, sublanes=0xf", vd, address);
+      Emit("vunpack.lo.bf16 v{}, v{}", vd, vd);
+    } else {
+      Emit("vld v{}, {}", vd, address);
+    }
+  }
+
+  // (p, pc) folded across each sublane's lanes; the result in every lane when `broadcast`, else
+  // in lane 0 with zeros elsewhere. The compensation stays apart, to be folded into the
+  // accumulator with the sum: collapsing it here would round each partial sum once more.
+  void LaneReduce(int p, int pc, bool broadcast) {
+    const bool has_vred = !plan_.compensated && !is_unsigned_ &&
+                          (plan_.op == ReduceOp::kAdd || plan_.op == ReduceOp::kMaximum || plan_.op == ReduceOp::kMinimum);
+    const bool has_vred_u32 = is_unsigned_ && plan_.op == ReduceOp::kAdd;
+    if (has_vred || has_vred_u32) {
+      const char* name = plan_.op == ReduceOp::kAdd ? "add" : plan_.op == ReduceOp::kMaximum ? "max" : "min";
+      Emit("{}.{}.{} v{}, v{}", broadcast ? "vredb" : "vred", name, T(), p, p);
+      return;
+    }
+    // A rotation butterfly: after rotating by L/2, L/4, ..., 1 every lane holds the whole row.
+    for (int64_t k = L_ / 2; k >= 1; k /= 2) {
+      Emit("vrot v{}, v{}, {}", st_->y, p, k);
+      if (plan_.compensated) Emit("vrot v{}, v{}, {}", st_->yc, pc, k);
+      FoldPair(p, pc, st_->y, st_->yc);
+    }
+    if (!broadcast) {
+      Emit("vsel v{}, m{}, v{}, v{}", p, kLane0Mask, p, kZero);
+      if (plan_.compensated) Emit("vsel v{}, m{}, v{}, v{}", pc, kLane0Mask, pc, kZero);
+    }
+  }
+
+  // (kR, kRc) = the fold of the S rows of the tile at vmem[reg + offset] (and its compensation at
+  // + comp_offset), in sublane 0; other sublanes 0. Rows in order 0..S-1.
+  void SublaneFold(int reg, uint64_t offset, uint64_t comp_offset) {
+    const auto at = [&](uint64_t off) { return fmt::format("vmem[s{} + {:#x}]", reg, off); };
+    Emit("vld v{}, {}, sublanes=0x1", kR, at(offset));
+    if (plan_.compensated) Emit("vld v{}, {}, sublanes=0x1", kRc, at(comp_offset));
+    for (int64_t k = 1; k < S_; ++k) {
+      Emit("vld v{}, {}, sublanes=0x1", st_->x, at(offset + k * L_ * 4));
+      if (plan_.compensated) Emit("vld v{}, {}, sublanes=0x1", st_->xc, at(comp_offset + k * L_ * 4));
+      FoldPair(kR, kRc, st_->x, st_->xc);
+    }
+  }
+
+  // The accumulator at vmem[reg + offset] (+ comp_offset for its compensation) op= x (with its
+  // compensation xc, or none if -1): a whole tile, or (row) sublane 0 only, optionally only where
+  // mask `mask` is set.
+  void Rmw(int reg, uint64_t offset, uint64_t comp_offset, int x, int xc, bool row, int mask = -1) {
+    const std::string sub = row ? ", sublanes=0x1" : "";
+    const std::string m = mask >= 0 ? fmt::format(", mask=m{}", mask) : "";
+    Emit("vld v{}, vmem[s{} + {:#x}]{}", st_->a, reg, offset, sub);
+    if (plan_.compensated) Emit("vld v{}, vmem[s{} + {:#x}]{}", st_->ac, reg, comp_offset, sub);
+    if (xc >= 0) {
+      FoldPair(st_->a, st_->ac, x, xc);
+    } else {
+      FoldValue(st_->a, st_->ac, x);
+    }
+    Emit("vst v{}, vmem[s{} + {:#x}]{}{}", st_->a, reg, offset, sub, m);
+    if (plan_.compensated) Emit("vst v{}, vmem[s{} + {:#x}]{}{}", st_->ac, reg, comp_offset, sub, m);
+  }
+
+  template <typename Body>
+  void EmitLoop(int counter, int64_t count, Body body) {
+    if (count <= 0) return;
+    if (count == 1) {
+      body();
+      return;
+    }
+    const std::string label = out_.NewLabel(c_.instruction.name() + ".loop");
+    Emit("mov s{}, {}", counter, count);
+    out_.Bind(label);
+    body();
+    Emit("loop s{}, {}", counter, label);
+  }
+
+  // ---- prologue ----
+  uint32_t IdentityBits() const {
+    switch (plan_.op) {
+      case ReduceOp::kAdd: case ReduceOp::kOr: case ReduceOp::kXor: return 0;
+      case ReduceOp::kAnd: return 0xffffffffu;
+      case ReduceOp::kMultiply: return is_float_ ? 0x3f800000u : 1;
+      case ReduceOp::kMaximum: return is_float_ ? 0xff800000u : is_unsigned_ ? 0 : 0x80000000u;
+      case ReduceOp::kMinimum: return is_float_ ? 0x7f800000u : is_unsigned_ ? 0xffffffffu : 0x7fffffffu;
+    }
+    return 0;
+  }
+
+  void EmitPrologue() {
+    // The init value: HBM -> SMEM -> a broadcast vreg (bf16 widened to f32 exactly).
+    EmitFlatDma(out_, "hbm", init_->address, "smem", 0, init_->size_bytes, kSmemSem, 0);
+    Emit("sem.wait sem[{}], 1", kSmemSem);
+    Emit("ld.u32 s{}, smem[0x0]", kScalarTemp);
+    if (plan_.type == isa::ElementType::kBF16) {
+      Emit("and s{}, s{}, 0xffff", kScalarTemp, kScalarTemp);
+      Emit("shl s{}, s{}, 16", kScalarTemp, kScalarTemp);
+    }
+    Emit("vbcast v{}, s{}", kInit, kScalarTemp);
+    Emit("vbcast v{}, 0", kZero);
+    Emit("vbcast v{}, {:#x}", kIdent, IdentityBits());
+    Emit("vlaneid v{}", kLane);
+    Emit("vcmp.eq.s32 m{}, v{}, v{}", kLane0Mask, kLane, kZero);
+    if (plan_.in.partial_lanes != 0) {
+      Emit("vbcast v{}, {}", kT, plan_.in.partial_lanes);
+      Emit("vcmp.lt.s32 m{}, v{}, v{}", kLaneMask, kLane, kT);
+    }
+    if (plan_.in.partial_rows != 0) {
+      Emit("vsublaneid v{}", kT);
+      Emit("vbcast v{}, {}", kU, plan_.in.partial_rows);
+      Emit("vcmp.lt.s32 m{}, v{}, v{}", kRowMask, kT, kU);
+    }
+    if (plan_.in.partial_elements != 0) EmitElementMask(kElementMask, plan_.in.partial_elements);
+  }
+
+  // mask = (sublane * L + lane < n): the valid elements of a rank <= 1 array's last tile.
+  void EmitElementMask(int mask, int64_t n) {
+    Emit("vsublaneid v{}", kT);
+    Emit("vbcast v{}, {}", kU, L_);
+    Emit("vmul.s32 v{}, v{}, v{}", kT, kT, kU);
+    Emit("vadd.s32 v{}, v{}, v{}", kT, kT, kLane);
+    Emit("vbcast v{}, {}", kU, n);
+    Emit("vcmp.lt.s32 m{}, v{}, v{}", mask, kT, kU);
+  }
+
+  // Every output tile of the accumulator: init where the result has an element, zero in its
+  // padding (which every fold keeps zero: 0 op 0 = 0 for each op); compensation zero.
+  void EmitAccumulatorInit() {
+    const VtileGeometry& o = plan_.out;
+    const int full = kInit;
+    const int lane = kInitFirst, row = kInitFirst + 1, both = kInitFirst + 2;
+    if (o.partial_lanes != 0) {
+      Emit("vbcast v{}, {}", kT, o.partial_lanes);
+      Emit("vcmp.lt.s32 m{}, v{}, v{}", kTempMask, kLane, kT);
+      Emit("vsel v{}, m{}, v{}, v{}", lane, kTempMask, kInit, kZero);
+    }
+    if (o.partial_rows != 0 || o.partial_elements != 0) {
+      if (o.partial_elements != 0) {
+        EmitElementMask(kTempMask, o.partial_elements);
+      } else {
+        Emit("vsublaneid v{}", kT);
+        Emit("vbcast v{}, {}", kU, o.partial_rows);
+        Emit("vcmp.lt.s32 m{}, v{}, v{}", kTempMask, kT, kU);
+      }
+      Emit("vsel v{}, m{}, v{}, v{}", row, kTempMask, kInit, kZero);
+      if (o.partial_lanes != 0) Emit("vsel v{}, m{}, v{}, v{}", both, kTempMask, lane, kZero);
+    }
+    const auto store = [&](int value) {
+      Emit("vst v{}, vmem[s{} + {:#x}]", value, kAccAddr, acc_);
+      if (plan_.compensated) Emit("vst v{}, vmem[s{} + {:#x}]", kZero, kAccAddr, comp_);
+      Emit("add s{}, s{}, {:#x}", kAccAddr, kAccAddr, S_ * L_ * 4);
+    };
+    Emit("mov s{}, 0", kAccAddr);
+    if (result_->shape.rank() <= 1) {
+      EmitLoop(kTileCounter, o.tiles - 1, [&] { store(full); });
+      store(o.partial_elements != 0 ? row : full);
+      return;
+    }
+    const auto strip = [&](bool partial_row) {
+      EmitLoop(kTileCounter, o.strip_tiles - 1, [&] { store(partial_row ? row : full); });
+      store(o.partial_lanes != 0 ? (partial_row ? both : lane) : (partial_row ? row : full));
+    };
+    EmitLoop(kMatrixCounter, o.strips / o.strips_per_matrix, [&] {
+      EmitLoop(kStripCounter, o.strips_per_matrix - 1, [&] { strip(false); });
+      strip(o.partial_rows != 0);
+    });
+  }
+
+  // ---- the operand's strips ----
+  void EmitBlocks() {
+    const int64_t strips = plan_.in.strips;
+    const int64_t blocks = (strips + block_strips_ - 1) / block_strips_;
+    const uint32_t engines = out_.target().dma_engines();
+    const auto load = [&](int64_t block, int buffer) {
+      const int64_t first = block * block_strips_;
+      const int64_t count = std::min(block_strips_, strips - first);
+      // Split across the DMA engines so several streams keep HBM busy.
+      const int64_t parts = std::min<int64_t>(engines, count);
+      for (int64_t p = 0; p < parts; ++p) {
+        const int64_t a = first + count * p / parts;
+        const int64_t b = first + count * (p + 1) / parts;
+        EmitFlatDma(out_, "hbm", operand_->address + a * strip_bytes_, "vmem", in_[buffer] + (a - first) * strip_bytes_,
+                    (b - a) * strip_bytes_, kLoadSem[buffer], static_cast<uint32_t>(p));
+      }
+      return parts;
+    };
+    int64_t pending[2] = {0, 0};
+    pending[0] = load(0, 0);
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int buffer = static_cast<int>(b % 2);
+      out_.Comment(fmt::format("block {} of {}", b + 1, blocks));
+      if (b + 1 < blocks) pending[1 - buffer] = load(b + 1, 1 - buffer);
+      Emit("sem.wait sem[{}], {}", kLoadSem[buffer], pending[buffer]);
+      const int64_t first = b * block_strips_;
+      const int64_t last = std::min(strips, first + block_strips_);
+      for (int64_t s = first; s < last;) {
+        const uint64_t address = in_[buffer] + (s - first) * strip_bytes_;
+        const int64_t spm = plan_.in.strips_per_matrix;
+        if (plan_.kind == ReduceKind::kLanes && s + 1 < last && s % spm != spm - 1) {
+          Emit("mov s{}, {:#x}", kInAddr, address);
+          EmitLaneStrips(s, 2);
+          s += 2;
+        } else {
+          EmitStrip(s, address);
+          s += 1;
+        }
+      }
+      Emit("vpu.signal sem[{}], 1", kVpuSem);
+      Emit("sem.wait sem[{}], 1", kVpuSem);
+    }
+  }
+
+  // Loops over the strip's tiles (address in kInAddr), calling body(is_last_tile).
+  void EmitStripTiles(const std::function<void(bool)>& body) {
+    const int64_t n = plan_.in.strip_tiles;
+    const bool split = needs_identity_ && plan_.in.partial_lanes != 0;
+    const auto step = [&](bool last) {
+      body(last);
+      Emit("add s{}, s{}, {:#x}", kInAddr, kInAddr, plan_.in.tile_bytes);
+    };
+    if (!split) {
+      EmitLoop(kTileCounter, n, [&] { step(false); });
+      return;
+    }
+    EmitLoop(kTileCounter, n - 1, [&] { step(false); });
+    step(true);
+  }
+
+  // Replaces padding of the tile in kX with the identity where the op needs it.
+  void MaskTile(bool last_tile, bool partial_strip) {
+    if (!needs_identity_) return;
+    if (last_tile) Emit("vsel v{}, m{}, v{}, v{}", st_->x, kLaneMask, st_->x, kIdent);
+    if (partial_strip) {
+      const int mask = plan_.rank1 ? kElementMask : kRowMask;
+      Emit("vsel v{}, m{}, v{}, v{}", st_->x, mask, st_->x, kIdent);
+    }
+  }
+
+  // The strip's tiles two at a time, interleaved: body(input offset, accumulator offset) for a
+  // tile at kInAddr + input offset whose accumulator tile is at kAccAddr + accumulator offset.
+  template <typename Body>
+  void EmitTilePairs(Body body) {
+    const int64_t n = plan_.in.strip_tiles;
+    const uint64_t in_tile = plan_.in.tile_bytes;
+    const uint64_t acc_tile = S_ * L_ * 4;
+    const auto advance = [&](int64_t tiles) {
+      Emit("add s{}, s{}, {:#x}", kInAddr, kInAddr, tiles * in_tile);
+      Emit("add s{}, s{}, {:#x}", kAccAddr, kAccAddr, tiles * acc_tile);
+    };
+    EmitLoop(kTileCounter, n / 2, [&] {
+      Zip([&] { body(0, 0); }, [&] { body(in_tile, acc_tile); });
+      advance(2);
+    });
+    if (n % 2 != 0) {
+      body(0, 0);
+      advance(1);
+    }
+  }
+
+  // One or two strips (a pair: strands A and B) of a lane reduction: fold each strip's tiles,
+  // fold across lanes, place the rows' values into the result rows.
+  void EmitLaneStrips(int64_t strip, int count) {
+    const int64_t spm = plan_.in.strips_per_matrix;
+    const auto both = [&](const std::function<void()>& f) {
+      if (count == 2) {
+        Zip(f, f);
+      } else {
+        f();
+      }
+    };
+    both([&] {
+      Emit("vmov v{}, v{}", st_->p, kIdent);
+      if (plan_.compensated) Emit("vmov v{}, v{}", st_->pc, kZero);
+    });
+    EmitStripTiles([&](bool last) {
+      const auto tile = [&](uint64_t off) {
+        LoadTile(st_->x, fmt::format("vmem[s{} + {:#x}]", kInAddr, off));
+        MaskTile(last, false);
+        FoldValue(st_->p, st_->pc, st_->x);
+      };
+      if (count == 2) {
+        Zip([&] { tile(0); }, [&] { tile(strip_bytes_); });
+      } else {
+        tile(0);
+      }
+    });
+    both([&] { LaneReduce(st_->p, st_->pc, false); });
+    for (int k = 0; k < count; ++k) {
+      st_ = k == 0 ? &kStrandA : &kStrandB;
+      const int64_t s = (strip + k) % spm;
+      const std::vector<int64_t> kept = KeptMajorIndex(plan_, (strip + k) / spm);
+      // Row t's value, now in lane 0 of sublane t, goes to lane S*(s mod L/S) + t of sublane 0.
+      const int64_t group = L_ / S_;
+      const int64_t shift = S_ * (s % group);
+      for (const auto& [value, gather] : {std::pair{st_->p, kG}, std::pair{st_->pc, kGc}}) {
+        if (gather == kGc && !plan_.compensated) break;
+        Emit("vxpose v{}, v{}", value, value);
+        if (shift != 0) Emit("vrot v{}, v{}, {}", value, value, shift);
+        if (s % group == 0) {
+          Emit("vmov v{}, v{}", gather, value);
+        } else {
+          Emit("vor v{}, v{}, v{}", gather, gather, value);  // the other lanes of both are zero
+        }
+      }
+      if (s % group == group - 1 || s == spm - 1) {
+        std::vector<int64_t> index = kept;
+        index.push_back(L_ * (s / group));
+        Emit("mov s{}, {:#x}", kRowAddr, OutByte(index));
+        Rmw(kRowAddr, acc_, comp_, kG, plan_.compensated ? kGc : -1, true);
+      }
+    }
+    st_ = &kStrandA;
+  }
+
+  uint64_t OutByte(const std::vector<int64_t>& index) const {
+    return static_cast<uint64_t>(OutputWord(result_->shape, index, S_, L_)) * 4;
+  }
+
+  void EmitStrip(int64_t strip, uint64_t address) {
+    const int64_t spm = plan_.in.strips_per_matrix;
+    const int64_t matrix = strip / spm;
+    const int64_t s = strip % spm;
+    const std::vector<int64_t> kept = KeptMajorIndex(plan_, matrix);
+    const bool partial_strip = s == spm - 1 && (plan_.in.partial_rows != 0 || plan_.in.partial_elements != 0);
+    Emit("mov s{}, {:#x}", kInAddr, address);
+    const auto in = [&] { return fmt::format("vmem[s{}]", kInAddr); };
+    switch (plan_.kind) {
+      case ReduceKind::kMajor: {
+        // The result tile of (kept, s, j) is the operand tile of (matrix, s, j), same positions.
+        int64_t out_matrix = 0;
+        int64_t stride = 1;
+        for (std::size_t d = plan_.major_dims.size(), k = kept.size(); d-- > 0;) {
+          if (plan_.major_reduced[d]) continue;
+          out_matrix += kept[--k] * stride;
+          stride *= plan_.major_dims[d];
+        }
+        const int64_t tile = (out_matrix * spm + s) * plan_.in.strip_tiles;
+        Emit("mov s{}, {:#x}", kAccAddr, tile * S_ * L_ * 4);
+        EmitTilePairs([&](uint64_t in_off, uint64_t acc_off) {
+          LoadTile(st_->x, fmt::format("vmem[s{} + {:#x}]", kInAddr, in_off));
+          Rmw(kAccAddr, acc_ + acc_off, comp_ + acc_off, st_->x, -1, false);
+        });
+        return;
+      }
+      case ReduceKind::kLanes:
+        EmitLaneStrips(strip, 1);
+        return;
+      case ReduceKind::kRows: {
+        const uint64_t tile = S_ * L_ * 4;
+        if (s == 0) {
+          Emit("mov s{}, 0", kAccAddr);
+          EmitLoop(kTileCounter, plan_.in.strip_tiles, [&] {
+            Emit("vst v{}, vmem[s{} + {:#x}]", kIdent, kAccAddr, scratch_);
+            if (plan_.compensated) Emit("vst v{}, vmem[s{} + {:#x}]", kZero, kAccAddr, scratch_ + scratch_comp_);
+            Emit("add s{}, s{}, {:#x}", kAccAddr, kAccAddr, tile);
+          });
+        }
+        Emit("mov s{}, 0", kAccAddr);
+        EmitTilePairs([&](uint64_t in_off, uint64_t acc_off) {
+          LoadTile(st_->x, fmt::format("vmem[s{} + {:#x}]", kInAddr, in_off));
+          MaskTile(false, partial_strip);
+          Rmw(kAccAddr, scratch_ + acc_off, scratch_ + scratch_comp_ + acc_off, st_->x, -1, false);
+        });
+        if (s != spm - 1) return;
+        // The matrix is done: fold each column tile's sublanes into its result row.
+        std::vector<int64_t> index = kept;
+        index.push_back(0);
+        Emit("mov s{}, 0", kAccAddr);
+        Emit("mov s{}, {:#x}", kRowAddr, OutByte(index));
+        const uint64_t row_stride = result_->shape.rank() >= 2 ? tile : L_ * 4;
+        EmitLoop(kTileCounter, plan_.in.strip_tiles, [&] {
+          SublaneFold(kAccAddr, scratch_, scratch_ + scratch_comp_);
+          Rmw(kRowAddr, acc_, comp_, kR, plan_.compensated ? kRc : -1, true);
+          Emit("add s{}, s{}, {:#x}", kAccAddr, kAccAddr, tile);
+          Emit("add s{}, s{}, {:#x}", kRowAddr, kRowAddr, row_stride);
+        });
+        return;
+      }
+      case ReduceKind::kBoth: {
+        if (s == 0) {
+          Emit("vmov v{}, v{}", kP, kIdent);
+          if (plan_.compensated) Emit("vmov v{}, v{}", kPc, kZero);
+        }
+        EmitStripTiles([&](bool last) {
+          LoadTile(kX, in());
+          MaskTile(last, partial_strip);
+          FoldValue(kP, kPc, kX);
+        });
+        if (s != spm - 1) return;
+        // The matrix is done: sublanes, then lanes, then into its one result element.
+        Emit("mov s{}, 0", kAccAddr);
+        Emit("vst v{}, vmem[s{} + {:#x}]", kP, kAccAddr, scratch_);
+        if (plan_.compensated) Emit("vst v{}, vmem[s{} + {:#x}]", kPc, kAccAddr, scratch_ + scratch_comp_);
+        SublaneFold(kAccAddr, scratch_, scratch_ + scratch_comp_);
+        LaneReduce(kR, kRc, true);
+        const uint64_t at = OutByte(kept);
+        const uint64_t lane = (at / 4) % L_;
+        Emit("vbcast v{}, {}", kT, lane);
+        Emit("vcmp.eq.s32 m{}, v{}, v{}", kTempMask, kLane, kT);
+        Emit("mov s{}, {:#x}", kRowAddr, at - lane * 4);
+        Rmw(kRowAddr, acc_, comp_, kR, plan_.compensated ? kRc : -1, true, kTempMask);
+        return;
+      }
+    }
+  }
+
+  // ---- the result ----
+  void EmitFinish() {
+    const bool bf16 = plan_.type == isa::ElementType::kBF16;
+    const uint64_t tile = S_ * L_ * 4;
+    if (plan_.compensated || bf16) {
+      Emit("mov s{}, 0", kAccAddr);
+      Emit("mov s{}, 0", kRowAddr);
+      EmitLoop(kTileCounter, out_tiles_, [&] {
+        Emit("vld v{}, vmem[s{} + {:#x}]", kA, kAccAddr, acc_);
+        if (plan_.compensated) {
+          Emit("vld v{}, vmem[s{} + {:#x}]", kAc, kAccAddr, comp_);
+          Emit("vadd.f32 v{}, v{}, v{}", kA, kA, kAc);
+        }
+        if (bf16) {
+          Emit("vpack.bf16 v{}, v{}, v{}", kA, kA, kA);
+          Emit("vst v{}, vmem[s{} + {:#x}], sublanes=0xf", kA, kRowAddr, stage_);
+          Emit("add s{}, s{}, {:#x}", kRowAddr, kRowAddr, tile / 2);
+        } else {
+          Emit("vst v{}, vmem[s{} + {:#x}]", kA, kAccAddr, acc_);
+        }
+        Emit("add s{}, s{}, {:#x}", kAccAddr, kAccAddr, tile);
+      });
+    }
+    Emit("vpu.signal sem[{}], 1", kVpuSem);
+    Emit("sem.wait sem[{}], 1", kVpuSem);
+    const uint64_t bytes = static_cast<uint64_t>(plan_.out.tiles * plan_.out.tile_bytes);
+    EmitFlatDma(out_, "vmem", bf16 ? stage_ : acc_, "hbm", result_->address, bytes, kStoreSem, 0);
+    Emit("sem.wait sem[{}], 1", kStoreSem);
+  }
+
+  KernelContext& c_;
+  AsmBuilder& out_;
+  int64_t S_ = 8;
+  int64_t L_ = 128;
+  const DeviceBuffer* operand_ = nullptr;
+  const DeviceBuffer* init_ = nullptr;
+  const DeviceBuffer* result_ = nullptr;
+  ReducePlan plan_;
+  bool is_float_ = true;
+  bool is_unsigned_ = false;
+  bool needs_identity_ = false;
+  std::vector<std::string>* capture_ = nullptr;
+  const Strand* st_ = &kStrandA;
+  int64_t out_tiles_ = 1;
+  uint64_t acc_ = 0, comp_ = 0, stage_ = 0, scratch_ = 0, scratch_comp_ = 0;
+  uint64_t in_[2] = {0, 0};
+  uint64_t strip_bytes_ = 0;
+  int64_t block_strips_ = 1;
+};
+
+}  // namespace
+
+void EmitReduceKernel(KernelContext& context) { ReduceEmitter(context).Run(); }
+
+}  // namespace tpusim::compiler

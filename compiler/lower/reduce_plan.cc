@@ -1,0 +1,143 @@
+#include "compiler/lower/reduce_plan.h"
+
+#include "compiler/lower/kernel.h"
+#include "isa/element_type.h"
+
+namespace tpusim::compiler {
+namespace {
+
+using hlo::Opcode;
+
+bool IsRowMajor(const isa::Shape& shape) {
+  const std::vector<int64_t>& m2m = shape.layout->minor_to_major;
+  for (std::size_t i = 0; i < m2m.size(); ++i) {
+    if (m2m[i] != static_cast<int64_t>(m2m.size() - 1 - i)) return false;
+  }
+  return true;
+}
+
+std::string TypeName(isa::ElementType type) { return std::string(isa::ElementTypeName(type)); }
+
+}  // namespace
+
+std::optional<ReduceOp> ReducerOpOf(const hlo::Instruction& reduce) {
+  if (reduce.opcode() != Opcode::kReduce || !reduce.HasAttribute("to_apply")) return std::nullopt;
+  const hlo::Computation& c = *reduce.GetComputation("to_apply");
+  if (c.parameters().size() != 2 || c.instruction_count() != 3) return std::nullopt;
+  const hlo::Instruction& root = *c.root();
+  if (root.shape().is_tuple || root.operand_count() != 2) return std::nullopt;
+  const hlo::Instruction* a = root.operand(0);
+  const hlo::Instruction* b = root.operand(1);
+  if (a->opcode() != Opcode::kParameter || b->opcode() != Opcode::kParameter ||
+      a->parameter_number() == b->parameter_number()) {
+    return std::nullopt;
+  }
+  switch (root.opcode()) {
+    case Opcode::kAdd: return ReduceOp::kAdd;
+    case Opcode::kMultiply: return ReduceOp::kMultiply;
+    case Opcode::kMaximum: return ReduceOp::kMaximum;
+    case Opcode::kMinimum: return ReduceOp::kMinimum;
+    case Opcode::kAnd: return ReduceOp::kAnd;
+    case Opcode::kOr: return ReduceOp::kOr;
+    case Opcode::kXor: return ReduceOp::kXor;
+    default: return std::nullopt;
+  }
+}
+
+ReducePlan PlanReduce(const hlo::Instruction& reduce, const isa::Shape& operand, const isa::Shape& result,
+                      int64_t sublanes, int64_t lanes) {
+  if (reduce.operand_count() != 2 || result.is_tuple) {
+    CannotLower(reduce, "variadic (tuple-result) reduce is not lowered yet");
+  }
+  const std::optional<ReduceOp> op = ReducerOpOf(reduce);
+  if (!op) CannotLower(reduce, "its reducer is not one add/multiply/maximum/minimum/and/or/xor of its two parameters");
+  ReducePlan plan;
+  plan.op = *op;
+  plan.type = operand.element_type;
+  if (result.element_type != plan.type) {
+    CannotLower(reduce, "its operand is " + TypeName(plan.type) + " but its result " + TypeName(result.element_type));
+  }
+  const bool is_float = plan.type == isa::ElementType::kF32 || plan.type == isa::ElementType::kBF16;
+  if (is_float && (plan.op == ReduceOp::kAnd || plan.op == ReduceOp::kOr || plan.op == ReduceOp::kXor)) {
+    CannotLower(reduce, "a bitwise reducer on floats");
+  }
+  plan.compensated = is_float && plan.op == ReduceOp::kAdd;
+  const auto in = GetVtileGeometry(operand, sublanes, lanes);
+  const auto out = GetVtileGeometry(result, sublanes, lanes);
+  if (!in || !out) {
+    CannotLower(reduce, "its operand " + isa::ToString(operand) + " or result " + isa::ToString(result) +
+                            " is not f32/bf16/s32/u32 with a default TPU tiled layout in HBM");
+  }
+  if (!IsRowMajor(operand) || !IsRowMajor(result)) {
+    CannotLower(reduce, "its operand or result layout is not row-major (minor_to_major descending)");
+  }
+  if (operand.rank() == 0) CannotLower(reduce, "a reduce of a scalar is not lowered yet");
+  for (int64_t d : operand.dims) {
+    if (d == 0) CannotLower(reduce, "a reduce of an empty array is not lowered yet");
+  }
+  if ((lanes & (lanes - 1)) != 0 || lanes % sublanes != 0) {
+    CannotLower(reduce, "the reduce kernel needs a power-of-two lane count that the sublane count divides");
+  }
+  plan.in = *in;
+  plan.out = *out;
+  const int64_t rank = operand.rank();
+  std::vector<bool> reduced(rank, false);
+  for (int64_t d : reduce.GetIntList("dimensions")) reduced.at(d) = true;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (reduced[d]) plan.reduced_elements *= operand.dims[d];
+  }
+  if (rank == 1) {
+    plan.rank1 = true;
+    if (!reduced[0]) {
+      plan.kind = ReduceKind::kMajor;  // nothing reduced: init op x, tile by tile
+      plan.rows = 1;
+      plan.columns = operand.dims[0];
+      return plan;
+    }
+    plan.kind = ReduceKind::kBoth;
+    plan.rows = plan.in.tiles;
+    plan.columns = sublanes * lanes;
+    return plan;
+  }
+  for (int64_t d = 0; d + 2 < rank; ++d) {
+    plan.major_dims.push_back(operand.dims[d]);
+    plan.major_reduced.push_back(reduced[d]);
+  }
+  plan.rows = operand.dims[rank - 2];
+  plan.columns = operand.dims[rank - 1];
+  const bool r = reduced[rank - 2];
+  const bool c = reduced[rank - 1];
+  plan.kind = r && c ? ReduceKind::kBoth : r ? ReduceKind::kRows : c ? ReduceKind::kLanes : ReduceKind::kMajor;
+  return plan;
+}
+
+std::vector<int64_t> KeptMajorIndex(const ReducePlan& plan, int64_t matrix) {
+  std::vector<int64_t> index(plan.major_dims.size());
+  for (std::size_t d = plan.major_dims.size(); d-- > 0;) {
+    index[d] = matrix % plan.major_dims[d];
+    matrix /= plan.major_dims[d];
+  }
+  std::vector<int64_t> kept;
+  for (std::size_t d = 0; d < index.size(); ++d) {
+    if (!plan.major_reduced[d]) kept.push_back(index[d]);
+  }
+  return kept;
+}
+
+int64_t OutputWord(const isa::Shape& result, const std::vector<int64_t>& index, int64_t sublanes, int64_t lanes) {
+  const int64_t rank = result.rank();
+  if (rank == 0) return 0;
+  if (rank == 1) return index.at(0);
+  const int64_t rows = result.dims[rank - 2];
+  const int64_t columns = result.dims[rank - 1];
+  int64_t matrix = 0;
+  for (int64_t d = 0; d + 2 < rank; ++d) matrix = matrix * result.dims[d] + index.at(d);
+  const int64_t strip_tiles = (columns + lanes - 1) / lanes;
+  const int64_t strips_per_matrix = (rows + sublanes - 1) / sublanes;
+  const int64_t row = index.at(rank - 2);
+  const int64_t column = index.at(rank - 1);
+  const int64_t tile = (matrix * strips_per_matrix + row / sublanes) * strip_tiles + column / lanes;
+  return tile * sublanes * lanes + (row % sublanes) * lanes + column % lanes;
+}
+
+}  // namespace tpusim::compiler

@@ -1,0 +1,61 @@
+// What a reduce kernel must do, decided before any code is emitted: the reducer's op, the
+// operand seen as matrices [M, R, C] (M the product of the major dims, R rows on sublanes, C
+// columns on lanes, as the TPU's T(8,128) tiles lay them out), which of those three kinds of dims
+// are reduced, and where each output element lies in the output's tiled image. The emitter
+// (reduce_kernel.cc) turns a plan into code; the --check bound (sim/output_check.cc) reads the op.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/hlo/ir.h"
+#include "compiler/lower/vtile.h"
+#include "isa/shape.h"
+
+namespace tpusim::compiler {
+
+enum class ReduceOp { kAdd, kMultiply, kMaximum, kMinimum, kAnd, kOr, kXor };
+
+// The op when `reduce`'s to_apply is one binary op of its two parameters (op(p0, p1), or
+// op(p1, p0) for these commutative ops) on scalars; nullopt for any other reducer.
+std::optional<ReduceOp> ReducerOpOf(const hlo::Instruction& reduce);
+
+// How the reduced dims fall on the operand's tiles.
+enum class ReduceKind {
+  kMajor,    // only major dims (or none): whole tiles fold element-wise
+  kLanes,    // the minor dim C (and maybe major dims): each row folds across lanes
+  kRows,     // the second-minor dim R (and maybe major dims): each column folds across sublanes
+  kBoth,     // R and C (and maybe major dims): each matrix folds to one value
+};
+
+struct ReducePlan {
+  ReduceOp op = ReduceOp::kAdd;
+  ReduceKind kind = ReduceKind::kMajor;
+  isa::ElementType type = isa::ElementType::kF32;  // operand, init and result
+  bool compensated = false;  // float add: sums carried as (sum, error) pairs (docs/compiler.md)
+  VtileGeometry in;          // the operand's tiles (rank 1: one strip per tile)
+  VtileGeometry out;         // the result's tiles
+  std::vector<int64_t> major_dims;  // operand dims above R and C (rank 1: none)
+  std::vector<bool> major_reduced;
+  int64_t rows = 1;     // R (rank 1: the tile rows of the T(1024) image)
+  int64_t columns = 1;  // C
+  bool rank1 = false;   // the operand is rank 1 (T(1024)): one strip per tile, folded to a scalar
+  int64_t reduced_elements = 1;  // operand elements folded into each output element
+};
+
+// The plan for `reduce` with operand and result shapes `operand`, `result` (with layouts), or a
+// CannotLower error naming why it is not lowered.
+ReducePlan PlanReduce(const hlo::Instruction& reduce, const isa::Shape& operand, const isa::Shape& result,
+                      int64_t sublanes, int64_t lanes);
+
+// The output index kept from operand matrix `matrix` (row-major over major_dims): the kept major
+// dims' coordinates, in order.
+std::vector<int64_t> KeptMajorIndex(const ReducePlan& plan, int64_t matrix);
+
+// Word offset (32-bit words) of output element `index` in an image of the result with 32-bit
+// words and the result's tiling (T(8,128) for rank >= 2, T(1024) for rank 1, one word for rank 0).
+int64_t OutputWord(const isa::Shape& result, const std::vector<int64_t>& index, int64_t sublanes, int64_t lanes);
+
+}  // namespace tpusim::compiler
