@@ -1,0 +1,61 @@
+// What the end-to-end tests of `tpusim exec` share (exec_test.cc, kernels_test.cc): running the
+// built binary, temporary directories, reading its report, bf16 test data.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "isa/element_type.h"
+#include "isa/npy.h"
+#include "sim/config/arch_config.pb.h"
+
+namespace tpusim::exec_test {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int exit_code;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs `tpusim ARGS` (the binary this build made).
+Result RunTpusim(const std::string& args);
+
+// A fresh directory under one root that is removed when the test binary exits.
+fs::path TempDir(const std::string& name);
+
+std::string ReadText(const fs::path& path);
+void WriteText(const fs::path& path, const std::string& text);
+
+std::string PresetPath(const std::string& name);
+ArchConfig LoadPreset(const std::string& name);
+
+// The presets every kernel runs on.
+inline const char* const kPresets[] = {"tiny", "tpu_v4", "tpu_v5e", "tpu_v6e"};
+
+// Numbers from a `--report` JSON file.
+uint64_t ReportCycles(const fs::path& report);
+double ReportNumber(const fs::path& report, const std::string& key);  // the first "key": N
+double ReportSum(const fs::path& report, const std::string& key);     // the sum of every "key": N
+
+// The 32-bit words where two byte images differ: how many (-1 if the sizes differ), and the
+// first (-1 if none). Tests report a mismatch this way rather than by printing megabytes.
+struct WordDiff {
+  int64_t count = 0;
+  int64_t first = -1;
+};
+WordDiff CompareWords(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want);
+
+isa::NpyArray ReadOutput(const fs::path& path, isa::ElementType type);
+
+std::vector<uint8_t> RandomBytes(std::size_t n, uint32_t seed);
+// Random finite bf16 values in (-4, 4), as little-endian bytes.
+std::vector<uint8_t> RandomBf16(std::size_t n, uint32_t seed);
+float Bf16ToF32(uint16_t bits);
+uint16_t Bf16At(const std::vector<uint8_t>& bytes, std::size_t i);
+// bf16 bytes (little-endian) as f32 values.
+std::vector<float> Bf16Values(const std::vector<uint8_t>& bytes);
+
+}  // namespace tpusim::exec_test

@@ -1,0 +1,321 @@
+// End-to-end tests of `tpusim run` and `tpusim compile`: HLO modules compiled for a preset, run
+// by the built binary with real data, their outputs and memory dumps compared with values
+// computed here (XLA's semantics and byte images), and the errors a module the compiler cannot
+// lower must give.
+#include <catch2/catch.hpp>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "isa/convert.h"
+#include "isa/layout_index.h"
+#include "isa/materialize.h"
+#include "isa/npy.h"
+#include "isa/shape.h"
+#include "tests/sim/exec_support.h"
+
+namespace {
+
+using namespace tpusim::exec_test;
+using tpusim::isa::ElementType;
+
+std::vector<int64_t> Dims(std::vector<int64_t> dims) { return dims; }
+
+fs::path WriteModule(const fs::path& dir, const std::string& text) {
+  const fs::path path = dir / "module.hlo";
+  WriteText(path, text);
+  return path;
+}
+
+std::vector<uint8_t> ReadBytes(const fs::path& path) {
+  const std::string text = ReadText(path);
+  return std::vector<uint8_t>(text.begin(), text.end());
+}
+
+std::vector<float> F32Values(const std::vector<uint8_t>& bytes) {
+  std::vector<float> values(bytes.size() / 4);
+  std::memcpy(values.data(), bytes.data(), bytes.size());
+  return values;
+}
+
+std::vector<uint8_t> F32Bytes(const std::vector<float>& values) {
+  std::vector<uint8_t> bytes(values.size() * 4);
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+// Random f32 values in [-4, 4).
+std::vector<float> RandomF32(std::size_t n, uint32_t seed) {
+  const std::vector<uint8_t> bits = RandomBytes(n * 4, seed);
+  std::vector<float> values(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    uint32_t word = 0;
+    std::memcpy(&word, bits.data() + 4 * i, 4);
+    values[i] = static_cast<float>(word % 1000000) / 125000.0f - 4.0f;
+  }
+  return values;
+}
+
+}  // namespace
+
+TEST_CASE("tpusim run: the memory dump of bf16[40,300] add(p, p) is XLA's T(8,128)(2,1) image of 2p", "[run]") {
+  const fs::path dir = TempDir("run_add_bf16");
+  const fs::path module = WriteModule(dir, R"(HloModule add_bf16
+ENTRY main {
+  p = bf16[40,300] parameter(0)
+  ROOT r = bf16[40,300] add(p, p)
+}
+)");
+  const std::vector<uint8_t> p = RandomBf16(40 * 300, 7);
+  tpusim::isa::WriteNpy((dir / "p.npy").string(), ElementType::kBF16, Dims({40, 300}), p);
+  const Result run = RunTpusim("run " + module.string() + " --input p=" + (dir / "p.npy").string() +
+                               " --dump-memory " + (dir / "dump").string() + " --out " + (dir / "out").string());
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  // 2p is exact in bf16 (doubling only raises the exponent; |p| < 4 cannot overflow).
+  std::vector<uint8_t> expected(p.size());
+  for (std::size_t i = 0; i < p.size() / 2; ++i) {
+    const uint16_t doubled = tpusim::isa::F32ToBf16(2.0f * Bf16ToF32(Bf16At(p, i)));
+    std::memcpy(expected.data() + 2 * i, &doubled, 2);
+  }
+  const tpusim::isa::Shape shape = tpusim::isa::ParseShape("bf16[40,300]{1,0:T(8,128)(2,1)}");
+  const std::vector<uint8_t> image = tpusim::isa::Materialize(shape, expected);
+  // 40 rows x 384 padded columns x 2 bytes: 5 x 3 tiles of 2 KiB.
+  REQUIRE(image.size() == 30720);
+  const std::vector<uint8_t> dumped = ReadBytes(dir / "dump" / "output_0.bin");
+  CHECK(dumped == image);
+  // Padding is zero: columns 300..383 of row 0 lie in tile (0, 2), words (r/2)*128 + c - 256.
+  const tpusim::isa::LayoutMap map(shape);
+  int64_t padding = 0;
+  for (int64_t linear = 0; linear < map.physical_element_count(); ++linear) {
+    if (map.LogicalIndex(linear).has_value()) continue;
+    ++padding;
+    CHECK(dumped[2 * linear] == 0);
+    CHECK(dumped[2 * linear + 1] == 0);
+  }
+  CHECK(padding == 40 * (384 - 300));
+  CHECK(ReadBytes(dir / "dump" / "parameter_0.bin") == tpusim::isa::Materialize(shape, p));
+  const std::string index = ReadText(dir / "dump" / "index.json");
+  CHECK_THAT(index, Catch::Contains(R"("name": "p", "role": "parameter", "shape": "bf16[40,300]{1,0:T(8,128)(2,1)}", "memory_space": "hbm")"));
+  CHECK_THAT(index, Catch::Contains(R"("role": "output")"));
+  CHECK_THAT(index, Catch::Contains(R"("size_bytes": 30720, "file": "output_0.bin")"));
+  CHECK(ReadOutput(dir / "out" / "output_0.npy", ElementType::kBF16).data == expected);
+}
+
+TEST_CASE("tpusim run keeps the layout padding zero where the operation would not", "[run]") {
+  // exp(0) = 1: without masking, the padding of f32[20,130]'s T(8,128) tiles would become 1.
+  const fs::path dir = TempDir("run_exp_padding");
+  const fs::path module = WriteModule(dir, R"(HloModule exp_padding
+ENTRY main {
+  p = f32[20,130] parameter(0)
+  ROOT r = f32[20,130] exponential(p)
+}
+)");
+  const std::vector<float> p = RandomF32(20 * 130, 11);
+  tpusim::isa::WriteNpy((dir / "p.npy").string(), ElementType::kF32, Dims({20, 130}), F32Bytes(p));
+  const Result run = RunTpusim("run " + module.string() + " --input p=" + (dir / "p.npy").string() +
+                               " --check --dump-memory " + (dir / "dump").string() + " --config tiny");
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.output, Catch::Contains("check passed"));
+  const tpusim::isa::Shape shape = tpusim::isa::ParseShape("f32[20,130]{1,0:T(8,128)}");
+  std::vector<float> expected(p.size());
+  for (std::size_t i = 0; i < p.size(); ++i) expected[i] = std::exp(p[i]);
+  CHECK(ReadBytes(dir / "dump" / "output_0.bin") == tpusim::isa::Materialize(shape, F32Bytes(expected)));
+}
+
+TEST_CASE("tpusim run computes a fusion with a scalar parameter and a constant", "[run]") {
+  const fs::path dir = TempDir("run_fusion_scalars");
+  const fs::path module = WriteModule(dir, R"(HloModule fusion_scalars
+fused {
+  a = f32[9,200] parameter(0)
+  s = f32[] parameter(1)
+  c = f32[] constant(3)
+  cb = f32[9,200] broadcast(c), dimensions={}
+  sb = f32[9,200] broadcast(s), dimensions={}
+  m = f32[9,200] multiply(a, cb)
+  ROOT r = f32[9,200] add(m, sb)
+}
+ENTRY main {
+  p = f32[9,200] parameter(0)
+  q = f32[] parameter(1)
+  ROOT f = f32[9,200] fusion(p, q), kind=kLoop, calls=fused
+}
+)");
+  const std::vector<float> p = RandomF32(9 * 200, 12);
+  const float q = -1.25f;
+  tpusim::isa::WriteNpy((dir / "p.npy").string(), ElementType::kF32, Dims({9, 200}), F32Bytes(p));
+  tpusim::isa::WriteNpy((dir / "q.npy").string(), ElementType::kF32, Dims({}), F32Bytes({q}));
+  const Result run = RunTpusim("run " + module.string() + " --input p=" + (dir / "p.npy").string() + " --input q=" +
+                               (dir / "q.npy").string() + " --out " + (dir / "out").string() + " --report " +
+                               (dir / "report.json").string());
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  const std::vector<float> got = F32Values(ReadOutput(dir / "out" / "output_0.npy", ElementType::kF32).data);
+  REQUIRE(got.size() == p.size());
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const float m = p[i] * 3.0f;  // each f32 operation rounds once, as XLA's
+    REQUIRE(std::bit_cast<uint32_t>(got[i]) == std::bit_cast<uint32_t>(m + q));
+  }
+  // One kernel, the fusion, counted as XLA's cost analysis does: 2 FLOP per element.
+  const std::string report = ReadText(dir / "report.json");
+  CHECK_THAT(report, Catch::Contains(R"("name": "f", "opcode": "fusion", "category": "loop fusion")"));
+  CHECK(ReportNumber(dir / "report.json", "flops") == 2.0 * 9 * 200);
+  CHECK(ReportNumber(dir / "report.json", "device_time_us") <= ReportNumber(dir / "report.json", "total_time_us"));
+}
+
+TEST_CASE("tpusim run: integer division, remainders, shifts and selects are XLA's, bit for bit", "[run]") {
+  const fs::path dir = TempDir("run_integers");
+  const fs::path module = WriteModule(dir, R"(HloModule integers
+ENTRY main {
+  a = s32[16,128] parameter(0)
+  b = s32[16,128] parameter(1)
+  q = s32[16,128] divide(a, b)
+  r = s32[16,128] remainder(a, b)
+  sh = s32[16,128] shift-right-arithmetic(a, b)
+  lt = pred[16,128] compare(a, b), direction=LT
+  s = s32[16,128] select(lt, q, r)
+  ROOT t = (s32[16,128], s32[16,128], s32[16,128], s32[16,128]) tuple(q, r, sh, s)
+}
+)");
+  std::vector<int32_t> a(16 * 128);
+  std::vector<int32_t> b(16 * 128);
+  for (int i = 0; i < 16 * 128; ++i) {
+    a[i] = (i * 7919) % 2001 - 1000;
+    b[i] = i % 5 == 0 ? 0 : (i % 37) - 18;  // zeros: XLA gives x / 0 = -1 and x % 0 = x
+  }
+  a[3] = INT32_MIN;
+  b[3] = -1;  // INT32_MIN / -1 = INT32_MIN, remainder 0
+  b[7] = 40;  // a shift by 40 >= 32 fills with the sign
+  const auto bytes = [](const std::vector<int32_t>& v) {
+    std::vector<uint8_t> out(v.size() * 4);
+    std::memcpy(out.data(), v.data(), out.size());
+    return out;
+  };
+  tpusim::isa::WriteNpy((dir / "a.npy").string(), ElementType::kS32, Dims({16, 128}), bytes(a));
+  tpusim::isa::WriteNpy((dir / "b.npy").string(), ElementType::kS32, Dims({16, 128}), bytes(b));
+  const Result run = RunTpusim("run " + module.string() + " --input a=" + (dir / "a.npy").string() + " --input b=" +
+                               (dir / "b.npy").string() + " --check --out " + (dir / "out").string());
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.output, Catch::Contains("every element equal"));
+  const auto values = [&](int i) {
+    const std::vector<uint8_t> data = ReadOutput(dir / "out" / ("output_" + std::to_string(i) + ".npy"), ElementType::kS32).data;
+    std::vector<int32_t> out(data.size() / 4);
+    std::memcpy(out.data(), data.data(), data.size());
+    return out;
+  };
+  const std::vector<int32_t> q = values(0);
+  const std::vector<int32_t> r = values(1);
+  const std::vector<int32_t> sh = values(2);
+  CHECK(q[0] == -1);          // b[0] = 0
+  CHECK(r[0] == a[0]);
+  CHECK(q[3] == INT32_MIN);
+  CHECK(r[3] == 0);
+  CHECK(sh[7] == (a[7] < 0 ? -1 : 0));
+  CHECK(q[1] == a[1] / b[1]);  // C++ also rounds toward zero
+}
+
+TEST_CASE("tpusim run streams an array larger than one block, double-buffered, and timing-only agrees", "[run]") {
+  // f32[1024,1024] is 4 MiB per operand: 8 blocks of 512 KiB.
+  const fs::path dir = TempDir("run_blocks");
+  const fs::path module = WriteModule(dir, R"(HloModule blocks
+ENTRY main {
+  a = f32[1024,1024] parameter(0)
+  b = f32[1024,1024] parameter(1)
+  ROOT r = f32[1024,1024] subtract(a, b)
+}
+)");
+  const Result run = RunTpusim("run " + module.string() + " --seed 3 --check --report " + (dir / "f.json").string());
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.output, Catch::Contains("every element equal"));
+  const Result timing = RunTpusim("run " + module.string() + " --timing-only --report " + (dir / "t.json").string());
+  REQUIRE(timing.exit_code == 0);
+  CHECK(ReportNumber(dir / "t.json", "cycles") == ReportNumber(dir / "f.json", "cycles"));
+  // Nothing beats the roofline: 12 MiB through HBM at the preset's 614.4 GB/s take at least 20.5 us.
+  CHECK(ReportNumber(dir / "f.json", "device_time_us") >= 3.0 * 4194304 / 614.4e9 * 1e6);
+}
+
+TEST_CASE("tpusim run: bf16 converts round once and compute in f32", "[run]") {
+  const fs::path dir = TempDir("run_converts");
+  const fs::path module = WriteModule(dir, R"(HloModule converts
+ENTRY main {
+  a = f32[8,256] parameter(0)
+  b = f32[8,256] parameter(1)
+  ab = bf16[8,256] convert(a)
+  bb = bf16[8,256] convert(b)
+  m = bf16[8,256] multiply(ab, bb)
+  s = bf16[8,256] add(m, ab)
+  ROOT r = f32[8,256] convert(s)
+}
+)");
+  const std::vector<float> a = RandomF32(8 * 256, 21);
+  const std::vector<float> b = RandomF32(8 * 256, 22);
+  tpusim::isa::WriteNpy((dir / "a.npy").string(), ElementType::kF32, Dims({8, 256}), F32Bytes(a));
+  tpusim::isa::WriteNpy((dir / "b.npy").string(), ElementType::kF32, Dims({8, 256}), F32Bytes(b));
+  const Result run = RunTpusim("run " + module.string() + " --input a=" + (dir / "a.npy").string() + " --input b=" +
+                               (dir / "b.npy").string() + " --check --out " + (dir / "out").string());
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  const std::vector<float> got = F32Values(ReadOutput(dir / "out" / "output_0.npy", ElementType::kF32).data);
+  const auto round = [](float x) { return Bf16ToF32(tpusim::isa::F32ToBf16(x)); };
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const float ab = round(a[i]);
+    const float expected = round(round(ab * round(b[i])) + ab);
+    REQUIRE(std::bit_cast<uint32_t>(got[i]) == std::bit_cast<uint32_t>(expected));
+  }
+}
+
+TEST_CASE("tpusim compile writes a program that tpusim exec runs to the same result and cycles", "[run]") {
+  const fs::path dir = TempDir("run_compile_exec");
+  const fs::path module = WriteModule(dir, R"(HloModule compiled
+ENTRY main {
+  p = f32[24,260] parameter(0)
+  ROOT r = f32[24,260] tanh(p)
+}
+)");
+  const std::vector<float> p = RandomF32(24 * 260, 31);
+  tpusim::isa::WriteNpy((dir / "p.npy").string(), ElementType::kF32, Dims({24, 260}), F32Bytes(p));
+  const Result compiled = RunTpusim("compile " + module.string() + " --config tpu_v5e -o " + (dir / "m.tpuasm").string());
+  INFO(compiled.output);
+  REQUIRE(compiled.exit_code == 0);
+  const Result exec = RunTpusim("exec " + (dir / "m.tpuasm").string() + " --config tpu_v5e --input p=" +
+                                (dir / "p.npy").string() + " --out " + (dir / "exec").string() + " --report " +
+                                (dir / "exec.json").string());
+  INFO(exec.output);
+  REQUIRE(exec.exit_code == 0);
+  const Result run = RunTpusim("run " + module.string() + " --config tpu_v5e --input p=" + (dir / "p.npy").string() +
+                               " --out " + (dir / "run").string() + " --report " + (dir / "run.json").string());
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK(ReadOutput(dir / "exec" / "output.0.npy", ElementType::kF32).data ==
+        ReadOutput(dir / "run" / "output_0.npy", ElementType::kF32).data);
+  // exec reports the whole program, host transfers included: run's total_cycles.
+  CHECK(ReportCycles(dir / "exec.json") == ReportNumber(dir / "run.json", "total_cycles"));
+  CHECK(ReportNumber(dir / "run.json", "cycles") < ReportNumber(dir / "run.json", "total_cycles"));
+}
+
+TEST_CASE("tpusim run names the operation, its shape and its line when it cannot lower it", "[run]") {
+  const fs::path dir = TempDir("run_cannot_lower");
+  const fs::path module = WriteModule(dir, R"(HloModule unsupported
+cmp {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT lt = pred[] compare(x, y), direction=LT
+}
+ENTRY main {
+  p = f32[64] parameter(0)
+  ROOT s = f32[64] sort(p), dimensions={0}, to_apply=cmp
+}
+)");
+  const Result run = RunTpusim("run " + module.string());
+  INFO(run.output);
+  CHECK(run.exit_code != 0);
+  CHECK_THAT(run.output, Catch::Contains("module.hlo:9:"));
+  CHECK_THAT(run.output, Catch::Contains("cannot lower sort f32[64]"));
+}
