@@ -319,3 +319,14 @@ ENTRY main {
   CHECK_THAT(run.output, Catch::Contains("module.hlo:9:"));
   CHECK_THAT(run.output, Catch::Contains("cannot lower sort f32[64]"));
 }
+
+TEST_CASE("the README's main command simulates the bundled attention block and its check passes", "[run]") {
+  const std::string command = "build/tpusim run tests/workloads/mha_block_1x12x128x64_bf16.hlo --check";
+  CHECK_THAT(ReadText(fs::path(TPUSIM_SOURCE_DIR) / "README.md"), Catch::Contains("bash .ci/setup && " + command));
+  const Result run = RunTpusim("run " + (fs::path(TPUSIM_SOURCE_DIR) / "tests/workloads/mha_block_1x12x128x64_bf16.hlo").string() + " --check");
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.output, Catch::Contains("module jit_f on tpu_v4:"));
+  CHECK_THAT(run.output, Catch::Contains("roofline:"));
+  CHECK_THAT(run.output, Catch::Contains("check passed"));
+}
