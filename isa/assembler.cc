@@ -30,6 +30,9 @@ constexpr TargetKey kTargetKeys[] = {
     {"dma_engines", &Target::set_dma_engines}, {"semaphores", &Target::set_semaphores},
 };
 
+// Optional (0 when left out): the MXU accumulator rows the program uses.
+constexpr std::string_view kAccRowsKey = "mxu_acc_rows";
+
 std::string Quote(std::string_view text) { return "'" + std::string(text) + "'"; }
 
 class Assembler {
@@ -138,7 +141,8 @@ class Assembler {
       for (const TargetKey& k : kTargetKeys) {
         if (k.name == key) (target->*k.set)(static_cast<uint32_t>(number.magnitude));
       }
-    });
+      if (key == kAccRowsKey) target->set_mxu_accumulator_rows(static_cast<uint32_t>(number.magnitude));
+    }, {kAccRowsKey});
   }
 
   // `NAME, space[ADDRESS]` of .buffer and .data; records the offsets of both.
@@ -213,15 +217,17 @@ class Assembler {
   // reads the value of `key`, which starts at the cursor (at offset `at`).
   template <typename Read>
   void Keywords(LineCursor& c, std::string_view directive, const std::set<std::string_view>& required,
-                Offsets& offsets, Read read) {
+                Offsets& offsets, Read read, const std::set<std::string_view>& optional = {}) {
     std::set<std::string, std::less<>> seen;
+    std::set<std::string_view> all = required;
+    all.insert(optional.begin(), optional.end());
     c.SkipSpaces();
     while (!c.AtEnd()) {
       const std::size_t at = c.pos();
       const std::string_view key = c.ReadName();
-      if (key.empty() || !required.contains(key)) {
+      if (key.empty() || !all.contains(key)) {
         c.Fail(at, std::string(directive) + " has no key " + (key.empty() ? c.Found(at) : Quote(key)) + " (keys: " +
-                       Join(required) + ")");
+                       Join(all) + ")");
       }
       if (!seen.insert(std::string(key)).second) c.Fail(at, Quote(key) + " is given twice");
       c.SkipSpaces();

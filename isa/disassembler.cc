@@ -14,7 +14,8 @@ std::string TargetLine(const Target& t) {
          field("vregs", t.vector_registers()) + ", " + field("mxus", t.mxu_count()) + ", " +
          field("mxu_rows", t.mxu_rows()) + ", " + field("mxu_cols", t.mxu_columns()) + ", " +
          field("dma_engines", t.dma_engines()) + ", " + field("semaphores", t.semaphores()) +
-         ", cmem=" + (t.has_cmem() ? "true" : "false");
+         ", cmem=" + (t.has_cmem() ? "true" : "false") +
+         (t.mxu_accumulator_rows() != 0 ? ", " + field("mxu_acc_rows", t.mxu_accumulator_rows()) : "");
 }
 
 std::string Place(MemorySpace space, uint64_t address) {

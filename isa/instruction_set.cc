@@ -280,6 +280,28 @@ struct TableBuilder {
         "vd = next S result rows x L columns from the result FIFO (f32; s32 for s8)");
     Add(OPCODE_MXU_POP_ACC, "mxu.pop.acc", Unit::kMxu, CostClass::kMxuPop,
         {Mxu(), VReg("vd", Access::kReadWrite)}, "vd += next S result rows x L columns (f32 or s32 add)");
+    // The accumulators: rows and column blocks are register or immediate values, read at dispatch.
+    struct AccType { ElementType type; Opcode op; std::string_view name; CostClass cost; };
+    const AccType acc_types[] = {
+        {ElementType::kBF16, OPCODE_MXU_PUSH_ACC_BF16, "mxu.push.acc.bf16", CostClass::kMxuPassBf16},
+        {ElementType::kF32, OPCODE_MXU_PUSH_ACC_F32, "mxu.push.acc.f32", CostClass::kMxuPassF32},
+        {ElementType::kF16, OPCODE_MXU_PUSH_ACC_F16, "mxu.push.acc.f16", CostClass::kMxuPassF16},
+        {ElementType::kS8, OPCODE_MXU_PUSH_ACC_S8, "mxu.push.acc.s8", CostClass::kMxuPassS8},
+        {ElementType::kF8E4M3FN, OPCODE_MXU_PUSH_ACC_F8E4M3FN, "mxu.push.acc.f8e4m3fn", CostClass::kMxuPassF8},
+        {ElementType::kF8E5M2, OPCODE_MXU_PUSH_ACC_F8E5M2, "mxu.push.acc.f8e5m2", CostClass::kMxuPassF8},
+    };
+    for (const AccType& t : acc_types) {
+      Add(t.op, t.name, Unit::kMxu, t.cost, {Mxu(), VReg("va"), SRegOrImm("row", 0, kUint32Max)},
+          "as mxu.push.T, but each complete row r is added into accumulator row (row + r), continuing its sum, "
+          "instead of the result FIFO");
+      rows.back().mxu_type = t.type;
+    }
+    Add(OPCODE_MXU_ACC_READ, "mxu.acc.read", Unit::kMxu, CostClass::kMxuPop,
+        {Mxu(), VReg("vd", Access::kWrite), SRegOrImm("row", 0, kUint32Max), SRegOrImm("col", 0, kUint32Max)},
+        "vd[s][l] = accumulator row (row + s), column col x L + l (0 beyond C)");
+    Add(OPCODE_MXU_ACC_READ_CLEAR, "mxu.acc.read.clear", Unit::kMxu, CostClass::kMxuPop,
+        {Mxu(), VReg("vd", Access::kWrite), SRegOrImm("row", 0, kUint32Max), SRegOrImm("col", 0, kUint32Max)},
+        "as mxu.acc.read, then those S x L accumulator words become +0");
   }
 
   void Dma() {

@@ -39,6 +39,9 @@ constexpr TargetField kTargetFields[] = {
     {"dma_engines", &Target::dma_engines, 64},  {"semaphores", &Target::semaphores, 65536},
 };
 
+// MxuConfig.accumulator_rows' range; 0 (a program that uses no accumulators) is allowed too.
+constexpr uint32_t kMaxAccumulatorRows = 1u << 20;
+
 void CheckTarget(const Target& target) {
   for (const TargetField& field : kTargetFields) {
     const uint32_t value = (target.*field.get)();
@@ -47,6 +50,11 @@ void CheckTarget(const Target& target) {
            "target " + std::string(field.name) + " is " + Str(value) + "; it must be in [1, " +
                Str(field.max) + "]");
     }
+  }
+  if (target.mxu_accumulator_rows() > kMaxAccumulatorRows) {
+    Fail({.part = Part::kTarget, .field = "mxu_acc_rows"},
+         "target mxu_acc_rows is " + Str(target.mxu_accumulator_rows()) + "; it must be in [0, " +
+             Str(kMaxAccumulatorRows) + "]");
   }
 }
 
@@ -412,6 +420,10 @@ void CheckTargetCompatible(const Target& program, const Target& machine) {
     } else if (!must_equal && want > have) {
       problem("the program uses " + std::string(field.name) + "=" + Str(want) + "; the machine has only " + Str(have));
     }
+  }
+  if (program.mxu_accumulator_rows() > machine.mxu_accumulator_rows()) {
+    problem("the program uses mxu_acc_rows=" + Str(program.mxu_accumulator_rows()) + "; the machine has only " +
+            Str(machine.mxu_accumulator_rows()));
   }
   if (program.has_cmem() && !machine.has_cmem()) problem("the program uses CMEM; the machine has none");
   if (!problems.empty()) throw Error(problems);

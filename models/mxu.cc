@@ -125,32 +125,107 @@ MxuTiming Mxu::Latch(uint64_t cycle) {
 }
 
 MxuTiming Mxu::Push(ElementType type, const Vreg& va, uint64_t cycle) {
-  CheckType("mxu.push", type);
-  CheckVreg("mxu.push", va);
-  if (!latched_type_) throw Error(Mnemonic("mxu.push", type) + ": no weights are latched");
+  return PushRows("mxu.push", type, va, cycle, std::nullopt);
+}
+
+MxuTiming Mxu::PushAccumulate(ElementType type, const Vreg& va, uint64_t row, uint64_t cycle) {
+  return PushRows("mxu.push.acc", type, va, cycle, row);
+}
+
+MxuTiming Mxu::PushRows(const char* op, ElementType type, const Vreg& va, uint64_t cycle,
+                        std::optional<uint64_t> acc_row) {
+  CheckType(op, type);
+  CheckVreg(op, va);
+  if (!latched_type_) throw Error(Mnemonic(op, type) + ": no weights are latched");
   if (*latched_type_ != type) {
-    throw Error(Mnemonic("mxu.push", type) + ": the latched weights are " +
-                TypeName(*latched_type_));
+    throw Error(Mnemonic(op, type) + ": the latched weights are " + TypeName(*latched_type_));
   }
   if (group_type_ && *group_type_ != type) {
-    throw Error(Mnemonic("mxu.push", type) + ": the row group in progress was pushed as " +
+    throw Error(Mnemonic(op, type) + ": the row group in progress was pushed as " +
                 TypeName(*group_type_));
+  }
+  const bool to_acc = acc_row.has_value();
+  if (group_pushes_ > 0 && group_to_acc_ != to_acc) {
+    throw Error(Mnemonic(op, type) + ": the row group in progress was pushed with " +
+                (group_to_acc_ ? "mxu.push.acc" : "mxu.push") + "; a group goes to one place");
+  }
+  const uint32_t rows = RowsPerVreg(type);
+  if (to_acc && (*acc_row > params_.accumulator_rows || *acc_row + rows > params_.accumulator_rows)) {
+    throw Error(Mnemonic(op, type) + ": accumulator rows [" + std::to_string(*acc_row) + ", " +
+                std::to_string(*acc_row + rows) + ") are past the " +
+                std::to_string(params_.accumulator_rows) + " rows of the accumulators");
   }
   if (!timing_only_) BufferLhs(type, va);
   group_type_ = type;
+  group_to_acc_ = to_acc;
   ++group_pushes_;
   ++pushes_;
   if (group_pushes_ < k_blocks_) return Whole(timer_.PartialPush(cycle));
 
-  const uint32_t rows = RowsPerVreg(type);
   const MxuGroupTiming timing = timer_.Group(cycle, rows, PassesFor(params_, type));
-  AppendResults(timing, type);
+  if (to_acc) {
+    AccumulateResults(timing, type, *acc_row);
+  } else {
+    AppendResults(timing, type);
+  }
   group_.clear();
   group_type_.reset();
   group_pushes_ = 0;
   ++row_groups_;
   rows_ += rows;
   return {FloorCycle(timing.begin), CeilCycle(timing.end())};
+}
+
+// Row i of the group continues the sums of accumulator row (row + i), ready when its pass drains.
+void Mxu::AccumulateResults(const MxuGroupTiming& timing, ElementType type, uint64_t row) {
+  if (acc_ready_.empty()) acc_ready_.assign(params_.accumulator_rows, 0.0);
+  for (uint32_t i = 0; i < timing.rows; ++i) {
+    acc_ready_[row + i] = std::max(acc_ready_[row + i], timing.RowReady(i));
+  }
+  if (timing_only_) return;
+  if (acc_.empty()) acc_.assign(size_t{params_.accumulator_rows} * params_.columns, 0);
+  if (group_.empty()) group_.assign(size_t{timing.rows} * params_.rows, 0);
+  if (weights_.empty()) weights_.assign(size_t{params_.rows} * params_.columns, 0);
+  const std::span<uint32_t> out(&acc_[row * params_.columns], size_t{timing.rows} * params_.columns);
+  MatmulRowsAccumulate(type, group_, weights_, timing.rows, params_.rows, params_.columns, out);
+}
+
+MxuTiming Mxu::AccumulatorRead(Vreg& vd, uint64_t row, uint64_t col, bool clear, uint64_t cycle) {
+  const char* op = clear ? "mxu.acc.read.clear" : "mxu.acc.read";
+  CheckVreg(op, vd);
+  const uint32_t sublanes = params_.sublanes;
+  if (row > params_.accumulator_rows || row + sublanes > params_.accumulator_rows) {
+    throw Error(std::string(op) + ": accumulator rows [" + std::to_string(row) + ", " +
+                std::to_string(row + sublanes) + ") are past the " +
+                std::to_string(params_.accumulator_rows) + " rows of the accumulators");
+  }
+  if (col >= column_blocks_) {
+    throw Error(std::string(op) + ": column block " + std::to_string(col) + " is past the " +
+                std::to_string(column_blocks_) + " blocks of " + std::to_string(params_.lanes) +
+                " columns of a " + std::to_string(params_.columns) + "-column MXU");
+  }
+  double ready = 0;
+  if (!acc_ready_.empty()) {
+    for (uint32_t s = 0; s < sublanes; ++s) ready = std::max(ready, acc_ready_[row + s]);
+  }
+  const MxuSpan span = timer_.Pop(cycle, ready);
+  if (!timing_only_) {
+    const uint32_t first_column = static_cast<uint32_t>(col) * params_.lanes;
+    for (uint32_t s = 0; s < sublanes; ++s) {
+      for (uint32_t l = 0; l < params_.lanes; ++l) {
+        const uint32_t c = first_column + l;
+        uint32_t value = 0;
+        if (c < params_.columns && !acc_.empty()) {
+          uint32_t& word = acc_[(row + s) * params_.columns + c];
+          value = word;
+          if (clear) word = 0;
+        }
+        vd.set_word(s, l, value);
+      }
+    }
+  }
+  ++acc_reads_;
+  return Whole(span);
 }
 
 // Push b of a group supplies K-columns [bL, bL + L), clipped to R, of its P rows.
@@ -237,6 +312,7 @@ MxuStats Mxu::stats() const {
   stats.row_groups = row_groups_;
   stats.rows = rows_;
   stats.pops = pops_;
+  stats.accumulator_reads = acc_reads_;
   stats.macs = rows_ * params_.rows * params_.columns;
   stats.busy_cycles = timer_.busy_cycles();
   stats.pass_cycles = timer_.pass_cycles();

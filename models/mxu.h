@@ -41,6 +41,7 @@ struct MxuStats {
   uint64_t row_groups = 0;
   uint64_t rows = 0;       // LHS rows through the array (P per group)
   uint64_t pops = 0;       // pops and pop.accs
+  uint64_t accumulator_reads = 0;  // mxu.acc.read and mxu.acc.read.clear
   uint64_t macs = 0;       // rows x R x C multiply-accumulates
   double busy_cycles = 0;  // the array occupied: fills plus passes
   double pass_cycles = 0;  // rows x passes of their type
@@ -72,6 +73,13 @@ class Mxu {
   MxuTiming Pop(Vreg& vd, uint64_t cycle);
   MxuTiming PopAccumulate(Vreg& vd, uint64_t cycle);
 
+  // mxu.push.acc.T: as Push, but the group's P result rows are added into accumulator rows
+  // [row, row + P) (continuing their sums) instead of the FIFO; row is the completing push's.
+  MxuTiming PushAccumulate(isa::ElementType type, const Vreg& va, uint64_t row, uint64_t cycle);
+  // mxu.acc.read(.clear): vd = accumulator rows [row, row + S), columns [col L, col L + L) (0
+  // beyond C), once those rows' last additions are done; clear: then those words become +0.
+  MxuTiming AccumulatorRead(Vreg& vd, uint64_t row, uint64_t col, bool clear, uint64_t cycle);
+
   // Result rows waiting in the FIFO (a pop needs S).
   size_t result_rows() const { return fifo_.size(); }
   // The cycle by which everything begun so far has completed (the program's end waits for it).
@@ -92,6 +100,9 @@ class Mxu {
   void StageWeights(isa::ElementType type, const Vreg& va);
   void BufferLhs(isa::ElementType type, const Vreg& va);
   void AppendResults(const MxuGroupTiming& timing, isa::ElementType type);
+  MxuTiming PushRows(const char* op, isa::ElementType type, const Vreg& va, uint64_t cycle,
+                     std::optional<uint64_t> acc_row);
+  void AccumulateResults(const MxuGroupTiming& timing, isa::ElementType type, uint64_t row);
   MxuTiming PopBlock(Vreg& vd, uint64_t cycle, bool accumulate);
 
   MxuParams params_;
@@ -111,6 +122,11 @@ class Mxu {
   std::vector<uint32_t> group_;
   std::optional<isa::ElementType> group_type_;
   uint32_t group_pushes_ = 0;
+  bool group_to_acc_ = false;  // the group in progress was pushed with mxu.push.acc
+  // The accumulators: accumulator_rows x C words (allocated on first use; empty in timing-only
+  // mode) and when each row's last addition is done.
+  std::vector<uint32_t> acc_;
+  std::vector<double> acc_ready_;
   // The result FIFO and how many column blocks of its first S rows have been popped.
   std::deque<ResultRow> fifo_;
   uint32_t front_pops_ = 0;
@@ -121,6 +137,7 @@ class Mxu {
   uint64_t row_groups_ = 0;
   uint64_t rows_ = 0;
   uint64_t pops_ = 0;
+  uint64_t acc_reads_ = 0;
 };
 
 }  // namespace tpusim::models

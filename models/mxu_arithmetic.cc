@@ -33,12 +33,12 @@ std::vector<float> DecodeAll(ElementType type, std::span<const uint32_t> bits) {
 }
 
 void MatmulS8(std::span<const uint32_t> lhs, std::span<const uint32_t> weights, uint32_t rows,
-              uint32_t depth, uint32_t columns, std::span<uint32_t> out) {
+              uint32_t depth, uint32_t columns, std::span<uint32_t> out, bool accumulate) {
   std::vector<int32_t> w(weights.size());
   for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int8_t>(weights[i] & 0xFF);
   for (uint32_t i = 0; i < rows; ++i) {
     uint32_t* acc = &out[size_t{i} * columns];
-    std::fill(acc, acc + columns, 0u);
+    if (!accumulate) std::fill(acc, acc + columns, 0u);
     for (uint32_t k = 0; k < depth; ++k) {
       const int32_t a = static_cast<int8_t>(lhs[size_t{i} * depth + k] & 0xFF);
       if (a == 0) continue;  // exact integers: skipping zero terms changes nothing
@@ -54,13 +54,18 @@ void MatmulS8(std::span<const uint32_t> lhs, std::span<const uint32_t> weights, 
 // f64 exactly or differs from it by far less than an f32 half-ulp, so no double rounding); for
 // f32 the product is rounded to f32 by a conversion, which nothing fuses across.
 void MatmulFloat(ElementType type, std::span<const uint32_t> lhs, std::span<const uint32_t> weights,
-                 uint32_t rows, uint32_t depth, uint32_t columns, std::span<uint32_t> out) {
+                 uint32_t rows, uint32_t depth, uint32_t columns, std::span<uint32_t> out,
+                 bool accumulate) {
   const std::vector<float> a_values = DecodeAll(type, lhs);
   const std::vector<float> w_values = DecodeAll(type, weights);
   const bool rounded_products = type == ElementType::kF32;
   std::vector<float> acc(columns);
   for (uint32_t i = 0; i < rows; ++i) {
-    std::fill(acc.begin(), acc.end(), -0.0f);
+    if (accumulate) {
+      for (uint32_t c = 0; c < columns; ++c) acc[c] = BitsToF32(out[size_t{i} * columns + c]);
+    } else {
+      std::fill(acc.begin(), acc.end(), -0.0f);
+    }
     for (uint32_t k = 0; k < depth; ++k) {
       const double a = a_values[size_t{i} * depth + k];
       const float* w_row = &w_values[size_t{k} * columns];
@@ -82,8 +87,11 @@ void MatmulFloat(ElementType type, std::span<const uint32_t> lhs, std::span<cons
 
 }  // namespace
 
-void MatmulRows(ElementType type, std::span<const uint32_t> lhs, std::span<const uint32_t> weights,
-                uint32_t rows, uint32_t depth, uint32_t columns, std::span<uint32_t> out) {
+namespace {
+
+void Matmul(ElementType type, std::span<const uint32_t> lhs, std::span<const uint32_t> weights,
+            uint32_t rows, uint32_t depth, uint32_t columns, std::span<uint32_t> out,
+            bool accumulate) {
   const size_t need_lhs = size_t{rows} * depth;
   const size_t need_w = size_t{depth} * columns;
   const size_t need_out = size_t{rows} * columns;
@@ -91,8 +99,21 @@ void MatmulRows(ElementType type, std::span<const uint32_t> lhs, std::span<const
     throw Error("MatmulRows: spans too small for " + std::to_string(rows) + " x " +
                 std::to_string(depth) + " x " + std::to_string(columns));
   }
-  if (type == ElementType::kS8) return MatmulS8(lhs, weights, rows, depth, columns, out);
-  MatmulFloat(type, lhs, weights, rows, depth, columns, out);
+  if (type == ElementType::kS8) return MatmulS8(lhs, weights, rows, depth, columns, out, accumulate);
+  MatmulFloat(type, lhs, weights, rows, depth, columns, out, accumulate);
+}
+
+}  // namespace
+
+void MatmulRows(ElementType type, std::span<const uint32_t> lhs, std::span<const uint32_t> weights,
+                uint32_t rows, uint32_t depth, uint32_t columns, std::span<uint32_t> out) {
+  Matmul(type, lhs, weights, rows, depth, columns, out, false);
+}
+
+void MatmulRowsAccumulate(ElementType type, std::span<const uint32_t> lhs,
+                          std::span<const uint32_t> weights, uint32_t rows, uint32_t depth,
+                          uint32_t columns, std::span<uint32_t> out) {
+  Matmul(type, lhs, weights, rows, depth, columns, out, true);
 }
 
 }  // namespace tpusim::models

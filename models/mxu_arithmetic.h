@@ -21,4 +21,11 @@ void MatmulRows(isa::ElementType type, std::span<const uint32_t> lhs,
                 std::span<const uint32_t> weights, uint32_t rows, uint32_t depth, uint32_t columns,
                 std::span<uint32_t> out);
 
+// The same, but each sum starts from the word already in `out` (f32 bits, or s32 for s8) instead
+// of -0: out[i][c] = (..((out[i][c] + p_0) + p_1) .. + p_{depth-1}), each addition rounded (the
+// MXU accumulators continue the sum of earlier K blocks in increasing k).
+void MatmulRowsAccumulate(isa::ElementType type, std::span<const uint32_t> lhs,
+                          std::span<const uint32_t> weights, uint32_t rows, uint32_t depth,
+                          uint32_t columns, std::span<uint32_t> out);
+
 }  // namespace tpusim::models

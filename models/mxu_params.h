@@ -18,6 +18,7 @@ struct MxuParams {
   uint32_t pipeline_drain_cycles = 0;  // a row's pass to its results being poppable
   uint32_t weight_load_cycles = 0;     // one full R x C weight tile, split over its pushes
   uint32_t weight_buffer_count = 0;    // 1: loads wait for the array; 2+: they overlap
+  uint32_t accumulator_rows = 0;       // rows of C accumulator words (0: none; push.acc faults)
   // Cycles per LHS row entering the array, by input type; 0: the MXU does not take the type.
   double bf16_passes = 0;  // > 0: bf16 is always native
   double f32_passes = 0;

@@ -664,8 +664,31 @@ void ScalarCore::DispatchMxu(const isa::Instruction& in, const isa::InstructionI
       times.ready = timing.done;
       break;
     }
+    case isa::OPCODE_MXU_ACC_READ:
+    case isa::OPCODE_MXU_ACC_READ_CLEAR: {
+      // Row and column block are read at dispatch, as every scalar operand.
+      const RegisterRef vd{RegisterKind::kVreg, in.operands(1).vreg()};
+      registers.Check(vd);
+      RegisterTimes& times = registers.times(vd);
+      const uint64_t cycle = std::max({arrival, times.ready, times.last_read});
+      timing = mxu.AccumulatorRead(registers.vreg(vd.index), static_cast<uint64_t>(Value(in.operands(2))),
+                                   static_cast<uint64_t>(Value(in.operands(3))),
+                                   in.opcode() == isa::OPCODE_MXU_ACC_READ_CLEAR, cycle);
+      times.ready = timing.done;
+      break;
+    }
     default: {
       if (!info.mxu_type) throw Fault("`" + std::string(info.mnemonic) + "` is not an MXU operation");
+      if (info.operands.size() == 3) {  // mxu.push.acc.T mxu, va, row
+        const RegisterRef va{RegisterKind::kVreg, in.operands(1).vreg()};
+        registers.Check(va);
+        RegisterTimes& times = registers.times(va);
+        const uint64_t cycle = std::max(arrival, times.ready);
+        timing = mxu.PushAccumulate(*info.mxu_type, registers.vreg(va.index),
+                                    static_cast<uint64_t>(Value(in.operands(2))), cycle);
+        times.last_read = std::max(times.last_read, timing.start);
+        break;
+      }
       const RegisterRef va{RegisterKind::kVreg, in.operands(1).vreg()};
       registers.Check(va);
       RegisterTimes& times = registers.times(va);

@@ -68,6 +68,9 @@ std::string AsmBuilder::Text() const {
       "semaphores={}, cmem={}\n",
       target_.sublanes(), target_.lanes(), target_.vector_registers(), target_.mxu_count(), target_.mxu_rows(),
       target_.mxu_columns(), target_.dma_engines(), target_.semaphores(), target_.has_cmem() ? "true" : "false");
+  if (target_.mxu_accumulator_rows() != 0) {
+    text.insert(text.size() - 1, fmt::format(", mxu_acc_rows={}", target_.mxu_accumulator_rows()));
+  }
   for (const std::string& line : directives_) text += line + "\n";
   text += "\n";
   for (const std::string& line : code_) text += line + "\n";

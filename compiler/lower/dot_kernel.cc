@@ -10,32 +10,32 @@
 namespace tpusim::compiler {
 namespace {
 
-// Semaphores: the two lhs panels, the weight panels, the two output stages, the VPU.
+// Semaphores: the two lhs panels, the weight panels, the output stage, the VPU.
 constexpr int kLhsSem = 0;  // + panel parity
 constexpr int kWeightSem = 2;
-constexpr int kOutSem = 3;  // + stage parity
-constexpr int kVpuSem = 5;
+constexpr int kOutSem = 3;
+constexpr int kVpuSem = 4;
 // Scalar registers.
-constexpr int kChunk = 1;       // flattened (batch, row chunk) index
-constexpr int kChunksLeft = 2;  // loop counter
-constexpr int kRow0 = 3;        // first row of the chunk
-constexpr int kCol0 = 4;        // first column of the job's N block
-constexpr int kLhs = 5;         // VMEM: this chunk's lhs panel
-constexpr int kWeights = 6;     // VMEM: this N block's weight panel
-constexpr int kStage = 7;       // output stage parity
-constexpr int kStageBase = 8;   // VMEM: the output stage
-constexpr int kBlocksLeft = 9;  // N loop counter
+constexpr int kJob = 1;          // flattened (batch, N group, row chunk) index
+constexpr int kJobsLeft = 2;     // loop counter
+constexpr int kRow0 = 3;         // first row of the job's chunk
+constexpr int kCol0 = 4;         // first column of the job's N group
+constexpr int kLhs = 5;          // VMEM: this job's lhs panel
+constexpr int kWeights = 6;      // VMEM: this N group's weight panel
+constexpr int kRowChunk = 7;     // the job's row chunk within its matrix
+constexpr int kGroup = 8;        // the job's N group
 constexpr int kTemp = 10;
 constexpr int kOtherWeights = 11;
-constexpr int kBlock = 12;  // N block index
+constexpr int kPanel = 12;       // flattened (batch, N group) index of the job
 constexpr int kTemp2 = 13;
 constexpr int kOtherLhs = 16;
-constexpr int kNextChunk = 17;
+constexpr int kNextJob = 17;
 constexpr int kNextRow0 = 18;
 constexpr int kNextRowChunk = 19;
-constexpr int kBatch = 20;      // s20..s23: the chunk's batch indices
-constexpr int kNextBatch = 24;  // s24..s27: the next chunk's
-constexpr int kRowChunk = 28;   // the chunk's index within its matrix
+constexpr int kBatch = 20;       // s20..s23: the job's batch indices
+constexpr int kNextBatch = 24;   // s24..s27: the next job's (or next panel's) batch indices
+constexpr int kNextGroup = 28;
+constexpr int kNextCol0 = 29;
 constexpr int kMaxBatchDims = 4;
 // Mask registers for the partial output tiles.
 constexpr int kRowMask = 0;
@@ -72,9 +72,8 @@ class DotEmitter {
   void Run() {
     Plan();
     EmitPrologue();
-    EmitChunkLoop();
+    EmitJobLoop();
     out_.Emit("sem.wait sem[{}], 1", kOutSem);
-    out_.Emit("sem.wait sem[{}], 1", kOutSem + 1);
   }
 
  private:
@@ -104,7 +103,7 @@ class DotEmitter {
     if (!form) Refuse(why);
     form_ = *form;
     if (static_cast<int64_t>(form_.batch_dims.size()) > kMaxBatchDims) Refuse("more than 4 batch dims");
-    if (target.semaphores() < 6) Refuse("the dot kernel needs 6 semaphores");
+    if (target.semaphores() < 5) Refuse("the dot kernel needs 5 semaphores");
     const auto tiling = PlanMxuTiling(form_, target, c_.options.vmem_capacity_bytes, out_bf16_ ? 2 : 4, &why);
     if (!tiling) Refuse(why);
     t_ = *tiling;
@@ -118,10 +117,10 @@ class DotEmitter {
     rhs_view_ = isa::ToString(PermutedView(rhs, form_.rhs_perm));
     PlanOutputView(result);
 
-    // VMEM: lhs panels, weight panels (zeroed once: their K padding is never written again), stages.
-    lhs_cols_ = t_.k_steps * t_.mxus * t_.k_stride;
-    weight_rows_ = t_.k_steps * t_.mxus * r_;
-    width_ = t_.nc * l_;
+    // VMEM: lhs panels, weight panels (zeroed once: their K padding is never written again), stage.
+    lhs_cols_ = t_.k_blocks * t_.k_stride;
+    weight_rows_ = t_.k_blocks * r_;
+    width_ = t_.mxus * t_.nc * l_;
     lhs_base_[0] = 0;
     lhs_base_[1] = t_.lhs_panel_bytes;
     weight_base_[0] = 2 * t_.lhs_panel_bytes;
@@ -134,18 +133,23 @@ class DotEmitter {
     stage_ = out_bf16_ ? fmt::format("bf16[{}{},{}]{{{}:T({},{})(2,1)}}", ones, t_.chunk_rows, width_, mtm, 2 * s_, l_)
                        : fmt::format("f32[{}{},{}]{{{}:T({},{})}}", ones, t_.chunk_rows, width_, mtm, s_, l_);
 
-    // The last row chunk and the last N block: their boxes reach the output's padded dims, and
+    // The last row chunk and the last N group: their boxes reach the output's padded dims, and
     // rows or columns past M or N in them are masked to zero.
     last_rows_ = form_.m - (t_.m_chunks - 1) * t_.chunk_rows;
     last_row_box_ = padded_m_ - (t_.m_chunks - 1) * t_.chunk_rows;
     last_m_special_ = last_rows_ != t_.chunk_rows || last_row_box_ != t_.chunk_rows;
-    last_cols_ = form_.n - (t_.n_blocks - 1) * c_cols_;
-    last_col_box_ = padded_n_ - (t_.n_blocks - 1) * c_cols_;
-    last_n_special_ = last_cols_ != c_cols_ || last_col_box_ != c_cols_;
+    last_cols_ = form_.n - (t_.n_groups - 1) * t_.group_cols;
+    last_col_box_ = padded_n_ - (t_.n_groups - 1) * t_.group_cols;
+    last_n_special_ = last_cols_ != t_.group_cols || last_col_box_ != t_.group_cols;
 
     const int64_t v = out_.target().vector_registers();
-    lhs_reg0_ = t_.acc_vregs;
-    weight_reg0_ = lhs_reg0_ + t_.lhs_vregs;
+    lhs_vregs_ = 8;
+    weight_vregs_ = 8;
+    lhs_reg0_ = 0;
+    weight_reg0_ = lhs_reg0_ + lhs_vregs_;
+    read_reg0_ = weight_reg0_ + weight_vregs_;
+    read_vregs_ = std::min<int64_t>(12, v - 1 - read_reg0_);
+    if (read_vregs_ < 3) Refuse("the dot kernel needs 20 vector registers");
     zero_reg_ = static_cast<int>(v - 1);
     engines_ = out_.target().dma_engines();
   }
@@ -169,7 +173,9 @@ class DotEmitter {
     padded.dims[rank - 2] = padded_m_;
     padded.dims[rank - 1] = padded_n_;
     out_view_ = isa::ToString(padded);
-    if (padded_n_ - (t_.n_blocks - 1) * c_cols_ > t_.nc * l_) Refuse("its result tiles are wider than an N block");
+    if (padded_n_ - (t_.n_groups - 1) * t_.group_cols > t_.mxus * t_.nc * l_) {
+      Refuse("its result tiles are wider than an N group");
+    }
   }
 
   std::string Ones(int64_t count) const {
@@ -228,10 +234,10 @@ class DotEmitter {
     return t_.k_blocks;
   }
 
-  // The weight panel of an N block with `cols` valid columns starting at column `col0` (a
-  // register, or -1 for 0), split by K rows over the engines.
+  // The weight panel of an N group with `cols` valid columns starting at column `col0_reg`,
+  // split by K rows over the engines.
   int64_t WeightPieces() const { return std::min<int64_t>(engines_, CeilDiv(form_.k, 2 * s_)); }
-  void EmitWeightDmas(int col0_reg, int dst_reg, int64_t cols) {
+  void EmitWeightDmas(int batch_reg, int col0_reg, int dst_reg, int64_t cols) {
     const uint64_t rhs = c_.operands[1][0]->address;
     const int64_t pieces = WeightPieces();
     const int64_t rows_per_piece = CeilDiv(CeilDiv(form_.k, pieces), 2 * s_) * 2 * s_;
@@ -243,15 +249,41 @@ class DotEmitter {
         continue;
       }
       out_.Emit("dma hbm[{:#x}] -> vmem[{}], src={}, dst={}, src_start={}, dst_start={}, size={}, sem=sem[{}], engine={}",
-                rhs, Item(dst_reg, 0), rhs_view_, weight_panel_, List(Start(kBatch, {std::to_string(k0), Item(col0_reg, 0)})),
+                rhs, Item(dst_reg, 0), rhs_view_, weight_panel_, List(Start(batch_reg, {std::to_string(k0), Item(col0_reg, 0)})),
                 List(Start(-1, {std::to_string(k0), "0"})), List(Size(rows, cols)), kWeightSem, (p + 1) % engines_);
     }
+  }
+  // The weight DMAs of the panel whose N group is in `group_reg` (columns from `col0_reg`).
+  void EmitWeightDmasFor(int batch_reg, int group_reg, int col0_reg, int dst_reg) {
+    if (!last_n_special_) return EmitWeightDmas(batch_reg, col0_reg, dst_reg, t_.group_cols);
+    if (t_.n_groups == 1) return EmitWeightDmas(batch_reg, col0_reg, dst_reg, last_cols_);
+    const std::string last = out_.NewLabel(c_.instruction.name() + ".weights_last");
+    const std::string done = out_.NewLabel(c_.instruction.name() + ".weights_done");
+    out_.Emit("beq s{}, {}, {}", group_reg, t_.n_groups - 1, last);
+    EmitWeightDmas(batch_reg, col0_reg, dst_reg, t_.group_cols);
+    out_.Emit("br {}", done);
+    out_.Bind(last);
+    EmitWeightDmas(batch_reg, col0_reg, dst_reg, last_cols_);
+    out_.Bind(done);
+  }
+  void EmitLhsDmasFor(int batch_reg, int row0_reg, int row_chunk_reg, int dst_reg, int sem_reg) {
+    if (t_.m_chunks == 1) {
+      lhs_dmas_ = EmitLhsDmas(batch_reg, row0_reg, dst_reg, sem_reg, last_rows_);
+      return;
+    }
+    const std::string last = out_.NewLabel(c_.instruction.name() + ".lhs_last");
+    const std::string done = out_.NewLabel(c_.instruction.name() + ".lhs_done");
+    out_.Emit("beq s{}, {}, {}", row_chunk_reg, t_.m_chunks - 1, last);
+    lhs_dmas_ = EmitLhsDmas(batch_reg, row0_reg, dst_reg, sem_reg, t_.chunk_rows);
+    out_.Emit("br {}", done);
+    out_.Bind(last);
+    EmitLhsDmas(batch_reg, row0_reg, dst_reg, sem_reg, last_rows_);
+    out_.Bind(done);
   }
 
   // ---- code ----
   void EmitPrologue() {
-    // Zero both lhs and weight panels: the K padding (and the padded K blocks of the last step)
-    // must be zero, and no DMA ever writes there.
+    // Zero both lhs and weight panels: the K padding must be zero, and no DMA ever writes there.
     const int64_t vreg_bytes = s_ * l_ * 4;
     const int64_t zero_vregs = CeilDiv(static_cast<int64_t>(stage_base_), vreg_bytes);
     out_.Emit("vbcast v{}, 0", zero_reg_);
@@ -265,8 +297,8 @@ class DotEmitter {
     out_.Emit("vpu.signal sem[{}], 1", kVpuSem);
     out_.Emit("sem.wait sem[{}], 1", kVpuSem);
     // Masks of the partial output tiles.
-    const int temp = weight_reg0_;
-    const int temp2 = weight_reg0_ + 1;
+    const int temp = read_reg0_;
+    const int temp2 = read_reg0_ + 1;
     if (last_m_special_ && last_rows_ % s_ != 0) {
       out_.Emit("vsublaneid v{}", temp);
       out_.Emit("vbcast v{}, {}", temp2, last_rows_ % s_);
@@ -278,238 +310,216 @@ class DotEmitter {
       out_.Emit("vcmp.lt.s32 m{}, v{}, v{}", kLaneMask, temp, temp2);
       out_.Emit("mand m{}, m{}, m{}", kBothMask, kRowMask, kLaneMask);
     }
-    // The stages start free.
-    out_.Emit("sem.signal sem[{}], 1", kOutSem);
-    out_.Emit("sem.signal sem[{}], 1", kOutSem + 1);
-    out_.Emit("mov s{}, 0", kStage);
-    out_.Emit("mov s{}, {:#x}", kStageBase, stage_base_);
-    // Chunk 0's lhs panel.
+    out_.Emit("sem.signal sem[{}], 1", kOutSem);  // the stage starts free
+    // Job 0's panels: the weights of (batch 0, group 0), then the lhs of chunk 0.
     for (std::size_t i = 0; i < form_.batch_dims.size(); ++i) out_.Emit("mov s{}, 0", kBatch + static_cast<int>(i));
+    out_.Emit("mov s{}, 0", kCol0);
+    out_.Emit("mov s{}, 0", kGroup);
+    out_.Emit("mov s{}, {:#x}", kWeights, weight_base_[0]);
+    out_.Emit("mov s{}, {:#x}", kOtherWeights, weight_base_[1]);
+    EmitWeightDmasFor(kBatch, kGroup, kCol0, kWeights);
     out_.Emit("mov s{}, 0", kRow0);
+    out_.Emit("mov s{}, 0", kRowChunk);
     out_.Emit("mov s{}, {:#x}", kTemp, lhs_base_[0]);
     out_.Emit("mov s{}, 0", kTemp2);
-    lhs_dmas_ = EmitLhsDmas(kBatch, kRow0, kTemp, kTemp2, t_.m_chunks == 1 ? last_rows_ : t_.chunk_rows);
+    EmitLhsDmasFor(kBatch, kRow0, kRowChunk, kTemp, kTemp2);
   }
 
-  // Sets batch registers first.. from the flattened chunk index in `chunk_reg`, and
-  // `row_chunk_reg` = the chunk within its matrix.
-  void EmitDecompose(int chunk_reg, int row_chunk_reg, int first) {
-    out_.Emit("rem s{}, s{}, {}", row_chunk_reg, chunk_reg, t_.m_chunks);
-    out_.Emit("div s{}, s{}, {}", kTemp2, chunk_reg, t_.m_chunks);
+  // From the flattened job index in `job_reg`: row chunk, N group, batch indices first.., and
+  // the flattened (batch, group) panel index in `panel_reg`.
+  void EmitDecompose(int job_reg, int row_chunk_reg, int group_reg, int first, int panel_reg) {
+    out_.Emit("rem s{}, s{}, {}", row_chunk_reg, job_reg, t_.m_chunks);
+    out_.Emit("div s{}, s{}, {}", panel_reg, job_reg, t_.m_chunks);
+    out_.Emit("rem s{}, s{}, {}", group_reg, panel_reg, t_.n_groups);
+    out_.Emit("div s{}, s{}, {}", kTemp2, panel_reg, t_.n_groups);
     for (int64_t i = static_cast<int64_t>(form_.batch_dims.size()) - 1; i >= 0; --i) {
       out_.Emit("rem s{}, s{}, {}", first + i, kTemp2, form_.batch_dims[i]);
       out_.Emit("div s{}, s{}, {}", kTemp2, kTemp2, form_.batch_dims[i]);
     }
   }
 
-  void EmitChunkLoop() {
-    const int64_t chunks = form_.batch * t_.m_chunks;
-    out_.Emit("mov s{}, 0", kChunk);
-    out_.Emit("mov s{}, {}", kChunksLeft, chunks);
-    const std::string loop = out_.NewLabel(c_.instruction.name() + ".chunk");
-    const std::string next = out_.NewLabel(c_.instruction.name() + ".next_chunk");
+  void EmitJobLoop() {
+    const int64_t jobs = form_.batch * t_.n_groups * t_.m_chunks;
+    out_.Emit("mov s{}, 0", kJob);
+    out_.Emit("mov s{}, {}", kJobsLeft, jobs);
+    const std::string loop = out_.NewLabel(c_.instruction.name() + ".job");
     out_.Bind(loop);
-    EmitDecompose(kChunk, kRowChunk, kBatch);
+    EmitDecompose(kJob, kRowChunk, kGroup, kBatch, kPanel);
     out_.Emit("mul s{}, s{}, {}", kRow0, kRowChunk, t_.chunk_rows);
-    // This chunk's panel (parity kChunk & 1) has landed.
-    out_.Emit("and s{}, s{}, 1", kTemp, kChunk);
+    out_.Emit("mul s{}, s{}, {}", kCol0, kGroup, t_.group_cols);
+    // A new N group (row chunk 0): its weight panel has landed; prefetch the next group's into
+    // the other panel (the previous group's last job is done with it: every job waits for the
+    // VPU before its output DMA).
+    const std::string same_group = out_.NewLabel(c_.instruction.name() + ".same_group");
+    out_.Emit("bne s{}, 0, {}", kRowChunk, same_group);
+    out_.Emit("sem.wait sem[{}], {}", kWeightSem, WeightPieces());
+    out_.Emit("bge s{}, {}, {}", kPanel, form_.batch * t_.n_groups - 1, same_group);
+    out_.Emit("add s{}, s{}, 1", kTemp, kPanel);
+    out_.Emit("rem s{}, s{}, {}", kNextGroup, kTemp, t_.n_groups);
+    out_.Emit("div s{}, s{}, {}", kTemp2, kTemp, t_.n_groups);
+    for (int64_t i = static_cast<int64_t>(form_.batch_dims.size()) - 1; i >= 0; --i) {
+      out_.Emit("rem s{}, s{}, {}", kNextBatch + i, kTemp2, form_.batch_dims[i]);
+      out_.Emit("div s{}, s{}, {}", kTemp2, kTemp2, form_.batch_dims[i]);
+    }
+    out_.Emit("mul s{}, s{}, {}", kNextCol0, kNextGroup, t_.group_cols);
+    EmitWeightDmasFor(kNextBatch, kNextGroup, kNextCol0, kOtherWeights);
+    out_.Bind(same_group);
+    // This job's lhs panel (parity kJob & 1) has landed; prefetch the next job's.
+    out_.Emit("and s{}, s{}, 1", kTemp, kJob);
     out_.Emit("mul s{}, s{}, {:#x}", kLhs, kTemp, t_.lhs_panel_bytes);
     out_.Emit("sem.wait sem[s{} + {}], {}", kTemp, kLhsSem, lhs_dmas_);
     out_.Emit("xor s{}, s{}, 1", kTemp, kTemp);
     out_.Emit("mul s{}, s{}, {:#x}", kOtherLhs, kTemp, t_.lhs_panel_bytes);
-    // N block 0's weights, queued on the engines before the next chunk's lhs panel (engines
-    // complete their transfers in order).
-    out_.Emit("mov s{}, {:#x}", kWeights, weight_base_[0]);
-    out_.Emit("mov s{}, {:#x}", kOtherWeights, weight_base_[1]);
-    out_.Emit("mov s{}, 0", kCol0);
-    out_.Emit("mov s{}, 0", kBlock);
-    EmitWeightDmas(-1, kWeights, t_.n_blocks == 1 ? last_cols_ : c_cols_);
-    // Prefetch the next chunk's panel into the other one (its last reader, chunk - 1, is done:
-    // every job waits for the VPU before its output DMA).
     const std::string no_prefetch = out_.NewLabel(c_.instruction.name() + ".no_lhs_prefetch");
-    out_.Emit("add s{}, s{}, 1", kNextChunk, kChunk);
-    out_.Emit("bge s{}, {}, {}", kNextChunk, chunks, no_prefetch);
-    EmitDecompose(kNextChunk, kNextRowChunk, kNextBatch);
+    out_.Emit("add s{}, s{}, 1", kNextJob, kJob);
+    out_.Emit("bge s{}, {}, {}", kNextJob, jobs, no_prefetch);
+    EmitDecompose(kNextJob, kNextRowChunk, kNextGroup, kNextBatch, kTemp);
     out_.Emit("mul s{}, s{}, {}", kNextRow0, kNextRowChunk, t_.chunk_rows);
-    out_.Emit("and s{}, s{}, 1", kTemp, kNextChunk);
-    if (t_.m_chunks == 1) {
-      EmitLhsDmas(kNextBatch, kNextRow0, kOtherLhs, kTemp, last_rows_);
-    } else {
-      const std::string last = out_.NewLabel(c_.instruction.name() + ".lhs_last");
-      out_.Emit("beq s{}, {}, {}", kNextRowChunk, t_.m_chunks - 1, last);
-      EmitLhsDmas(kNextBatch, kNextRow0, kOtherLhs, kTemp, t_.chunk_rows);
-      out_.Emit("br {}", no_prefetch);
-      out_.Bind(last);
-      EmitLhsDmas(kNextBatch, kNextRow0, kOtherLhs, kTemp, last_rows_);
-    }
+    out_.Emit("and s{}, s{}, 1", kTemp, kNextJob);
+    EmitLhsDmasFor(kNextBatch, kNextRow0, kNextRowChunk, kOtherLhs, kTemp);
     out_.Bind(no_prefetch);
-    if (t_.m_chunks == 1 || !last_m_special_) {
-      EmitBlocks(t_.m_chunks == 1 && last_m_special_);
-    } else {
-      const std::string last = out_.NewLabel(c_.instruction.name() + ".last_chunk");
-      out_.Emit("beq s{}, {}, {}", kRowChunk, t_.m_chunks - 1, last);
-      EmitBlocks(false);
-      out_.Emit("br {}", next);
-      out_.Bind(last);
-      EmitBlocks(true);
-    }
-    out_.Bind(next);
-    out_.Emit("add s{}, s{}, 1", kChunk, kChunk);
-    out_.Emit("loop s{}, {}", kChunksLeft, loop);
-  }
 
-  void EmitBlocks(bool last_chunk) {
-    const int64_t full = t_.n_blocks - (last_n_special_ ? 1 : 0);
-    if (full > 0) {
-      const std::string loop = out_.NewLabel(c_.instruction.name() + ".block");
-      out_.Emit("mov s{}, {}", kBlocksLeft, full);
-      out_.Bind(loop);
-      EmitJob(last_chunk, false);
-      out_.Emit("loop s{}, {}", kBlocksLeft, loop);
-    }
-    if (last_n_special_) EmitJob(last_chunk, true);
-  }
+    EmitKBlocks();
+    EmitReadOutVariants();
 
-  int AccReg(int64_t row_vreg, int64_t col_block) const { return static_cast<int>(row_vreg * t_.nc + col_block); }
-
-  // One job: the chunk's rows times one N block, over all of K.
-  void EmitJob(bool last_chunk, bool last_block) {
-    out_.Emit("sem.wait sem[{}], {}", kWeightSem, WeightPieces());
-    if (!last_block && t_.n_blocks > 1) {
-      // Prefetch the next N block's weights into the other panel.
-      const std::string done = out_.NewLabel(c_.instruction.name() + ".weights_done");
-      out_.Emit("add s{}, s{}, 1", kTemp, kBlock);
-      out_.Emit("bge s{}, {}, {}", kTemp, t_.n_blocks, done);
-      out_.Emit("add s{}, s{}, {}", kTemp2, kCol0, c_cols_);
-      if (last_n_special_) {
-        const std::string last = out_.NewLabel(c_.instruction.name() + ".weights_last");
-        out_.Emit("beq s{}, {}, {}", kTemp, t_.n_blocks - 1, last);
-        EmitWeightDmas(kTemp2, kOtherWeights, c_cols_);
-        out_.Emit("br {}", done);
-        out_.Bind(last);
-        EmitWeightDmas(kTemp2, kOtherWeights, last_cols_);
-      } else {
-        EmitWeightDmas(kTemp2, kOtherWeights, c_cols_);
-      }
-      out_.Bind(done);
-    }
-    for (int64_t a = 0; a < t_.acc_vregs; ++a) out_.Emit("vbcast v{}, 0", a);
-    EmitSteps();
-    EmitStore(last_chunk, last_block);
-    // Next N block: swap the weight panels.
-    out_.Emit("add s{}, s{}, {}", kCol0, kCol0, c_cols_);
-    out_.Emit("add s{}, s{}, 1", kBlock, kBlock);
+    // The next N group's panel: swap when this was the group's last chunk.
+    const std::string keep = out_.NewLabel(c_.instruction.name() + ".keep_weights");
+    out_.Emit("bne s{}, {}, {}", kRowChunk, t_.m_chunks - 1, keep);
     out_.Emit("mov s{}, s{}", kTemp, kWeights);
     out_.Emit("mov s{}, s{}", kWeights, kOtherWeights);
     out_.Emit("mov s{}, s{}", kOtherWeights, kTemp);
+    out_.Bind(keep);
+    out_.Emit("add s{}, s{}, 1", kJob, kJob);
+    out_.Emit("loop s{}, {}", kJobsLeft, loop);
   }
 
-  void EmitWeightPush(int64_t step, int64_t q, int64_t b) {
-    const int reg = static_cast<int>(weight_reg0_ + (weight_count_++ % t_.weight_vregs));
-    const int64_t kb = step * t_.mxus + q;
-    const int64_t offset = ((kb * (r_ / t_.rows_per_vreg)) * t_.nc + b) * s_ * l_ * 4;
+  void EmitWeightPush(int64_t kb, int64_t q, int64_t b) {
+    const int reg = static_cast<int>(weight_reg0_ + (weight_count_++ % weight_vregs_));
+    const int64_t g = b / t_.nc;
+    const int64_t j = b % t_.nc;
+    const int64_t row_tile = kb * (r_ / t_.rows_per_vreg) + g;
+    const int64_t offset = (row_tile * (t_.mxus * t_.nc) + q * t_.nc + j) * s_ * l_ * 4;
     out_.Emit("vld v{}, vmem[s{} + {:#x}]", reg, kWeights, offset);
     out_.Emit("mxu.wpush.bf16 mxu{}, v{}", q, reg);
   }
 
-  void EmitPushes(int64_t slot) {
-    const int64_t step = slot / t_.groups;
-    const int64_t group = slot % t_.groups;
+  // Row group i of K block kb: each lhs vreg loaded once and pushed to every MXU, its rows added
+  // into accumulator rows [i P, i P + P).
+  void EmitPushes(int64_t kb, int64_t i) {
     const int64_t tile_cols = lhs_cols_ / l_;
-    for (int64_t q = 0; q < t_.mxus; ++q) {
-      for (int64_t b = 0; b < t_.nk; ++b) {
-        const int reg = static_cast<int>(lhs_reg0_ + (slot % 2) * t_.mxus * t_.nk + q * t_.nk + b);
-        const int64_t offset = (group * tile_cols + (step * t_.mxus + q) * t_.nk + b) * s_ * l_ * 4;
-        out_.Emit("vld v{}, vmem[s{} + {:#x}]", reg, kLhs, offset);
-        out_.Emit("mxu.push.bf16 mxu{}, v{}", q, reg);
+    for (int64_t b = 0; b < t_.nk; ++b) {
+      const int reg = static_cast<int>(lhs_reg0_ + (lhs_count_++ % lhs_vregs_));
+      const int64_t offset = (i * tile_cols + kb * t_.nk + b) * s_ * l_ * 4;
+      out_.Emit("vld v{}, vmem[s{} + {:#x}]", reg, kLhs, offset);
+      for (int64_t q = 0; q < t_.mxus; ++q) {
+        out_.Emit("mxu.push.acc.bf16 mxu{}, v{}, {}", q, reg, i * t_.rows_per_vreg);
       }
     }
   }
 
-  void EmitPops(int64_t slot) {
-    const int64_t group = slot % t_.groups;
-    const int64_t halves = t_.rows_per_vreg / s_;
-    for (int64_t h = 0; h < halves; ++h) {
-      for (int64_t j = 0; j < t_.nc; ++j) {
-        for (int64_t q = 0; q < t_.mxus; ++q) {
-          out_.Emit("mxu.pop.acc mxu{}, v{}", q, AccReg(group * halves + h, j));
-        }
-      }
-    }
-  }
-
-  // The K steps, software-pipelined: the pops of slot i come after the pushes of slot i + lag,
-  // and step s + 1's weights are pushed during step s's last groups (two weight buffers).
-  void EmitSteps() {
-    const int64_t slots = t_.k_steps * t_.groups;
+  // All K blocks of the job; block kb + 1's weights are pushed during block kb's later groups
+  // (two weight buffers) and latched after its last group.
+  void EmitKBlocks() {
     for (int64_t q = 0; q < t_.mxus; ++q) {
       for (int64_t b = 0; b < t_.weight_pushes; ++b) EmitWeightPush(0, q, b);
     }
     for (int64_t q = 0; q < t_.mxus; ++q) out_.Emit("mxu.latch mxu{}", q);
     const int64_t weight_start = std::min(t_.lag, t_.groups - 1);
     const int64_t weight_groups = t_.groups - weight_start;
-    const int64_t per_group = CeilDiv(t_.mxus * t_.weight_pushes, weight_groups);
-    int64_t popped = 0;
-    for (int64_t slot = 0; slot < slots; ++slot) {
-      const int64_t step = slot / t_.groups;
-      const int64_t group = slot % t_.groups;
-      EmitPushes(slot);
-      if (step + 1 < t_.k_steps && group >= weight_start) {
-        // Pushes b-major over the MXUs, so each MXU's tile fills evenly.
-        const int64_t first = (group - weight_start) * per_group;
-        const int64_t last = std::min(first + per_group, t_.mxus * t_.weight_pushes);
-        for (int64_t i = first; i < last; ++i) EmitWeightPush(step + 1, i % t_.mxus, i / t_.mxus);
-        if (group == t_.groups - 1) {
-          for (int64_t q = 0; q < t_.mxus; ++q) out_.Emit("mxu.latch mxu{}", q);
+    const int64_t total = t_.mxus * t_.weight_pushes;
+    const int64_t per_group = CeilDiv(total, weight_groups);
+    for (int64_t kb = 0; kb < t_.k_blocks; ++kb) {
+      for (int64_t i = 0; i < t_.groups; ++i) {
+        EmitPushes(kb, i);
+        if (kb + 1 < t_.k_blocks && i >= weight_start) {
+          const int64_t first = (i - weight_start) * per_group;
+          const int64_t last = std::min(first + per_group, total);
+          for (int64_t w = first; w < last; ++w) EmitWeightPush(kb + 1, w % t_.mxus, w / t_.mxus);
         }
       }
-      if (slot >= t_.lag) EmitPops(popped++);
-    }
-    while (popped < slots) EmitPops(popped++);
-  }
-
-  void EmitStore(bool last_chunk, bool last_block) {
-    const int64_t row_vregs = t_.chunk_rows / s_;
-    const bool mask_rows = last_chunk && last_rows_ % s_ != 0;
-    const bool mask_lanes = last_block && last_cols_ % l_ != 0;
-    const int64_t lane_block = last_cols_ / l_;  // the column block with partial lanes
-    const int64_t row_vreg = last_rows_ / s_;    // the row vreg with partial rows
-    for (int64_t t = 0; t < row_vregs; ++t) {
-      for (int64_t j = 0; j < t_.nc; ++j) {
-        const bool rows = mask_rows && t == row_vreg;
-        const bool lanes = mask_lanes && j == lane_block;
-        if (!rows && !lanes) continue;
-        const int mask = rows && lanes ? kBothMask : rows ? kRowMask : kLaneMask;
-        out_.Emit("vsel v{}, m{}, v{}, v{}", AccReg(t, j), mask, AccReg(t, j), zero_reg_);
+      if (kb + 1 < t_.k_blocks) {
+        for (int64_t q = 0; q < t_.mxus; ++q) out_.Emit("mxu.latch mxu{}", q);
       }
     }
-    out_.Emit("sem.wait sem[s{} + {}], 1", kStage, kOutSem);
+  }
+
+  void EmitReadOutVariants() {
+    const bool m_branch = t_.m_chunks > 1 && last_m_special_;
+    const bool n_branch = t_.n_groups > 1 && last_n_special_;
+    const bool m_always = t_.m_chunks == 1 && last_m_special_;
+    const bool n_always = t_.n_groups == 1 && last_n_special_;
+    const std::string done = out_.NewLabel(c_.instruction.name() + ".read_done");
+    auto for_n = [&](bool last_chunk) {
+      if (!n_branch) return EmitReadOut(last_chunk, n_always);
+      const std::string last = out_.NewLabel(c_.instruction.name() + ".read_last_group");
+      const std::string end = out_.NewLabel(c_.instruction.name() + ".read_group_done");
+      out_.Emit("beq s{}, {}, {}", kGroup, t_.n_groups - 1, last);
+      EmitReadOut(last_chunk, false);
+      out_.Emit("br {}", end);
+      out_.Bind(last);
+      EmitReadOut(last_chunk, true);
+      out_.Bind(end);
+    };
+    if (!m_branch) {
+      for_n(m_always);
+      return;
+    }
+    const std::string last = out_.NewLabel(c_.instruction.name() + ".read_last_chunk");
+    out_.Emit("beq s{}, {}, {}", kRowChunk, t_.m_chunks - 1, last);
+    for_n(false);
+    out_.Emit("br {}", done);
+    out_.Bind(last);
+    for_n(true);
+    out_.Bind(done);
+  }
+
+  // Reads the job's accumulators (clearing them for the next job), masks the rows and columns
+  // past M and N, stores them in the stage and sends it to HBM.
+  void EmitReadOut(bool last_chunk, bool last_group) {
+    const int64_t row_vregs = t_.chunk_rows / s_;
+    const bool mask_rows = last_chunk && last_rows_ % s_ != 0;
+    const bool mask_lanes = last_group && last_cols_ % l_ != 0;
+    const int64_t lane_tile = last_cols_ / l_;  // the stage column tile with partial lanes
+    const int64_t row_vreg = last_rows_ / s_;   // the row vreg with partial rows
+    const int64_t tiles = t_.mxus * t_.nc;      // stage column tiles
     const int64_t vreg_bytes = s_ * l_ * 4;
+    out_.Emit("sem.wait sem[{}], 1", kOutSem);  // the previous job's output DMA has read the stage
+    auto read = [&](int64_t t, int64_t ct) {
+      const int reg = static_cast<int>(read_reg0_ + (read_count_++ % read_vregs_));
+      out_.Emit("mxu.acc.read.clear mxu{}, v{}, {}, {}", ct / t_.nc, reg, t * s_, ct % t_.nc);
+      const bool rows = mask_rows && t == row_vreg;
+      const bool lanes = mask_lanes && ct == lane_tile;
+      if (rows || lanes) {
+        const int mask = rows && lanes ? kBothMask : rows ? kRowMask : kLaneMask;
+        out_.Emit("vsel v{}, m{}, v{}, v{}", reg, mask, reg, zero_reg_);
+      }
+      return reg;
+    };
     if (out_bf16_) {
-      for (int64_t g = 0; g < t_.groups; ++g) {
-        for (int64_t j = 0; j < t_.nc; ++j) {
-          const int temp = static_cast<int>(weight_reg0_ + (weight_count_++ % t_.weight_vregs));
-          out_.Emit("vpack.bf16 v{}, v{}, v{}", temp, AccReg(2 * g, j), AccReg(2 * g + 1, j));
-          out_.Emit("vst v{}, vmem[s{} + {:#x}]", temp, kStageBase, (g * t_.nc + j) * vreg_bytes);
+      for (int64_t u = 0; u < row_vregs / 2; ++u) {
+        for (int64_t ct = 0; ct < tiles; ++ct) {
+          const int lo = read(2 * u, ct);
+          const int hi = read(2 * u + 1, ct);
+          const int packed = static_cast<int>(read_reg0_ + (read_count_++ % read_vregs_));
+          out_.Emit("vpack.bf16 v{}, v{}, v{}", packed, lo, hi);
+          out_.Emit("vst v{}, vmem[{:#x}]", packed, stage_base_ + (u * tiles + ct) * vreg_bytes);
         }
       }
     } else {
       for (int64_t t = 0; t < row_vregs; ++t) {
-        for (int64_t j = 0; j < t_.nc; ++j) {
-          out_.Emit("vst v{}, vmem[s{} + {:#x}]", AccReg(t, j), kStageBase, (t * t_.nc + j) * vreg_bytes);
+        for (int64_t ct = 0; ct < tiles; ++ct) {
+          const int reg = read(t, ct);
+          out_.Emit("vst v{}, vmem[{:#x}]", reg, stage_base_ + (t * tiles + ct) * vreg_bytes);
         }
       }
     }
     out_.Emit("vpu.signal sem[{}], 1", kVpuSem);
     out_.Emit("sem.wait sem[{}], 1", kVpuSem);
     const int64_t rows = last_chunk ? last_row_box_ : t_.chunk_rows;
-    const int64_t cols = last_block ? last_col_box_ : c_cols_;
-    out_.Emit("dma vmem[s{}] -> hbm[{:#x}], src={}, dst={}, dst_start={}, size={}, sem=sem[s{} + {}], engine={}", kStageBase,
+    const int64_t cols = last_group ? last_col_box_ : t_.group_cols;
+    out_.Emit("dma vmem[{:#x}] -> hbm[{:#x}], src={}, dst={}, dst_start={}, size={}, sem=sem[{}], engine={}", stage_base_,
               c_.results[0]->address, stage_, out_view_, List(Start(kBatch, {Item(kRow0, 0), Item(kCol0, 0)})),
-              List(Size(rows, cols)), kStage, kOutSem, engines_ - 1);
-    out_.Emit("xor s{}, s{}, 1", kStage, kStage);
-    out_.Emit("mul s{}, s{}, {:#x}", kStageBase, kStage, t_.stage_bytes);
-    out_.Emit("add s{}, s{}, {:#x}", kStageBase, kStageBase, stage_base_);
+              List(Size(rows, cols)), kOutSem, engines_ - 1);
   }
 
   KernelContext& c_;
@@ -527,11 +537,12 @@ class DotEmitter {
   uint64_t stage_base_ = 0;
   int64_t last_rows_ = 0, last_row_box_ = 0, last_cols_ = 0, last_col_box_ = 0;
   bool last_m_special_ = false, last_n_special_ = false;
-  int64_t lhs_reg0_ = 0, weight_reg0_ = 0;
+  int64_t lhs_reg0_ = 0, weight_reg0_ = 0, read_reg0_ = 0;
+  int64_t lhs_vregs_ = 8, weight_vregs_ = 8, read_vregs_ = 12;
   int zero_reg_ = 31;
   int64_t engines_ = 1;
   int64_t lhs_dmas_ = 1;
-  int64_t weight_count_ = 0;
+  int64_t weight_count_ = 0, lhs_count_ = 0, read_count_ = 0;
 };
 
 }  // namespace

@@ -78,49 +78,51 @@ std::optional<MxuTiling> PlanMxuTiling(const DotForm& form, const isa::Target& t
   const int64_t r = target.mxu_rows();
   const int64_t c = target.mxu_columns();
   MxuTiling t;
-  t.mxus = target.mxu_count();
   t.rows_per_vreg = 2 * s;
-  if (t.mxus < 1) return fail("the target has no MXU");
+  if (target.mxu_count() < 1) return fail("the target has no MXU");
   if (r % t.rows_per_vreg != 0 || !Tileable(r, l) || !Tileable(c, l)) {
     return fail("the MXU shape " + std::to_string(r) + "x" + std::to_string(c) +
                 " is not tileable by packed bf16 vregs of " + std::to_string(t.rows_per_vreg) + "x" + std::to_string(l));
+  }
+  const int64_t acc_rows = target.mxu_accumulator_rows();
+  if (acc_rows < t.rows_per_vreg) {
+    return fail("the target has " + std::to_string(acc_rows) + " MXU accumulator rows; the dot kernel needs at least " +
+                std::to_string(t.rows_per_vreg));
   }
   t.nk = CeilDiv(r, l);
   t.nc = CeilDiv(c, l);
   t.k_stride = t.nk * l;
   t.k_blocks = CeilDiv(form.k, r);
-  t.k_steps = CeilDiv(t.k_blocks, t.mxus);
+  // MXUs narrower than a vreg (tiny's 16 columns) would share a stage column tile: one MXU then.
+  t.mxus = c < l ? 1 : std::min<int64_t>(target.mxu_count(), CeilDiv(form.n, c));
+  t.group_cols = t.mxus * c;
+  t.n_groups = CeilDiv(form.n, t.group_cols);
   t.weight_pushes = (r / t.rows_per_vreg) * t.nc;
-  // A pop must not reach the head of its MXU's queue before its rows have drained, or it holds
-  // the queue (docs/timing.md, MXU): the presets drain in column_count cycles, one row per cycle.
+  // The next tile's pushes wait (in the MXU's queue) until the tile before the current one has
+  // left the array, a drain (C cycles on the presets) after the current tile's first rows.
   t.lag = CeilDiv(c, t.rows_per_vreg);
-  t.lhs_vregs = 2 * t.mxus * t.nk;
-  t.weight_vregs = 4;
-  const int64_t free_vregs = static_cast<int64_t>(target.vector_registers()) - t.lhs_vregs - t.weight_vregs - 1;
-  int64_t groups = free_vregs / (2 * t.nc);
-  if (groups < 1) return fail("the accumulators of one row group do not fit the vector registers");
-  groups = std::min(groups, CeilDiv(form.m, t.rows_per_vreg));
-  const uint64_t k_rows = static_cast<uint64_t>(t.k_steps * t.mxus * r);
-  const uint64_t k_cols = static_cast<uint64_t>(t.k_steps * t.mxus * t.k_stride);
-  const uint64_t width = static_cast<uint64_t>(t.nc * l);
-  for (; groups >= 1; --groups) {
-    const uint64_t rows = static_cast<uint64_t>(groups * t.rows_per_vreg);
-    t.lhs_panel_bytes = rows * k_cols * 2;
-    t.weight_panel_bytes = k_rows * width * 2;
-    t.stage_bytes = rows * width * static_cast<uint64_t>(out_bytes);
-    t.vmem_bytes = 2 * (t.lhs_panel_bytes + t.weight_panel_bytes + t.stage_bytes);
+  const uint64_t k_rows = static_cast<uint64_t>(t.k_blocks * r);
+  const uint64_t k_cols = static_cast<uint64_t>(t.k_blocks * t.k_stride);
+  const uint64_t width = static_cast<uint64_t>(t.mxus * t.nc * l);
+  t.weight_panel_bytes = k_rows * width * 2;
+  // The most rows the accumulators hold (capped at 1024: past that, the per-job costs are small
+  // and the panels only grow), fewer while the panels do not fit VMEM.
+  const int64_t p = t.rows_per_vreg;
+  int64_t rows = std::min<int64_t>({acc_rows / p * p, CeilDiv(form.m, p) * p, 1024});
+  for (; rows >= p; rows -= p) {
+    t.lhs_panel_bytes = static_cast<uint64_t>(rows) * k_cols * 2;
+    t.stage_bytes = static_cast<uint64_t>(rows) * width * static_cast<uint64_t>(out_bytes);
+    t.vmem_bytes = 2 * (t.lhs_panel_bytes + t.weight_panel_bytes) + t.stage_bytes;
     if (t.vmem_bytes <= vmem_capacity) break;
   }
-  if (groups < 1) {
+  if (rows < p) {
     return fail("K = " + std::to_string(form.k) + " needs " + std::to_string(t.vmem_bytes) +
                 " bytes of VMEM for double-buffered panels of one row group, more than the " +
                 std::to_string(vmem_capacity) + " there are (splitting K over panels is not lowered yet)");
   }
-  t.groups = groups;
-  t.chunk_rows = groups * t.rows_per_vreg;
+  t.chunk_rows = rows;
+  t.groups = rows / p;
   t.m_chunks = CeilDiv(form.m, t.chunk_rows);
-  t.n_blocks = CeilDiv(form.n, c);
-  t.acc_vregs = (t.chunk_rows / s) * t.nc;
   return t;
 }
 

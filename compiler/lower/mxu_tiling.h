@@ -1,12 +1,11 @@
 // How a dot is cut up for the MXUs (docs/compiler.md, "Dot"): the canonical problem
 // out[b][m][n] = sum_k lhs[b][m][k] * rhs[b][k][n], and the tile sizes the dot kernel uses.
 //
-// The kernel is weight-stationary and K-split across the MXUs: in a K step, MXU q holds the weight
-// tile of K block (step x Q + q) of the current N block; each row group of the chunk's rows goes
-// to every MXU (each with its own K columns) and the Q results are summed with mxu.pop.acc into
-// accumulators that stay in vector registers over all K steps. So a chunk's rows are limited by
-// the vector registers, and the operands' panels (all of K for the chunk's rows and for one N
-// block) are limited by VMEM.
+// The kernel is weight-stationary with the MXUs splitting N: a job is a chunk of Mc rows times an
+// N group of Qa x C columns; in K block kb, MXU q holds the weight tile (kb, N block q of the
+// group), every lhs vreg of the chunk is loaded once and pushed to all Qa MXUs with mxu.push.acc,
+// and the sums over K stay in the MXU accumulators (Mc <= accumulator rows) until one read-out per
+// job. The panels (all of K for the chunk's rows and for the group's columns) are limited by VMEM.
 #pragma once
 
 #include <cstdint>
@@ -37,24 +36,21 @@ struct DotForm {
 std::optional<DotForm> CanonicalDot(const hlo::Instruction& dot, std::string* why);
 
 struct MxuTiling {
-  int64_t mxus = 1;            // Q: all of target.mxu_count
+  int64_t mxus = 1;            // Qa: MXUs used, each one C-column block of a job's N group
   int64_t rows_per_vreg = 16;  // P: bf16 rows in one packed vreg (2 x sublanes)
   int64_t nk = 1;              // pushes per row group: ceil(R / L)
-  int64_t nc = 1;              // pops per S rows, weight pushes per P weight rows: ceil(C / L)
+  int64_t nc = 1;              // accumulator column blocks per MXU, weight pushes per P rows: ceil(C / L)
   int64_t k_stride = 128;      // lhs panel columns per K block (nk x L; K block = R columns)
-  int64_t k_blocks = 1;        // ceil(K / R)
-  int64_t k_steps = 1;         // ceil(k_blocks / Q): the padded blocks are zero in VMEM
+  int64_t k_blocks = 1;        // ceil(K / R); the K padding is zero in VMEM
+  int64_t group_cols = 128;    // Qa x C: output columns per job
+  int64_t n_groups = 1;        // ceil(N / group_cols)
   int64_t groups = 1;          // row groups per chunk (G)
-  int64_t chunk_rows = 16;     // Mc = G x P
+  int64_t chunk_rows = 16;     // Mc = G x P <= the accumulator rows
   int64_t m_chunks = 1;        // ceil(M / Mc)
-  int64_t n_blocks = 1;        // ceil(N / C)
-  int64_t acc_vregs = 2;       // (Mc / S) x nc
-  int64_t lhs_vregs = 2;       // the pool the row groups' lhs vregs rotate through (2 x Q x nk)
-  int64_t weight_vregs = 4;    // the pool weight vregs rotate through
-  int64_t lag = 8;             // pops of row-group slot i follow the pushes of slot i + lag
   int64_t weight_pushes = 8;   // per tile: (R / P) x nc
-  // VMEM: two lhs panels [Mc, k_steps x Q x k_stride], two weight panels
-  // [k_steps x Q x R, nc x L], two output stages [Mc, nc x L] of the output type.
+  int64_t lag = 8;             // the next tile's weight pushes start this many groups into a K block
+  // VMEM: two lhs panels [Mc, k_blocks x k_stride], two weight panels [k_blocks x R, Qa x nc x L],
+  // one output stage [Mc, Qa x nc x L] of the output type.
   uint64_t lhs_panel_bytes = 0;
   uint64_t weight_panel_bytes = 0;
   uint64_t stage_bytes = 0;

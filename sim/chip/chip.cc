@@ -105,6 +105,7 @@ ChipParams ChipParamsFromConfig(const ArchConfig& config) {
   p.mxu.f16_passes = mxu.f16_passes();
   p.mxu.s8_passes = mxu.s8_passes();
   p.mxu.f8_passes = mxu.f8_passes();
+  p.mxu.accumulator_rows = mxu.accumulator_rows();
   p.vpu_queue_depth_entries = core.scalar_core().vpu_queue_depth_entries();
   p.mxu_queue_depth_entries = core.scalar_core().mxu_queue_depth_entries();
   return p;
@@ -122,6 +123,7 @@ isa::Target MachineTarget(const ArchConfig& config) {
   target.set_dma_engines(core.dma().engine_count());
   target.set_semaphores(core.scalar_core().semaphore_count());
   target.set_has_cmem(config.has_cmem());
+  target.set_mxu_accumulator_rows(core.mxu().accumulator_rows());
   return target;
 }
 

@@ -618,3 +618,173 @@ TEST_CASE("timing-only MXU runs give identical times", "[models][mxu][timing]") 
   CHECK(computed != Vreg(kS, kL));  // it did compute; timing-only left its vreg alone
   CHECK(skipped == Vreg(kS, kL));
 }
+
+// ---- The accumulators (docs/isa.md, "MXU accumulators") ----
+
+namespace {
+
+MxuParams AccParams(uint32_t rows, uint32_t columns, uint32_t acc_rows) {
+  MxuParams p = Params(rows, columns);
+  p.accumulator_rows = acc_rows;
+  return p;
+}
+
+// Rows [r0, r0 + rows) x columns [c0, c0 + columns) of m.
+Matrix Slice(const Matrix& m, uint32_t r0, uint32_t rows, uint32_t c0, uint32_t columns) {
+  Matrix out{m.type, rows, columns, {}, {}};
+  for (uint32_t r = 0; r < rows; ++r) {
+    for (uint32_t c = 0; c < columns; ++c) {
+      out.raw.push_back(m.at(r0 + r, c0 + c));
+      out.value.push_back(m.f(r0 + r, c0 + c));
+    }
+  }
+  return out;
+}
+
+// The documented order over all of K: one f32 sum from +0 (the cleared accumulator), products
+// added in increasing k across the K blocks, each addition rounded.
+uint32_t ReferenceChain(const Matrix& lhs, uint32_t i, const Matrix& w, uint32_t c) {
+  float acc = 0.0f;
+  for (uint32_t k = 0; k < w.rows; ++k) acc = acc + lhs.f(i, k) * w.f(k, c);
+  return std::bit_cast<uint32_t>(acc);
+}
+
+}  // namespace
+
+TEST_CASE("mxu.push.acc continues each row's sum over K blocks in increasing k", "[models][mxu][acc]") {
+  // K = 384 on a 128-deep MXU (3 weight tiles), 32 rows at accumulator rows [64, 96): the result
+  // is the one f32 chain over all 384 products, not a sum of per-tile partial sums.
+  const uint32_t m = 32, k = 384;
+  const Matrix w = RandomFloats(ElementType::kBF16, k, 128, 21);
+  const Matrix lhs = RandomFloats(ElementType::kBF16, m, k, 22);
+  Mxu mxu(AccParams(128, 128, 256));
+  for (uint32_t kb = 0; kb < k / 128; ++kb) {
+    LoadWeights(mxu, Slice(w, kb * 128, 128, 0, 128));
+    const Matrix a = Slice(lhs, 0, m, kb * 128, 128);
+    for (uint32_t g = 0; g < m / 16; ++g) mxu.PushAccumulate(ElementType::kBF16, Block(a, g * 16, 0), 64 + g * 16, 0);
+  }
+  CHECK(mxu.result_rows() == 0);  // nothing went to the FIFO
+  uint64_t mismatches = 0;
+  for (uint32_t t = 0; t < m / kS; ++t) {
+    Vreg vd(kS, kL);
+    mxu.AccumulatorRead(vd, 64 + t * kS, 0, /*clear=*/true, 0);
+    for (uint32_t s = 0; s < kS; ++s) {
+      for (uint32_t c = 0; c < kL; ++c) mismatches += vd.word(s, c) != ReferenceChain(lhs, t * kS + s, w, c);
+    }
+  }
+  CHECK(mismatches == 0);
+  // Cleared: a plain read now gives +0 words, and rows never used are +0 too.
+  Vreg vd(kS, kL);
+  mxu.AccumulatorRead(vd, 64, 0, false, 0);
+  for (uint32_t s = 0; s < kS; ++s) CHECK(vd.word(s, 5) == 0);
+  mxu.AccumulatorRead(vd, 0, 0, false, 0);
+  CHECK(vd.word(0, 0) == 0);
+}
+
+TEST_CASE("mxu.acc.read without clear keeps the sums, and s8 accumulates in s32", "[models][mxu][acc]") {
+  const Matrix w = RandomS8(128, 128, 31);
+  const Matrix lhs = RandomS8(32, 128, 32);
+  Mxu mxu(AccParams(128, 128, 32));
+  LoadWeights(mxu, w);
+  // The same 32 rows twice into rows [0, 32): every word is 2 x the s32 dot product (wrapping).
+  for (int rep = 0; rep < 2; ++rep) mxu.PushAccumulate(ElementType::kS8, Block(lhs, 0, 0), 0, 0);
+  for (uint32_t t = 0; t < 4; ++t) {
+    Vreg vd(kS, kL), again(kS, kL);
+    mxu.AccumulatorRead(vd, t * kS, 0, false, 0);
+    mxu.AccumulatorRead(again, t * kS, 0, false, 0);
+    for (uint32_t s = 0; s < kS; ++s) {
+      for (uint32_t c = 0; c < kL; c += 17) {
+        REQUIRE(vd.word(s, c) == 2u * ReferenceS32(lhs, t * kS + s, w, c));
+        REQUIRE(again.word(s, c) == vd.word(s, c));
+      }
+    }
+  }
+}
+
+TEST_CASE("a 256x256 MXU's accumulator reads name a column block; a 16x16 MXU reads zeros past C", "[models][mxu][acc]") {
+  const Matrix w = RandomFloats(ElementType::kBF16, 256, 256, 41);
+  const Matrix lhs = RandomFloats(ElementType::kBF16, 16, 256, 42);
+  Mxu mxu(AccParams(256, 256, 16));
+  LoadWeights(mxu, w);
+  mxu.PushAccumulate(ElementType::kBF16, Block(lhs, 0, 0), 0, 0);
+  mxu.PushAccumulate(ElementType::kBF16, Block(lhs, 0, 128), 0, 0);  // nk = 2 pushes per group
+  for (uint32_t t = 0; t < 2; ++t) {
+    for (uint32_t j = 0; j < 2; ++j) {
+      Vreg vd(kS, kL);
+      mxu.AccumulatorRead(vd, t * kS, j, true, 0);
+      for (uint32_t s = 0; s < kS; ++s) {
+        for (uint32_t l = 0; l < kL; l += 9) REQUIRE(vd.word(s, l) == ReferenceChain(lhs, t * kS + s, w, j * kL + l));
+      }
+    }
+  }
+  const Matrix w16 = RandomFloats(ElementType::kBF16, 16, 16, 43);
+  const Matrix a16 = RandomFloats(ElementType::kBF16, 16, 16, 44);
+  Mxu tiny(AccParams(16, 16, 16));
+  LoadWeights(tiny, w16);
+  tiny.PushAccumulate(ElementType::kBF16, Block(a16, 0, 0), 0, 0);
+  Vreg vd(kS, kL);
+  tiny.AccumulatorRead(vd, 8, 0, true, 0);
+  CHECK(vd.word(3, 7) == ReferenceChain(a16, 11, w16, 7));
+  CHECK(vd.word(3, 16) == 0);
+  CHECK(vd.word(7, 127) == 0);
+}
+
+TEST_CASE("accumulator faults name the rows and change nothing", "[models][mxu][acc]") {
+  const Vreg zero(kS, kL);
+  Mxu mxu(AccParams(128, 128, 32));
+  LoadWeights(mxu, RandomFloats(ElementType::kBF16, 128, 128, 51));
+  // 16 rows at 24 end at 40 > 32.
+  CHECK_THROWS_WITH(mxu.PushAccumulate(ElementType::kBF16, zero, 24, 0),
+                    Catch::Contains("mxu.push.acc.bf16") && Catch::Contains("[24, 40)") && Catch::Contains("32 rows"));
+  CHECK_THROWS_WITH(mxu.PushAccumulate(ElementType::kBF16, zero, ~uint64_t{0}, 0), Catch::Contains("past the 32 rows"));
+  Vreg vd(kS, kL);
+  CHECK_THROWS_WITH(mxu.AccumulatorRead(vd, 25, 0, true, 0), Catch::Contains("mxu.acc.read.clear") && Catch::Contains("[25, 33)"));
+  CHECK_THROWS_WITH(mxu.AccumulatorRead(vd, 0, 1, false, 0), Catch::Contains("column block 1"));
+  CHECK(mxu.stats().pushes == 0);
+  CHECK(mxu.stats().accumulator_reads == 0);
+  // A machine without accumulators faults on any row.
+  Mxu none(Params(128, 128));
+  LoadWeights(none, RandomFloats(ElementType::kBF16, 128, 128, 52));
+  CHECK_THROWS_WITH(none.PushAccumulate(ElementType::kBF16, zero, 0, 0), Catch::Contains("past the 0 rows"));
+  // A group goes to one place: a 256-deep MXU's group begun with push cannot end with push.acc.
+  Mxu deep(AccParams(256, 128, 32));
+  LoadWeights(deep, RandomFloats(ElementType::kBF16, 256, 128, 53));
+  deep.Push(ElementType::kBF16, zero, 0);
+  CHECK_THROWS_WITH(deep.PushAccumulate(ElementType::kBF16, zero, 0, 0), Catch::Contains("one place"));
+}
+
+TEST_CASE("push.acc costs a push; reads wait for their rows' completion and cost a pop", "[models][mxu][acc][timing]") {
+  // As "MXU timing of one row group from an idle array": weights latched by 129, the group enters
+  // at 129, passes after the fill (128) from 257, row i ready at 257 + i + 1 + drain (128).
+  const MxuParams p = AccParams(128, 128, 64);
+  for (const bool timing_only : {false, true}) {
+    Mxu mxu(p);
+    mxu.set_timing_only(timing_only);
+    const Vreg zero(kS, kL);
+    for (int b = 0; b < 8; ++b) mxu.WeightPush(ElementType::kBF16, zero, 0);
+    CHECK(mxu.Latch(0).done == p.weight_load_cycles + 1);
+    const MxuTiming push = mxu.PushAccumulate(ElementType::kBF16, zero, 16, 0);
+    const uint64_t pass_begin = 129 + p.pipeline_fill_cycles;
+    CHECK(push.start == 129);
+    CHECK(push.done == pass_begin + 16 + p.pipeline_drain_cycles);
+    // The next group follows without a gap: no fill, rows pass from pass_begin + 16.
+    const MxuTiming push2 = mxu.PushAccumulate(ElementType::kBF16, zero, 32, 0);
+    CHECK(push2.done == pass_begin + 32 + p.pipeline_drain_cycles);
+    Vreg vd(kS, kL);
+    // Rows 24..31 (the first group's rows 8..15) are ready at pass_begin + 16 + drain.
+    const MxuTiming read = mxu.AccumulatorRead(vd, 24, 0, true, 0);
+    CHECK(read.start == pass_begin + 16 + p.pipeline_drain_cycles);
+    CHECK(read.done == read.start + 1);
+    // Rows 32..39 (the second group's 0..7): ready at pass_begin + 16 + 8 + drain.
+    const MxuTiming read2 = mxu.AccumulatorRead(vd, 32, 0, false, 0);
+    CHECK(read2.start == pass_begin + 24 + p.pipeline_drain_cycles);
+    // Rows never pushed are ready at once: the read only waits for the port and queue order.
+    const MxuTiming read3 = mxu.AccumulatorRead(vd, 0, 0, false, 0);
+    CHECK(read3.start == read2.done);
+    const MxuStats stats = mxu.stats();
+    CHECK(stats.pass_cycles == 32);
+    CHECK(stats.row_groups == 2);
+    CHECK(stats.accumulator_reads == 3);
+    CHECK(mxu.quiescent_cycle() == read3.done);
+  }
+}
