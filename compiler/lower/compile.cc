@@ -9,8 +9,10 @@
 #include "compiler/lower/dot_kernel.h"
 #include "compiler/lower/elementwise_expr.h"
 #include "compiler/lower/elementwise_kernel.h"
+#include "compiler/lower/gather_kernel.h"
 #include "compiler/lower/kernel.h"
 #include "compiler/lower/reduce_kernel.h"
+#include "compiler/lower/sort_kernel.h"
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/elementwise_fusion.h"
 #include "compiler/passes/layout_assignment.h"
@@ -49,6 +51,12 @@ void EmitKernel(KernelContext& context) {
       return;
     case Opcode::kReduce:
       EmitReduceKernel(context);
+      return;
+    case Opcode::kSort:
+      EmitSortKernel(context);
+      return;
+    case Opcode::kGather:
+      EmitGatherKernel(context);
       return;
     default:
       break;

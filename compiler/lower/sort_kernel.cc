@@ -1,0 +1,492 @@
+// sort: a bitonic sorting network on the VPU. Rows (every index of the dims other than the
+// sorted one) are independent, so a chunk of up to 1024 rows is laid out in VMEM with the sorted
+// dim most major: position p of every row of the chunk is one (partial) vreg at `base + p *
+// stride`, a row per word. A compare-exchange of positions i and l is then element-wise: two
+// vlds per array, a compare, two vsels and two vsts per array, no cross-lane work. The transposing
+// DMA (HBM -> VMEM) builds that layout; see docs/compiler.md for the algorithm and its costs.
+#include "compiler/lower/sort_kernel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "compiler/lower/dma_region.h"
+#include "isa/element_type.h"
+
+namespace tpusim::compiler {
+namespace {
+
+using hlo::Instruction;
+using hlo::Opcode;
+
+// ---------------------------------------------------------------------------------------------
+// The comparator.
+
+bool IsCompare(const Instruction& x, std::string_view direction) {
+  return x.opcode() == Opcode::kCompare && x.GetIdentifier("direction") == direction;
+}
+
+bool IsScalarConstant(const Instruction& x, bool (*test)(double)) {
+  const hlo::Literal* value = x.opcode() == Opcode::kConstant ? x.literal() : nullptr;
+  return value && !value->is_tuple() && value->element_count() == 1 && test(value->GetDouble(0));
+}
+
+// select(x != x, +NaN, select(x == 0, +0, x)) -> x (the form the evaluator recognises too).
+const Instruction* CanonicalizedOperand(const Instruction& node) {
+  if (node.opcode() != Opcode::kSelect) return nullptr;
+  const Instruction& is_nan = *node.operand(0);
+  const Instruction& inner = *node.operand(2);
+  if (!IsCompare(is_nan, "NE") || is_nan.operand(0) != is_nan.operand(1)) return nullptr;
+  const Instruction* x = is_nan.operand(0);
+  auto positive_nan = [](double v) { return std::isnan(v) && !std::signbit(v); };
+  auto positive_zero = [](double v) { return v == 0 && !std::signbit(v); };
+  if (!IsScalarConstant(*node.operand(1), positive_nan)) return nullptr;
+  if (inner.opcode() != Opcode::kSelect || inner.operand(2) != x) return nullptr;
+  const Instruction& is_zero = *inner.operand(0);
+  if (!IsCompare(is_zero, "EQ") || is_zero.operand(0) != x || !IsScalarConstant(*is_zero.operand(1), positive_zero) ||
+      !IsScalarConstant(*inner.operand(1), positive_zero)) {
+    return nullptr;
+  }
+  return x;
+}
+
+}  // namespace
+
+std::optional<SortKeySpec> MatchSortComparator(const hlo::Computation& comparator) {
+  const Instruction& root = *comparator.root();
+  if (root.opcode() != Opcode::kCompare) return std::nullopt;
+  const Instruction* lhs = root.operand(0);
+  const Instruction* rhs = root.operand(1);
+  SortKeySpec spec;
+  if (lhs->opcode() != Opcode::kParameter) {
+    lhs = CanonicalizedOperand(*lhs);
+    rhs = CanonicalizedOperand(*rhs);
+    if (!lhs || !rhs) return std::nullopt;
+    spec.canonical = true;
+  }
+  if (lhs->opcode() != Opcode::kParameter || rhs->opcode() != Opcode::kParameter) return std::nullopt;
+  const std::string& direction = root.GetIdentifier("direction");
+  if (lhs->parameter_number() == 0 && rhs->parameter_number() == 1) {
+    if (direction == "LT") spec.descending = false;
+    else if (direction == "GT") spec.descending = true;
+    else return std::nullopt;
+  } else if (lhs->parameter_number() == 1 && rhs->parameter_number() == 0) {
+    if (direction == "LT") spec.descending = true;  // p1 < p0: p0 goes first when larger
+    else if (direction == "GT") spec.descending = false;
+    else return std::nullopt;
+  } else {
+    return std::nullopt;
+  }
+  const isa::ElementType type = lhs->shape().element_type;
+  std::string compare_type = isa::IsFloat(type) ? "FLOAT" : isa::IsSignedInt(type) ? "SIGNED" : "UNSIGNED";
+  if (root.HasAttribute("type")) compare_type = root.GetIdentifier("type");
+  if (isa::IsFloat(type)) {
+    if (compare_type == "TOTALORDER") spec.total_order = true;
+    else if (compare_type != "FLOAT") return std::nullopt;
+  } else {
+    if (spec.canonical) return std::nullopt;
+    if (compare_type == "UNSIGNED") spec.is_unsigned = true;
+    else if (compare_type != "SIGNED") return std::nullopt;
+  }
+  return spec;
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// The plan.
+
+constexpr int kWords = 128;  // lanes; a row of the chunk is a word of a sublane
+
+std::string Vmem(int reg, int64_t offset) {
+  if (offset == 0) return fmt::format("vmem[s{}]", reg);
+  return offset > 0 ? fmt::format("vmem[s{} + {:#x}]", reg, offset) : fmt::format("vmem[s{} - {:#x}]", reg, -offset);
+}
+
+struct SortPlan {
+  int64_t rank = 0;       // of the view (rank-1 operands are seen as [1, N])
+  int64_t sort_dim = 0;   // in the view
+  int64_t q = -1;         // the non-sorted dim whose indices fill a chunk's rows
+  std::vector<int64_t> dims;
+  int64_t n = 0;          // length of the sorted dim
+  int64_t n_pow2 = 1;     // padded to a power of two with +max keys
+  int64_t chunk_rows = 1; // rows per full chunk (along q)
+  int64_t q_chunks = 1;   // chunks along q
+  int64_t sublanes = 1;   // sublanes of the work vregs
+  int64_t stride = 512;   // bytes between positions
+  bool fused = false;     // key and index in one word (16-bit keys)
+  int arrays = 0;         // payloads, K, (I)
+};
+
+isa::Shape StagingShape(const SortPlan& p, isa::ElementType type) {
+  std::vector<int64_t> dims(p.rank, 1);
+  dims[p.sort_dim] = p.n;
+  dims[p.q] = p.stride * 8 / isa::ElementBitWidth(type);
+  isa::Layout layout;
+  layout.minor_to_major.push_back(p.q);
+  for (int64_t d = p.rank - 1; d >= 0; --d) {
+    if (d != p.q && d != p.sort_dim) layout.minor_to_major.push_back(d);
+  }
+  layout.minor_to_major.push_back(p.sort_dim);
+  return isa::Shape::Array(type, dims, layout);
+}
+
+isa::Shape HbmView(const isa::Shape& shape) {
+  return shape.rank() >= 2 ? WithoutMemorySpace(shape) : ExpandedView(shape, 2, {1});
+}
+
+class SortEmitter {
+ public:
+  SortEmitter(KernelContext& c, SortKeySpec spec) : c_(c), e_(c), spec_(spec) {}
+
+  void Run();
+
+ private:
+  AsmBuilder& out() { return c_.out; }
+  std::string Sub(int64_t sublanes) const {
+    return sublanes >= 8 ? "" : fmt::format(", sublanes={:#x}", (1 << sublanes) - 1);
+  }
+  void Plan();
+  void EmitPadKeys();
+  void EmitChunk(const std::vector<DmaIndex>& starts, int64_t rows);
+  void EmitKeys();
+  void EmitNetwork();
+  void EmitStage(bool flip, int64_t block, int64_t pairs);
+  void EmitRepack();
+
+  KernelContext& c_;
+  DmaEmitter e_;
+  SortKeySpec spec_;
+  SortPlan p_;
+  std::vector<isa::ElementType> types_;
+  std::vector<uint64_t> base_;  // VMEM address of each array: payloads, then K, then I
+  int key_ = 0, index_ = 0;     // array numbers of K and I
+  int scratch_pos_ = 0, scratch_index_ = 0, scratch_count_ = 0, scratch_x_ = 0, scratch_y_ = 0;
+};
+
+void SortEmitter::Plan() {
+  const Instruction& x = c_.instruction;
+  const isa::Shape& shape0 = c_.operands.at(0).at(0)->shape;
+  for (const auto& leaves : c_.operands) {
+    const isa::ElementType type = leaves.at(0)->shape.element_type;
+    const int bits = isa::ElementBitWidth(type);
+    if (bits != 32 && bits != 16) CannotLower(x, "sort operands must have 16- or 32-bit elements");
+    if (!types_.empty() && bits != isa::ElementBitWidth(types_[0])) {
+      // 16-bit operands are unpacked even rows first, 32-bit ones stay in row order: their rows
+      // would not correspond (a lane de-interleave of the 32-bit arrays is the missing piece).
+      CannotLower(x, "sort operands of mixed 16- and 32-bit widths are not lowered yet");
+    }
+    types_.push_back(type);
+  }
+  const isa::ElementType key_type = types_[0];
+  using isa::ElementType;
+  if (key_type != ElementType::kF32 && key_type != ElementType::kBF16 && key_type != ElementType::kS32 &&
+      key_type != ElementType::kU32) {
+    CannotLower(x, "the sort key (operand 0) must be f32, bf16, s32 or u32");
+  }
+  const int64_t dimension = x.GetIntList("dimensions").at(0);
+  p_.dims = HbmView(shape0).dims;
+  p_.rank = static_cast<int64_t>(p_.dims.size());
+  p_.sort_dim = shape0.rank() >= 2 ? dimension : 1;
+  p_.n = p_.dims[p_.sort_dim];
+  while (p_.n_pow2 < p_.n) p_.n_pow2 *= 2;
+  for (int64_t d = p_.rank - 1; d >= 0; --d) {
+    if (d != p_.sort_dim) { p_.q = d; break; }
+  }
+  p_.fused = isa::ElementBitWidth(key_type) == 16 && p_.n_pow2 <= 65536;
+  p_.arrays = static_cast<int>(types_.size()) + (p_.fused ? 1 : 2);
+  key_ = static_cast<int>(types_.size());
+  index_ = key_ + 1;
+
+  // Zero the results' padding first: it takes VMEM of its own.
+  for (const DeviceBuffer* result : c_.results) e_.ZeroLayoutPadding(HbmArray(*result));
+  const bool any16 = std::any_of(types_.begin(), types_.end(), [](auto t) { return isa::ElementBitWidth(t) == 16; });
+  const int64_t granule = any16 ? 2 : 1;
+  const uint64_t per_sublane = static_cast<uint64_t>(p_.arrays) * p_.n_pow2 * 512;
+  int64_t fit = std::min<int64_t>(8, static_cast<int64_t>(e_.vmem_free() / per_sublane));
+  fit -= fit % granule;
+  if (fit < granule) {
+    CannotLower(x, fmt::format("{} positions x {} arrays of work words need {} bytes of VMEM per 128 rows, {} are free",
+                               p_.n_pow2, p_.arrays, per_sublane, e_.vmem_free()));
+  }
+  const int64_t rows = p_.dims[p_.q];
+  p_.q_chunks = (rows + fit * kWords - 1) / (fit * kWords);
+  p_.chunk_rows = (rows + p_.q_chunks - 1) / p_.q_chunks;
+  p_.sublanes = (p_.chunk_rows + kWords - 1) / kWords;
+  p_.sublanes += p_.sublanes % granule;
+  p_.stride = p_.sublanes * 512;
+  for (int a = 0; a < p_.arrays; ++a) base_.push_back(e_.AllocVmem(p_.n_pow2 * p_.stride, "the sort's work arrays"));
+}
+
+// Positions past n hold the largest key and index, so they stay last.
+void SortEmitter::EmitPadKeys() {
+  if (p_.n_pow2 == p_.n) return;
+  out().Emit("vbcast v0, 0x7fffffff");
+  for (int a : {key_, index_}) {
+    if (a == index_ && p_.fused) continue;
+    const int reg = e_.AllocSreg(), count = e_.AllocSreg();
+    out().Emit("mov s{}, {:#x}", reg, base_[a] + p_.n * p_.stride);
+    out().Emit("mov s{}, {}", count, p_.n_pow2 - p_.n);
+    const std::string top = out().NewLabel(c_.instruction.name() + ".pad");
+    out().Bind(top);
+    out().Emit("vst v0, {}{}", Vmem(reg, 0), Sub(p_.sublanes));
+    out().Emit("add s{}, s{}, {}", reg, reg, p_.stride);
+    out().Emit("loop s{}, {}", count, top);
+  }
+}
+
+// Per position: 16-bit payloads unpacked in place into two words per packed word (even rows in
+// the first half of the sublanes, odd rows in the second), then the key (and index) of operand 0.
+void SortEmitter::EmitKeys() {
+  const int pos = scratch_pos_, index = scratch_index_, count = scratch_count_;
+  out().Emit("mov s{}, 0", pos);
+  out().Emit("mov s{}, 0", index);
+  out().Emit("mov s{}, {}", count, p_.n);
+  // Constants: v20 = 16, v21 = 31, v22 = 1, v23 = 0xffff0000, v24 = +NaN, v25 = 0, v26 = sign bit.
+  out().Emit("vbcast v20, 16");
+  out().Emit("vbcast v21, 31");
+  out().Emit("vbcast v22, 1");
+  out().Emit("vbcast v23, 0xffff0000");
+  out().Emit("vbcast v24, 0x7fc00000");
+  out().Emit("vbcast v25, 0");
+  out().Emit("vbcast v26, 0x80000000");
+  const std::string top = out().NewLabel(c_.instruction.name() + ".keys");
+  out().Bind(top);
+  const int64_t half = p_.sublanes / 2;
+  for (std::size_t k = 0; k < types_.size(); ++k) {
+    if (isa::ElementBitWidth(types_[k]) != 16) continue;
+    out().Emit("vld v1, {}{}", Vmem(pos, base_[k]), Sub(half));
+    out().Emit("vshl v2, v1, v20");
+    out().Emit("vand v3, v1, v23");
+    out().Emit("vst v2, {}{}", Vmem(pos, base_[k]), Sub(half));
+    out().Emit("vst v3, {}{}", Vmem(pos, base_[k] + half * 512), Sub(half));
+  }
+  out().Emit("vld v4, {}{}", Vmem(pos, base_[0]), Sub(p_.sublanes));
+  if (isa::IsFloat(types_[0])) {
+    if (spec_.canonical || !spec_.total_order) {
+      out().Emit("vcmp.eq.f32 m0, v4, v25");
+      out().Emit("vsel v4, m0, v25, v4");
+    }
+    if (spec_.canonical) {
+      out().Emit("vcmp.ne.f32 m1, v4, v4");
+      out().Emit("vsel v4, m1, v24, v4");
+    }
+    out().Emit("vsra v5, v4, v21");
+    out().Emit("vshr v5, v5, v22");
+    out().Emit("vxor v4, v4, v5");
+  } else if (spec_.is_unsigned) {
+    out().Emit("vxor v4, v4, v26");
+  }
+  if (spec_.descending) out().Emit("vnot v4, v4");
+  out().Emit("vbcast v6, s{}", index);
+  if (p_.fused) {
+    out().Emit("vand v4, v4, v23");
+    out().Emit("vor v4, v4, v6");
+  } else {
+    out().Emit("vst v6, {}{}", Vmem(pos, base_[index_]), Sub(p_.sublanes));
+  }
+  out().Emit("vst v4, {}{}", Vmem(pos, base_[key_]), Sub(p_.sublanes));
+  out().Emit("add s{}, s{}, {}", pos, pos, p_.stride);
+  out().Emit("add s{}, s{}, 1", index, index);
+  out().Emit("loop s{}, {}", count, top);
+}
+
+// One stage of the network: blocks of `block` positions, `pairs` compare-exchanges in each:
+// (t, block - 1 - t) for the flip that starts a merge, (t, t + pairs) for the half-cleaners.
+// Every exchange puts the smaller (key, index) first: one direction for the whole network.
+void SortEmitter::EmitStage(bool flip, int64_t block, int64_t pairs) {
+  const int vregs = static_cast<int>(out().target().vector_registers());
+  const int per_ce = 4 * p_.arrays;
+  const int masks = p_.fused ? 1 : 3;
+  int64_t unroll = 1;
+  while (unroll * 2 <= pairs && (unroll * 2) * per_ce <= vregs && unroll * 2 * masks <= 8 && unroll < 4) unroll *= 2;
+  const int blocks_reg = scratch_count_, block_pos = scratch_pos_, x = scratch_x_, y = scratch_y_, t = scratch_index_;
+  const int64_t s = p_.stride;
+  out().Emit("mov s{}, {}", blocks_reg, p_.n_pow2 / block);
+  out().Emit("mov s{}, 0", block_pos);
+  const std::string outer = out().NewLabel(c_.instruction.name() + ".blocks");
+  const std::string inner = out().NewLabel(c_.instruction.name() + ".pairs");
+  out().Bind(outer);
+  out().Emit("mov s{}, {}", t, pairs / unroll);
+  out().Emit("mov s{}, s{}", x, block_pos);
+  if (flip) out().Emit("add s{}, s{}, {}", y, block_pos, (block - 1) * s);
+  out().Bind(inner);
+  const auto lo = [&](int64_t u) { return std::pair<int, int64_t>{x, u * s}; };
+  const auto hi = [&](int64_t u) {
+    return flip ? std::pair<int, int64_t>{y, -u * s} : std::pair<int, int64_t>{x, (pairs + u) * s};
+  };
+  const auto reg = [&](int64_t u, int a, int which) { return static_cast<int>(u * per_ce + a * 4 + which); };
+  const std::string sub = Sub(p_.sublanes);
+  for (int64_t u = 0; u < unroll; ++u) {
+    for (int a : {key_, index_}) {
+      if (a == index_ && p_.fused) continue;
+      out().Emit("vld v{}, {}{}", reg(u, a, 0), Vmem(lo(u).first, lo(u).second + base_[a]), sub);
+      out().Emit("vld v{}, {}{}", reg(u, a, 1), Vmem(hi(u).first, hi(u).second + base_[a]), sub);
+    }
+  }
+  for (int64_t u = 0; u < unroll; ++u) {
+    const int m = static_cast<int>(u * masks);
+    if (p_.fused) {
+      out().Emit("vcmp.gt.s32 m{}, v{}, v{}", m, reg(u, key_, 0), reg(u, key_, 1));
+    } else {
+      out().Emit("vcmp.gt.s32 m{}, v{}, v{}", m, reg(u, key_, 0), reg(u, key_, 1));
+      out().Emit("vcmp.eq.s32 m{}, v{}, v{}", m + 1, reg(u, key_, 0), reg(u, key_, 1));
+      out().Emit("vcmp.gt.s32 m{}, v{}, v{}", m + 2, reg(u, index_, 0), reg(u, index_, 1));
+    }
+  }
+  for (int64_t u = 0; u < unroll; ++u) {
+    for (int a = 0; a < key_; ++a) {
+      out().Emit("vld v{}, {}{}", reg(u, a, 0), Vmem(lo(u).first, lo(u).second + base_[a]), sub);
+      out().Emit("vld v{}, {}{}", reg(u, a, 1), Vmem(hi(u).first, hi(u).second + base_[a]), sub);
+    }
+    if (!p_.fused) {
+      const int m = static_cast<int>(u * masks);
+      out().Emit("mand m{}, m{}, m{}", m + 1, m + 1, m + 2);
+      out().Emit("mor m{}, m{}, m{}", m, m, m + 1);
+    }
+  }
+  for (int64_t u = 0; u < unroll; ++u) {
+    const int m = static_cast<int>(u * masks);
+    for (int a = 0; a < p_.arrays; ++a) {
+      out().Emit("vsel v{}, m{}, v{}, v{}", reg(u, a, 2), m, reg(u, a, 1), reg(u, a, 0));
+      out().Emit("vsel v{}, m{}, v{}, v{}", reg(u, a, 3), m, reg(u, a, 0), reg(u, a, 1));
+      out().Emit("vst v{}, {}{}", reg(u, a, 2), Vmem(lo(u).first, lo(u).second + base_[a]), sub);
+      out().Emit("vst v{}, {}{}", reg(u, a, 3), Vmem(hi(u).first, hi(u).second + base_[a]), sub);
+    }
+  }
+  out().Emit("add s{}, s{}, {}", x, x, unroll * s);
+  if (flip) out().Emit("sub s{}, s{}, {}", y, y, unroll * s);
+  out().Emit("loop s{}, {}", t, inner);
+  out().Emit("add s{}, s{}, {}", block_pos, block_pos, block * s);
+  out().Emit("loop s{}, {}", blocks_reg, outer);
+}
+
+void SortEmitter::EmitNetwork() {
+  for (int64_t k = 2; k <= p_.n_pow2; k *= 2) {
+    EmitStage(true, k, k / 2);
+    for (int64_t j = k / 4; j >= 1; j /= 2) EmitStage(false, 2 * j, j);
+  }
+}
+
+// 16-bit payloads packed back in place: word = (even row >> 16) | odd row.
+void SortEmitter::EmitRepack() {
+  const bool any16 = std::any_of(types_.begin(), types_.end(), [](auto t) { return isa::ElementBitWidth(t) == 16; });
+  if (!any16) return;
+  const int pos = scratch_pos_, count = scratch_count_;
+  out().Emit("mov s{}, 0", pos);
+  out().Emit("mov s{}, {}", count, p_.n);
+  out().Emit("vbcast v20, 16");
+  const std::string top = out().NewLabel(c_.instruction.name() + ".repack");
+  out().Bind(top);
+  const int64_t half = p_.sublanes / 2;
+  for (std::size_t k = 0; k < types_.size(); ++k) {
+    if (isa::ElementBitWidth(types_[k]) != 16) continue;
+    out().Emit("vld v1, {}{}", Vmem(pos, base_[k]), Sub(half));
+    out().Emit("vld v2, {}{}", Vmem(pos, base_[k] + half * 512), Sub(half));
+    out().Emit("vshr v1, v1, v20");
+    out().Emit("vor v1, v1, v2");
+    out().Emit("vst v1, {}{}", Vmem(pos, base_[k]), Sub(half));
+  }
+  out().Emit("add s{}, s{}, {}", pos, pos, p_.stride);
+  out().Emit("loop s{}, {}", count, top);
+}
+
+void SortEmitter::EmitChunk(const std::vector<DmaIndex>& starts, int64_t rows) {
+  std::vector<int64_t> box(p_.rank, 1);
+  box[p_.sort_dim] = p_.n;
+  box[p_.q] = rows;
+  const std::vector<DmaIndex> zeros = Zeros(p_.rank);
+  for (std::size_t k = 0; k < types_.size(); ++k) {
+    const DmaArray src{"hbm", c_.operands[k][0]->address, HbmView(c_.operands[k][0]->shape)};
+    const DmaArray dst{"vmem", base_[k], StagingShape(p_, types_[k])};
+    e_.Dma(src, starts, dst, zeros, box, e_.NextEngine());
+  }
+  e_.WaitDmas();
+  EmitKeys();
+  EmitNetwork();
+  EmitRepack();
+  e_.WaitVpu();
+  for (std::size_t k = 0; k < types_.size(); ++k) {
+    const DmaArray src{"vmem", base_[k], StagingShape(p_, types_[k])};
+    const DmaArray dst{"hbm", c_.results[k]->address, HbmView(c_.results[k]->shape)};
+    e_.Dma(src, zeros, dst, starts, box, e_.NextEngine());
+  }
+  e_.WaitDmas();
+}
+
+void SortEmitter::Run() {
+  Plan();
+  scratch_pos_ = e_.AllocSreg();
+  scratch_index_ = e_.AllocSreg();
+  scratch_count_ = e_.AllocSreg();
+  scratch_x_ = e_.AllocSreg();
+  scratch_y_ = e_.AllocSreg();
+  EmitPadKeys();
+  // Chunks: q in steps of chunk_rows, every index of the other non-sorted dims.
+  std::vector<int64_t> others;
+  int64_t chunks = p_.q_chunks;
+  for (int64_t d = p_.rank - 1; d >= 0; --d) {
+    if (d != p_.q && d != p_.sort_dim) {
+      others.push_back(d);
+      chunks *= p_.dims[d];
+    }
+  }
+  const int counter = e_.AllocSreg(), loop = e_.AllocSreg(), tmp = e_.AllocSreg(), q_index = e_.AllocSreg();
+  const int q_start = e_.AllocSreg();
+  std::vector<DmaIndex> starts(p_.rank, DmaIndex(0));
+  starts[p_.q] = DmaIndex(q_start, 0);
+  std::vector<int> coords;
+  for (int64_t d : others) {
+    coords.push_back(e_.AllocSreg());
+    starts[d] = DmaIndex(coords.back(), 0);
+  }
+  const std::string& name = c_.instruction.name();
+  out().Emit("mov s{}, 0", counter);
+  out().Emit("mov s{}, {}", loop, chunks);
+  const std::string top = out().NewLabel(name + ".chunk");
+  const std::string partial = out().NewLabel(name + ".partial");
+  const std::string next = out().NewLabel(name + ".next");
+  out().Bind(top);
+  out().Emit("rem s{}, s{}, {}", q_index, counter, p_.q_chunks);
+  out().Emit("div s{}, s{}, {}", tmp, counter, p_.q_chunks);
+  out().Emit("mul s{}, s{}, {}", q_start, q_index, p_.chunk_rows);
+  for (std::size_t i = 0; i < others.size(); ++i) {
+    out().Emit("rem s{}, s{}, {}", coords[i], tmp, p_.dims[others[i]]);
+    out().Emit("div s{}, s{}, {}", tmp, tmp, p_.dims[others[i]]);
+  }
+  const int64_t last_rows = p_.dims[p_.q] - (p_.q_chunks - 1) * p_.chunk_rows;
+  if (last_rows != p_.chunk_rows) out().Emit("beq s{}, {}, {}", q_index, p_.q_chunks - 1, partial);
+  EmitChunk(starts, p_.chunk_rows);
+  if (last_rows != p_.chunk_rows) {
+    out().Emit("br {}", next);
+    out().Bind(partial);
+    EmitChunk(starts, last_rows);
+  }
+  out().Bind(next);
+  out().Emit("add s{}, s{}, 1", counter, counter);
+  out().Emit("loop s{}, {}", loop, top);
+}
+
+}  // namespace
+
+void EmitSortKernel(KernelContext& context) {
+  const Instruction& x = context.instruction;
+  const hlo::Computation* comparator = x.GetComputation("to_apply");
+  const std::optional<SortKeySpec> spec = comparator ? MatchSortComparator(*comparator) : std::nullopt;
+  if (!spec) {
+    CannotLower(x, "only comparators that compare operand 0 with LT or GT (optionally JAX's NaN/-0 "
+                   "canonicalization) are lowered");
+  }
+  if (context.operands.size() != context.results.size() || context.operands.empty()) {
+    CannotLower(x, "operands and results do not correspond");
+  }
+  for (const auto& leaves : context.operands) {
+    if (leaves.size() != 1 || leaves[0] == nullptr) CannotLower(x, "sort operands must be arrays");
+  }
+  if (context.operands[0][0]->shape.rank() == 0) CannotLower(x, "sort of a scalar");
+  if (isa::ElementCount(context.operands[0][0]->shape) == 0) return;
+  SortEmitter(context, *spec).Run();
+}
+
+}  // namespace tpusim::compiler
