@@ -96,13 +96,13 @@ std::string ModuleReportJson(const ModuleReport& module, const RunReport& run, c
                      run.cycles, config.tensor_core().clock_mhz());
   out += fmt::format("  \"peak_flops_per_s\": {:.6e},\n  \"hbm_bytes_per_s\": {:.6e},\n", PeakFlopsPerSecond(config),
                      HbmBytesPerSecond(config));
-  out += fmt::format("  \"flops\": {:.6e},\n  \"bytes_accessed\": {},\n", module.flops, module.bytes_accessed);
+  out += fmt::format("  \"flops\": {},\n  \"bytes_accessed\": {},\n", module.flops, module.bytes_accessed);
   out += "  \"ops\": [";
   for (std::size_t i = 0; i < module.ops.size(); ++i) {
     const OpReport& op = module.ops[i];
     out += fmt::format(
         "{}\n    {{\"name\": {}, \"opcode\": {}, \"category\": {}, \"start_us\": {:.6f}, \"time_us\": {:.6f}, "
-        "\"cycles\": {}, \"flops\": {:.6e}, \"bytes_accessed\": {}, \"bound\": {}, \"long_name\": {}}}",
+        "\"cycles\": {}, \"flops\": {}, \"bytes_accessed\": {}, \"bound\": {}, \"long_name\": {}}}",
         i == 0 ? "" : ",", Quote(op.kernel->name), Quote(op.kernel->opcode), Quote(op.kernel->category), op.start_us,
         op.time_us, op.cycles, op.kernel->flops, op.kernel->bytes_accessed, Quote(op.bound), Quote(op.kernel->long_name));
   }

@@ -303,21 +303,16 @@ ENTRY main {
 TEST_CASE("tpusim run names the operation, its shape and its line when it cannot lower it", "[run]") {
   const fs::path dir = TempDir("run_cannot_lower");
   const fs::path module = WriteModule(dir, R"(HloModule unsupported
-cmp {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT lt = pred[] compare(x, y), direction=LT
-}
 ENTRY main {
-  p = f32[64] parameter(0)
-  ROOT s = f32[64] sort(p), dimensions={0}, to_apply=cmp
+  p = f32[8,8] parameter(0)
+  ROOT c = f32[8,8] cholesky(p), lower=true
 }
 )");
   const Result run = RunTpusim("run " + module.string());
   INFO(run.output);
   CHECK(run.exit_code != 0);
-  CHECK_THAT(run.output, Catch::Contains("module.hlo:9:"));
-  CHECK_THAT(run.output, Catch::Contains("cannot lower sort f32[64]"));
+  CHECK_THAT(run.output, Catch::Contains("module.hlo:4:8: instruction 'c'"));
+  CHECK_THAT(run.output, Catch::Contains("cannot lower cholesky f32[8,8]"));
 }
 
 TEST_CASE("the README's main command simulates the bundled attention block and its check passes", "[run]") {

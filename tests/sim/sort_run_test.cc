@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/exec_support.h"
+#include "tests/sim/exec_support.h"
 
 namespace tpusim::exec_test {
 namespace {
