@@ -190,12 +190,12 @@ ENTRY e {
 )");
   const std::string add = KernelText(compiled, "s");
   CHECK(Count(add, "ld\\.s64") == 2);
-  CHECK_THAT(add, Catch::Contains("add s0, s1, s2"));
-  CHECK_THAT(add, Catch::Contains("st.s64 s0"));
+  CHECK_THAT(add, Catch::Contains("add s3, s1, s2"));
+  CHECK_THAT(add, Catch::Contains("st.s64 s3"));
   CHECK(Count(add, "\\bvld\\b") == 0);
   const std::string compare = KernelText(compiled, "c");
   CHECK_THAT(compare, Catch::Contains("bgt s1, s2"));
-  CHECK_THAT(compare, Catch::Contains("st.s32 s0"));
+  CHECK_THAT(compare, Catch::Contains("st.s32 s3"));
 }
 
 TEST_CASE("control flow refusals name the instruction", "[compiler][control_flow]") {
