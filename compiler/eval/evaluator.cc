@@ -214,8 +214,10 @@ DeviceValues EvaluatorImpl::EvaluateControlFlow(const Instruction& instruction,
           FailAt(instruction, "devices take different branches; the evaluator runs devices in lockstep");
         }
       }
-      args.erase(args.begin());
-      return Run(*branches[branch], args, devices);
+      // Branch k takes operand k + 1 alone.
+      std::vector<DeviceValues> branch_args;
+      branch_args.push_back(std::move(args.at(branch + 1)));
+      return Run(*branches[branch], branch_args, devices);
     }
     case Opcode::kAsyncStart: {
       // The async tuple: ((operands...), result, context...) with zeros for the context.

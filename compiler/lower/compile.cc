@@ -1,9 +1,15 @@
 #include "compiler/lower/compile.h"
 
 #include <algorithm>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "compiler/hlo/printer.h"
 #include "compiler/lower/asm_builder.h"
+#include "compiler/lower/control_flow.h"
 #include "compiler/lower/cost.h"
 #include "compiler/lower/data_movement_kernel.h"
 #include "compiler/lower/dot_kernel.h"
@@ -13,11 +19,13 @@
 #include "compiler/lower/kernel.h"
 #include "compiler/lower/reduce_kernel.h"
 #include "compiler/lower/sort_kernel.h"
+#include "compiler/lower/scalar_kernel.h"
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/elementwise_fusion.h"
 #include "compiler/passes/layout_assignment.h"
 #include "isa/assembler.h"
 #include "isa/error.h"
+#include "isa/layout_index.h"
 #include "isa/materialize.h"
 
 namespace tpusim::compiler {
@@ -37,6 +45,10 @@ bool IsElementwiseGroup(const KernelGroup& group) {
 
 void EmitKernel(KernelContext& context) {
   const hlo::Instruction& instruction = context.instruction;
+  if (IsScalarCoreGroup(context.group)) {
+    EmitScalarKernel(context);
+    return;
+  }
   if (IsElementwiseGroup(context.group)) {
     EmitElementwiseKernel(context);
     return;
@@ -82,26 +94,222 @@ void EmitHostCopies(AsmBuilder& out, const std::vector<ModuleArray>& arrays, boo
   out.Emit("sem.wait sem[0], {}", arrays.size());
 }
 
+
+// One computation's kernels: its schedule, the element-wise fusion groups, and which
+// instructions are computed inside another's kernel.
+struct ComputationPlan {
+  std::vector<const hlo::Instruction*> schedule;
+  std::vector<KernelGroup> groups;
+  KernelOf computed_inside;
+};
+
+ComputationPlan PlanComputation(const hlo::Computation& computation) {
+  ComputationPlan plan;
+  plan.schedule = Schedule(computation);
+  plan.groups = FuseElementwise(plan.schedule);
+  for (const KernelGroup& group : plan.groups) {
+    for (const hlo::Instruction* member : group.members) {
+      if (member != group.root && member->opcode() != Opcode::kConstant) plan.computed_inside[member] = group.root;
+    }
+  }
+  // A duplicated broadcast that is also a kernel's root keeps its buffer.
+  for (const KernelGroup& group : plan.groups) plan.computed_inside.erase(group.root);
+  return plan;
+}
+
+// Emits the kernels of the entry computation and, in line, of the computations that its
+// control flow calls. HBM: the entry's buffers from 0, then a pool with the constants of every
+// called computation (written before the program starts, so they must not lie where a region
+// below is reused), then the regions of called computations, each above its caller's peak.
+class ProgramEmitter final : public NestedEmitter {
+ public:
+  ProgramEmitter(AsmBuilder& out, const CompileOptions& options, CompiledModule& compiled)
+      : out_(out), options_(options), compiled_(compiled) {}
+
+  const ComputationPlan& Plan(const hlo::Computation& computation) {
+    auto it = plans_.find(&computation);
+    if (it == plans_.end()) it = plans_.emplace(&computation, PlanComputation(computation)).first;
+    return it->second;
+  }
+
+  // Gives every constant of every computation that control flow reaches from `plan` a pool
+  // buffer at or above `base`, with its data; returns the pool's (aligned) end.
+  uint64_t PlaceConstantPool(const ComputationPlan& entry, uint64_t base) {
+    pool_end_ = AlignUp(base, kBufferAlignmentBytes);
+    std::unordered_set<const hlo::Computation*> seen;
+    std::function<void(const ComputationPlan&)> visit = [&](const ComputationPlan& plan) {
+      for (const KernelGroup& group : plan.groups) {
+        for (const hlo::Computation* callee : ControlFlowCallees(*group.root)) {
+          if (!seen.insert(callee).second) continue;
+          const ComputationPlan& callee_plan = Plan(*callee);
+          for (const hlo::Instruction* instruction : callee_plan.schedule) {
+            if (instruction->opcode() == Opcode::kConstant) PlaceConstant(*instruction);
+          }
+          visit(callee_plan);
+        }
+      }
+    };
+    visit(entry);
+    NotePeak(pool_end_);
+    return pool_end_;
+  }
+
+  // Writes the .data of the constants in `buffers` (the entry's, placed by its assignment).
+  void AddConstantData(const ComputationPlan& plan, const BufferAssignment& buffers) {
+    for (const hlo::Instruction* instruction : plan.schedule) {
+      if (instruction->opcode() != Opcode::kConstant) continue;
+      AddConstantImage(*instruction, *buffers.leaves.at(instruction).at(0));
+    }
+  }
+
+  void EmitGroups(const ComputationPlan& plan, const BufferAssignment& buffers, const std::string& prefix) {
+    const uint64_t free_above = std::max(AlignUp(buffers.peak_bytes, kBufferAlignmentBytes), pool_end_);
+    for (const KernelGroup& group : plan.groups) {
+      const hlo::Instruction* instruction = group.root;
+      if (IsControlFlowOpcode(instruction->opcode())) {
+        ControlFlowContext context{out_, options_, *instruction, {}, buffers.leaves.at(instruction), free_above, prefix,
+                                   *this};
+        for (const hlo::Instruction* operand : instruction->operands()) {
+          context.operands.push_back(buffers.leaves.at(operand));
+        }
+        out_.Comment(hlo::ToString(*instruction));
+        EmitControlFlow(context);
+        continue;
+      }
+      KernelInfo info;
+      info.name = UniqueKernelName(prefix + instruction->name());
+      info.opcode = std::string(hlo::OpcodeName(instruction->opcode()));
+      info.long_name = hlo::ToString(*instruction);
+      info.begin_label = out_.NewLabel(info.name + ".begin");
+      info.end_label = out_.NewLabel(info.name + ".end");
+      const KernelCost cost = CostOf(group);
+      info.category = cost.category;
+      info.flops = cost.flops;
+      info.bytes_accessed = cost.bytes_accessed;
+      KernelContext context{out_, options_, *instruction, group, {}, buffers.leaves.at(instruction)};
+      // Element-wise and scalar-core kernels read the group's operands; the others their root's.
+      const bool by_group = (IsElementwiseGroup(group) && instruction->opcode() != Opcode::kFusion) ||
+                            IsScalarCoreGroup(group);
+      const std::vector<const hlo::Instruction*> operands =
+          by_group ? group.operands
+                      : std::vector<const hlo::Instruction*>(instruction->operands().begin(),
+                                                             instruction->operands().end());
+      for (const hlo::Instruction* operand : operands) context.operands.push_back(buffers.leaves.at(operand));
+      if (group.fused()) {
+        out_.Comment(fmt::format("{} fused with {} other instructions", info.long_name, group.members.size() - 1));
+      } else {
+        out_.Comment(info.long_name);
+      }
+      context.hbm_scratch_address = free_above;
+      context.hbm_scratch_bytes =
+          options_.hbm_capacity_bytes > context.hbm_scratch_address ? options_.hbm_capacity_bytes - context.hbm_scratch_address : 0;
+      out_.Bind(info.begin_label);
+      EmitKernel(context);
+      out_.Bind(info.end_label);
+      compiled_.kernels.push_back(std::move(info));
+    }
+  }
+
+  NestedResult EmitNested(const hlo::Computation& computation,
+                          const std::vector<std::vector<const DeviceBuffer*>>& parameters, uint64_t base,
+                          const std::string& prefix) override {
+    const ComputationPlan& plan = Plan(computation);
+    NestedBinding binding;
+    binding.base_address = AlignUp(std::max(base, pool_end_), kBufferAlignmentBytes);
+    if (parameters.size() != computation.parameters().size()) {
+      throw Error("computation '" + computation.name() + "' takes " + std::to_string(computation.parameters().size()) +
+                  " parameters but is called with " + std::to_string(parameters.size()));
+    }
+    for (std::size_t i = 0; i < parameters.size(); ++i) binding.bound[computation.parameters()[i]] = parameters[i];
+    for (const hlo::Instruction* instruction : plan.schedule) {
+      if (instruction->opcode() == Opcode::kConstant) binding.bound[instruction] = {pool_.at(instruction).get()};
+    }
+    assignments_.push_back(AssignBuffers(plan.schedule, options_.hbm_capacity_bytes, plan.computed_inside, binding));
+    const BufferAssignment& buffers = assignments_.back();
+    NotePeak(buffers.peak_bytes);
+    for (const auto& buffer : buffers.buffers) {
+      out_.AddBuffer("hbm." + prefix + buffer->name, "hbm", buffer->address, std::max<uint64_t>(buffer->size_bytes, 1),
+                     isa::ToString(buffer->shape), "temporary");
+    }
+    out_.Comment("computation " + computation.name() + " (" + prefix + ")");
+    EmitGroups(plan, buffers, prefix);
+    return {buffers.leaves.at(computation.root()), buffers.peak_bytes};
+  }
+
+  void EmitReported(const std::string& name, const std::string& opcode, const hlo::Instruction& instruction,
+                    uint64_t bytes_accessed, const std::function<void()>& body) override {
+    KernelInfo info;
+    info.name = UniqueKernelName(name);
+    info.opcode = opcode;
+    info.category = "control flow";
+    info.long_name = hlo::ToString(instruction);
+    info.bytes_accessed = bytes_accessed;
+    info.begin_label = out_.NewLabel(info.name + ".begin");
+    info.end_label = out_.NewLabel(info.name + ".end");
+    out_.Bind(info.begin_label);
+    body();
+    out_.Bind(info.end_label);
+    compiled_.kernels.push_back(std::move(info));
+  }
+
+  void NotePeak(uint64_t bytes) { compiled_.hbm_peak_bytes = std::max(compiled_.hbm_peak_bytes, bytes); }
+
+ private:
+  void PlaceConstant(const hlo::Instruction& constant) {
+    if (pool_.contains(&constant)) return;
+    auto buffer = std::make_unique<DeviceBuffer>();
+    buffer->name = constant.parent()->name() + "." + constant.name();
+    buffer->shape = constant.shape();
+    if (buffer->shape.is_tuple) CannotLower(constant, "tuple constants in called computations are not lowered");
+    buffer->size_bytes = isa::LayoutMap(buffer->shape).byte_size();
+    buffer->address = pool_end_;
+    pool_end_ = AlignUp(pool_end_ + std::max<uint64_t>(buffer->size_bytes, 1), kBufferAlignmentBytes);
+    if (pool_end_ > options_.hbm_capacity_bytes) {
+      throw Error(constant.Describe() + ": the constants of called computations need HBM up to " +
+                  std::to_string(pool_end_) + " bytes, more than the chip's " + std::to_string(options_.hbm_capacity_bytes));
+    }
+    out_.AddBuffer("hbm." + buffer->name, "hbm", buffer->address, std::max<uint64_t>(buffer->size_bytes, 1),
+                   isa::ToString(buffer->shape), "temporary");
+    AddConstantImage(constant, *buffer);
+    pool_[&constant] = std::move(buffer);
+  }
+
+  void AddConstantImage(const hlo::Instruction& constant, const DeviceBuffer& buffer) {
+    if (constant.literal() == nullptr) {
+      CannotLower(constant, "its value is not in the module (elided `{...}`) or of a type tpusim does not hold");
+    }
+    const std::vector<uint8_t> image = isa::Materialize(buffer.shape, constant.literal()->bytes());
+    if (!image.empty()) out_.AddData(buffer.name + ".data", "hbm", buffer.address, image);
+  }
+
+  // Kernel names are unique in the report: a computation emitted at two places has two prefixes.
+  std::string UniqueKernelName(const std::string& name) {
+    std::string unique = name;
+    for (int n = 2; !kernel_names_.insert(unique).second; ++n) unique = name + "#" + std::to_string(n);
+    return unique;
+  }
+
+  AsmBuilder& out_;
+  const CompileOptions& options_;
+  CompiledModule& compiled_;
+  std::unordered_map<const hlo::Computation*, ComputationPlan> plans_;
+  std::deque<BufferAssignment> assignments_;  // the called computations' buffers, alive until the end
+  std::unordered_map<const hlo::Instruction*, std::unique_ptr<DeviceBuffer>> pool_;
+  uint64_t pool_end_ = 0;
+  std::unordered_set<std::string> kernel_names_;
+};
+
 }  // namespace
 
 CompiledModule Compile(hlo::Module& module, const CompileOptions& options) {
   AssignLayouts(module);
   const hlo::Computation& entry = *module.entry();
-  const std::vector<const hlo::Instruction*> schedule = Schedule(entry);
-  const std::vector<KernelGroup> groups = FuseElementwise(schedule);
-  KernelOf computed_inside;
-  for (const KernelGroup& group : groups) {
-    for (const hlo::Instruction* member : group.members) {
-      if (member != group.root && member->opcode() != Opcode::kConstant) computed_inside[member] = group.root;
-    }
-  }
-  // A duplicated broadcast that is also a kernel's root keeps its buffer.
-  for (const KernelGroup& group : groups) computed_inside.erase(group.root);
-  const BufferAssignment buffers = AssignBuffers(schedule, options.hbm_capacity_bytes, computed_inside);
-
   CompiledModule compiled;
-  compiled.hbm_peak_bytes = buffers.peak_bytes;
   AsmBuilder out(module.name(), options.target);
+  ProgramEmitter emitter(out, options, compiled);
+  const ComputationPlan& plan = emitter.Plan(entry);
+  const BufferAssignment buffers = AssignBuffers(plan.schedule, options.hbm_capacity_bytes, plan.computed_inside);
+  emitter.NotePeak(buffers.peak_bytes);
 
   // Host copies of the parameters and outputs, in their device layouts.
   uint64_t host_cursor = 0;
@@ -146,51 +354,13 @@ CompiledModule Compile(hlo::Module& module, const CompileOptions& options) {
                   isa::ToString(buffer->shape), "temporary");
   }
   // Constants: their device images, written before the program starts.
-  for (const hlo::Instruction* instruction : schedule) {
-    if (instruction->opcode() != Opcode::kConstant) continue;
-    if (instruction->literal() == nullptr) {
-      CannotLower(*instruction, "its value is not in the module (elided `{...}`) or of a type tpusim does not hold");
-    }
-    const DeviceBuffer* buffer = buffers.leaves.at(instruction).at(0);
-    const std::vector<uint8_t> image = isa::Materialize(buffer->shape, instruction->literal()->bytes());
-    if (!image.empty()) out.AddData(instruction->name() + ".data", "hbm", buffer->address, image);
-  }
+  emitter.AddConstantData(plan, buffers);
+  emitter.PlaceConstantPool(plan, buffers.peak_bytes);
 
   out.Comment("parameters: host -> HBM over PCIe");
   EmitHostCopies(out, compiled.parameters, true, parameter_hosts);
   out.Bind(out.NewLabel("device_begin"));
-  for (const KernelGroup& group : groups) {
-    const hlo::Instruction* instruction = group.root;
-    KernelInfo info;
-    info.name = instruction->name();
-    info.opcode = std::string(hlo::OpcodeName(instruction->opcode()));
-    info.long_name = hlo::ToString(*instruction);
-    info.begin_label = out.NewLabel(instruction->name() + ".begin");
-    info.end_label = out.NewLabel(instruction->name() + ".end");
-    const KernelCost cost = CostOf(group);
-    info.category = cost.category;
-    info.flops = cost.flops;
-    info.bytes_accessed = cost.bytes_accessed;
-    KernelContext context{out, options, *instruction, group, {}, buffers.leaves.at(instruction)};
-    const bool elementwise = IsElementwiseGroup(group) && instruction->opcode() != Opcode::kFusion;
-    const std::vector<const hlo::Instruction*> operands =
-        elementwise ? group.operands
-                    : std::vector<const hlo::Instruction*>(instruction->operands().begin(), instruction->operands().end());
-    for (const hlo::Instruction* operand : operands) context.operands.push_back(buffers.leaves.at(operand));
-    if (group.fused()) {
-      out.Comment(fmt::format("{} fused with {} other instructions", info.long_name, group.members.size() - 1));
-    } else {
-      out.Comment(info.long_name);
-    }
-    context.hbm_scratch_address = AlignUp(buffers.peak_bytes, kBufferAlignmentBytes);
-    context.hbm_scratch_bytes = options.hbm_capacity_bytes > context.hbm_scratch_address
-                                    ? options.hbm_capacity_bytes - context.hbm_scratch_address
-                                    : 0;
-    out.Bind(info.begin_label);
-    EmitKernel(context);
-    out.Bind(info.end_label);
-    compiled.kernels.push_back(std::move(info));
-  }
+  emitter.EmitGroups(plan, buffers, "");
   out.Bind(out.NewLabel("device_end"));
   out.Comment("outputs: HBM -> host over PCIe");
   EmitHostCopies(out, compiled.outputs, false, output_hosts);

@@ -129,8 +129,9 @@ std::vector<const hlo::Instruction*> Schedule(const hlo::Computation& computatio
 }
 
 BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& schedule, uint64_t hbm_capacity_bytes,
-                               const KernelOf& computed_inside) {
+                               const KernelOf& computed_inside, const NestedBinding& binding) {
   BufferAssignment result;
+  result.peak_bytes = binding.base_address;
   const std::size_t end = schedule.size();
   std::unordered_map<const hlo::Instruction*, std::size_t> position;
   for (std::size_t i = 0; i < schedule.size(); ++i) position[schedule[i]] = i;
@@ -140,6 +141,10 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
     const hlo::Instruction& instruction = *schedule[i];
     std::vector<const DeviceBuffer*>& leaves = result.leaves[&instruction];
     if (computed_inside.contains(&instruction)) continue;  // a value inside another kernel
+    if (const auto given = binding.bound.find(&instruction); given != binding.bound.end()) {
+      leaves = given->second;
+      continue;
+    }
     const auto operand_leaves = [&](std::size_t operand) -> const std::vector<const DeviceBuffer*>& {
       return result.leaves.at(instruction.operand(operand));
     };
@@ -211,7 +216,7 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
   std::unordered_map<const DeviceBuffer*, DeviceBuffer*> owned;
   for (const auto& buffer : result.buffers) owned[buffer.get()] = buffer.get();
   const auto extend = [&](const DeviceBuffer* buffer, std::size_t at) {
-    if (buffer == nullptr) return;
+    if (buffer == nullptr || !owned.contains(buffer)) return;  // a token, or a buffer given by the caller
     DeviceBuffer* mutable_buffer = owned.at(buffer);
     mutable_buffer->last = std::max(mutable_buffer->last, at);
   };
@@ -234,6 +239,7 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
     const DeviceBuffer* source = result.leaves.at(instruction->operand(0)).at(0);
     while (view_of.contains(source)) source = view_of.at(source);
     view_of[view] = source;
+    if (!owned.contains(source)) continue;  // a view of a given buffer: its address is fixed
     DeviceBuffer* mutable_source = owned.at(source);
     mutable_source->last = std::max(mutable_source->last, view->last);
   }
@@ -248,7 +254,7 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
     std::erase_if(active, [&](const Placed& placed) { return placed.last < buffer->first; });
     std::sort(active.begin(), active.end(), [](const Placed& a, const Placed& b) { return a.begin < b.begin; });
     const uint64_t size = AlignUp(std::max<uint64_t>(buffer->size_bytes, 1), kBufferAlignmentBytes);
-    uint64_t address = 0;
+    uint64_t address = binding.base_address;
     for (const Placed& placed : active) {
       if (address + size <= placed.begin) break;
       address = std::max(address, placed.end);

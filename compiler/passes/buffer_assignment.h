@@ -61,10 +61,21 @@ std::vector<const hlo::Instruction*> Schedule(const hlo::Computation& computatio
 // what they read is read when their kernel (the instruction they map to) runs.
 using KernelOf = std::unordered_map<const hlo::Instruction*, const hlo::Instruction*>;
 
+// For a computation called by another (while body and condition, conditional branches, call):
+// its parameters (and constants, which live in a pool written before the program starts) name
+// buffers that exist already, and its own values go at or above `base_address`, in a region
+// above everything live in its callers, so they can overlap nothing the callers still need.
+struct NestedBinding {
+  uint64_t base_address = 0;
+  // Instructions whose leaves are given: they get no buffer of their own, and lives are not
+  // tracked for the given buffers (their owner keeps them alive across the call).
+  std::unordered_map<const hlo::Instruction*, std::vector<const DeviceBuffer*>> bound;
+};
+
 // Assigns HBM to the values of `schedule` (every instruction of one computation). Throws
 // tpusim::Error when the peak exceeds `hbm_capacity_bytes`, naming the peak, the capacity and
-// the instruction where it is reached.
+// the instruction where it is reached. peak_bytes is at least binding.base_address.
 BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& schedule, uint64_t hbm_capacity_bytes,
-                               const KernelOf& computed_inside = {});
+                               const KernelOf& computed_inside = {}, const NestedBinding& binding = {});
 
 }  // namespace tpusim::compiler

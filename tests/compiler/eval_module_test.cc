@@ -132,6 +132,38 @@ ENTRY main {
   CHECK(ToDoubles(result.elements()[3]) == std::vector<double>{1, 4, 9});
 }
 
+TEST_CASE("conditional: branch k takes operand k + 1 alone", "[eval][module]") {
+  // The branches read different operands of different shapes: the false branch must see the
+  // tuple y, not w.
+  const std::string module = R"(
+HloModule branches
+negate_w {
+  w = f32[3] parameter(0)
+  ROOT n = f32[3] negate(w)
+}
+first_of_y {
+  y = (f32[3], s32[]) parameter(0)
+  ROOT g = f32[3] get-tuple-element(y), index=0
+}
+ENTRY main {
+  p = pred[] parameter(0)
+  w = f32[3] parameter(1)
+  v = f32[3] parameter(2)
+  s = s32[] parameter(3)
+  y = (f32[3], s32[]) tuple(v, s)
+  ROOT r = f32[3] conditional(p, w, y), true_computation=negate_w, false_computation=first_of_y
+}
+)";
+  for (const bool predicate : {false, true}) {
+    std::vector<Literal> args;
+    args.push_back(Literal::FromDoubles(ElementType::kPred, {}, {predicate ? 1.0 : 0.0}));
+    args.push_back(Literal::FromDoubles(ElementType::kF32, {3}, {1, 2, 3}));
+    args.push_back(Literal::FromDoubles(ElementType::kF32, {3}, {4, 5, 6}));
+    args.push_back(Literal::FromDoubles(ElementType::kS32, {}, {9}));
+    CHECK(ToDoubles(Run(module, args)) == (predicate ? std::vector<double>{-1, -2, -3} : std::vector<double>{4, 5, 6}));
+  }
+}
+
 TEST_CASE("sort with a generic comparator and a known one agree", "[eval][module]") {
   // The comparator of the argsort workload: NaN and -0 canonicalised, then TOTALORDER LT.
   const std::string module = R"(

@@ -1,0 +1,247 @@
+#include "compiler/lower/control_flow.h"
+
+#include <algorithm>
+
+#include "compiler/lower/kernel.h"
+#include "isa/error.h"
+
+namespace tpusim::compiler {
+namespace {
+
+using hlo::Opcode;
+
+uint64_t AlignUp(uint64_t value, uint64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
+
+// Copies of whole byte images HBM -> HBM: pieces of at least 256 KiB spread over the engines,
+// all signalling semaphore 0; returns how many DMAs to wait for.
+class FlatCopier {
+ public:
+  explicit FlatCopier(AsmBuilder& out) : out_(out) {}
+
+  void Copy(uint64_t from, uint64_t to, uint64_t bytes) {
+    if (bytes == 0) return;
+    const uint64_t engines = out_.target().dma_engines();
+    const uint64_t piece = std::max<uint64_t>(AlignUp((bytes + engines - 1) / engines, 4096), 256 * 1024);
+    for (uint64_t offset = 0; offset < bytes; offset += piece) {
+      EmitFlatDma(out_, "hbm", from + offset, "hbm", to + offset, std::min(piece, bytes - offset), 0,
+                  static_cast<uint32_t>(next_engine_++ % engines));
+      ++pending_;
+    }
+  }
+  void Wait() {
+    if (pending_ > 0) out_.Emit("sem.wait sem[0], {}", pending_);
+    pending_ = 0;
+  }
+
+ private:
+  AsmBuilder& out_;
+  uint64_t pending_ = 0;
+  uint64_t next_engine_ = 0;
+};
+
+bool Overlap(const DeviceBuffer& a, const DeviceBuffer& b) {
+  return a.address < b.address + b.size_bytes && b.address < a.address + a.size_bytes;
+}
+
+bool SameBuffer(const DeviceBuffer& a, const DeviceBuffer& b) {
+  return a.address == b.address && a.size_bytes == b.size_bytes;
+}
+
+// Checks that sources[k] can be copied byte for byte onto destinations[k].
+void CheckCopyable(const hlo::Instruction& at, const std::vector<const DeviceBuffer*>& sources,
+                   const std::vector<const DeviceBuffer*>& destinations, std::string_view what) {
+  if (sources.size() != destinations.size()) {
+    CannotLower(at, fmt::format("{} has {} leaves where {} are expected", what, sources.size(), destinations.size()));
+  }
+  for (std::size_t k = 0; k < sources.size(); ++k) {
+    if ((sources[k] == nullptr) != (destinations[k] == nullptr)) {
+      CannotLower(at, fmt::format("{}: leaf {} is a token on one side only", what, k));
+    }
+    if (sources[k] == nullptr) continue;
+    if (!(sources[k]->shape == destinations[k]->shape)) {
+      // A flat copy keeps the zero padding; a re-tiling copy would need the copy kernel's care.
+      CannotLower(at, fmt::format("{}: leaf {} is {} but its destination is {}; layouts must agree", what, k,
+                                  isa::ToString(sources[k]->shape), isa::ToString(destinations[k]->shape)));
+    }
+  }
+}
+
+uint64_t LeafBytes(const std::vector<const DeviceBuffer*>& leaves) {
+  uint64_t bytes = 0;
+  for (const DeviceBuffer* leaf : leaves) bytes += leaf ? leaf->size_bytes : 0;
+  return bytes;
+}
+
+// Whether copying sources onto destinations moves anything (a leaf already in place does not).
+bool NeedsCopies(const std::vector<const DeviceBuffer*>& sources, const std::vector<const DeviceBuffer*>& destinations) {
+  for (std::size_t k = 0; k < sources.size(); ++k) {
+    if (sources[k] != nullptr && !SameBuffer(*sources[k], *destinations[k])) return true;
+  }
+  return false;
+}
+
+// sources[k] -> destinations[k]. A source overlapping some destination other than its own (a
+// permuted loop state, or a view of one) is first copied to `scratch` and copied on from there
+// after every such staging copy is done, so no copy reads what another one writes.
+void EmitLeafCopies(ControlFlowContext& c, const std::vector<const DeviceBuffer*>& sources,
+                    const std::vector<const DeviceBuffer*>& destinations, uint64_t scratch) {
+  AsmBuilder& out = c.out;
+  std::vector<uint64_t> from(sources.size());
+  FlatCopier staging(out);
+  for (std::size_t k = 0; k < sources.size(); ++k) {
+    if (sources[k] == nullptr) continue;
+    from[k] = sources[k]->address;
+    if (SameBuffer(*sources[k], *destinations[k])) continue;
+    const bool clobbered = std::any_of(destinations.begin(), destinations.end(), [&](const DeviceBuffer* d) {
+      return d != nullptr && Overlap(*sources[k], *d);
+    });
+    if (!clobbered) continue;
+    const uint64_t size = AlignUp(std::max<uint64_t>(sources[k]->size_bytes, 1), kBufferAlignmentBytes);
+    if (scratch + size > c.options.hbm_capacity_bytes) {
+      throw Error(c.instruction.Describe() + ": staging the loop state needs HBM up to " + std::to_string(scratch + size) +
+                  " bytes, more than the chip's " + std::to_string(c.options.hbm_capacity_bytes));
+    }
+    staging.Copy(sources[k]->address, scratch, sources[k]->size_bytes);
+    from[k] = scratch;
+    scratch += size;
+  }
+  staging.Wait();
+  FlatCopier copies(out);
+  for (std::size_t k = 0; k < sources.size(); ++k) {
+    if (sources[k] == nullptr || SameBuffer(*sources[k], *destinations[k])) continue;
+    copies.Copy(from[k], destinations[k]->address, destinations[k]->size_bytes);
+  }
+  copies.Wait();
+}
+
+// Reports (as `name`) the copies of a called computation's root leaves into `destinations`.
+void EmitResultCopies(ControlFlowContext& c, const std::string& name, const std::vector<const DeviceBuffer*>& sources,
+                      const std::vector<const DeviceBuffer*>& destinations, uint64_t scratch, std::string_view what) {
+  CheckCopyable(c.instruction, sources, destinations, what);
+  if (!NeedsCopies(sources, destinations)) return;
+  c.nested.EmitReported(name, "copy", c.instruction, 2 * LeafBytes(destinations),
+                        [&] { EmitLeafCopies(c, sources, destinations, scratch); });
+}
+
+// s0 = the scalar in `buffer` (pred: 0 or 1; s32/u32 index), read HBM -> SMEM[0] -> register.
+void ReadScalar(ControlFlowContext& c, const DeviceBuffer* buffer, std::string_view what) {
+  if (buffer == nullptr || buffer->shape.rank() != 0) CannotLower(c.instruction, std::string(what) + " must be a scalar");
+  const isa::ElementType type = buffer->shape.element_type;
+  AsmBuilder& out = c.out;
+  EmitFlatDma(out, "hbm", buffer->address, "smem", 0, buffer->size_bytes, 0, 0);
+  out.Emit("sem.wait sem[0], 1");
+  switch (type) {
+    case isa::ElementType::kPred:
+      out.Emit("ld.u32 s0, smem[0x0]");
+      out.Emit("and s0, s0, 0xff");  // the DMA wrote one byte of the word
+      return;
+    case isa::ElementType::kS32:
+      out.Emit("ld.s32 s0, smem[0x0]");
+      return;
+    default:
+      CannotLower(c.instruction, std::string(what) + " must be pred or s32, not " + isa::ToString(buffer->shape));
+  }
+}
+
+std::string NestedPrefix(const ControlFlowContext& c, const hlo::Computation& callee) {
+  return c.prefix + c.instruction.name() + "/" + callee.name() + "/";
+}
+
+void EmitWhile(ControlFlowContext& c) {
+  const hlo::Instruction& x = c.instruction;
+  const hlo::Computation& condition = *x.GetComputation("condition");
+  const hlo::Computation& body = *x.GetComputation("body");
+  AsmBuilder& out = c.out;
+  const std::vector<const DeviceBuffer*>& state = c.results;
+  const std::string name = c.prefix + x.name();
+
+  EmitResultCopies(c, name + "/init", c.operands.at(0), state, c.region_base, "the init");
+  const std::string top = out.NewLabel(x.name() + ".condition");
+  const std::string exit = out.NewLabel(x.name() + ".exit");
+  // Labels name instructions, and the run marks a label each time its instruction is reached: the
+  // init's end label must not be the loop's top, or every iteration would mark it again.
+  out.Emit("nop");
+  out.Bind(top);
+  const NestedResult predicate = c.nested.EmitNested(condition, {state}, c.region_base, NestedPrefix(c, condition));
+  if (predicate.root.size() != 1) CannotLower(x, "the condition must return one pred");
+  c.nested.EmitReported(name + "/predicate", "while", x, 1, [&] { ReadScalar(c, predicate.root[0], "the condition's result"); });
+  out.Emit("beq s0, 0, {}", exit);
+  const NestedResult next = c.nested.EmitNested(body, {state}, c.region_base, NestedPrefix(c, body));
+  EmitResultCopies(c, name + "/next_state", next.root, state, AlignUp(next.peak_bytes, kBufferAlignmentBytes),
+                   "the body's result");
+  out.Emit("br {}", top);
+  out.Bind(exit);
+}
+
+void EmitConditional(ControlFlowContext& c) {
+  const hlo::Instruction& x = c.instruction;
+  std::vector<const hlo::Computation*> branches = ControlFlowCallees(x);
+  AsmBuilder& out = c.out;
+  const std::string name = c.prefix + x.name();
+  if (c.operands.size() != branches.size() + 1) CannotLower(x, "expected one operand per branch after the selector");
+  const bool by_pred = x.operand(0)->shape().element_type == isa::ElementType::kPred;
+  c.nested.EmitReported(name + "/selector", "conditional", x, 4,
+                        [&] { ReadScalar(c, c.operands.at(0).at(0), "the branch selector"); });
+  std::vector<std::string> labels;
+  for (std::size_t i = 0; i < branches.size(); ++i) labels.push_back(out.NewLabel(x.name() + ".branch" + std::to_string(i)));
+  const std::string end = out.NewLabel(x.name() + ".end");
+  if (by_pred) {
+    out.Emit("bne s0, 0, {}", labels.at(0));  // true: branch 0
+  } else {
+    for (std::size_t i = 0; i + 1 < branches.size(); ++i) out.Emit("beq s0, {}, {}", i, labels[i]);
+  }
+  out.Emit("br {}", labels.back());  // false, or an index out of range: the last branch
+  for (std::size_t i = 0; i < branches.size(); ++i) {
+    out.Bind(labels[i]);
+    const NestedResult result =
+        c.nested.EmitNested(*branches[i], {c.operands.at(i + 1)}, c.region_base, NestedPrefix(c, *branches[i]));
+    EmitResultCopies(c, name + "/result" + std::to_string(i), result.root, c.results,
+                     AlignUp(result.peak_bytes, kBufferAlignmentBytes), "the branch's result");
+    if (i + 1 < branches.size()) out.Emit("br {}", end);
+  }
+  out.Emit("nop");  // the last branch's end label is not the join point the others jump to
+  out.Bind(end);
+}
+
+void EmitCall(ControlFlowContext& c) {
+  const hlo::Instruction& x = c.instruction;
+  const hlo::Computation& callee = *x.GetComputation("to_apply");
+  const NestedResult result = c.nested.EmitNested(callee, c.operands, c.region_base, NestedPrefix(c, callee));
+  EmitResultCopies(c, c.prefix + x.name() + "/result", result.root, c.results,
+                   AlignUp(result.peak_bytes, kBufferAlignmentBytes), "the callee's result");
+}
+
+}  // namespace
+
+bool IsControlFlowOpcode(hlo::Opcode opcode) {
+  return opcode == Opcode::kWhile || opcode == Opcode::kConditional || opcode == Opcode::kCall;
+}
+
+std::vector<const hlo::Computation*> ControlFlowCallees(const hlo::Instruction& instruction) {
+  switch (instruction.opcode()) {
+    case Opcode::kWhile:
+      return {instruction.GetComputation("condition"), instruction.GetComputation("body")};
+    case Opcode::kCall:
+      return {instruction.GetComputation("to_apply")};
+    case Opcode::kConditional: {
+      if (instruction.HasAttribute("branch_computations")) {
+        const auto& branches = instruction.GetComputations("branch_computations");
+        return {branches.begin(), branches.end()};
+      }
+      return {instruction.GetComputation("true_computation"), instruction.GetComputation("false_computation")};
+    }
+    default:
+      return {};
+  }
+}
+
+void EmitControlFlow(ControlFlowContext& context) {
+  switch (context.instruction.opcode()) {
+    case Opcode::kWhile: EmitWhile(context); return;
+    case Opcode::kConditional: EmitConditional(context); return;
+    case Opcode::kCall: EmitCall(context); return;
+    default: CannotLower(context.instruction, "not a control-flow operation");
+  }
+}
+
+}  // namespace tpusim::compiler

@@ -1,0 +1,221 @@
+// Control flow lowered on the scalar core (compiler/lower/control_flow.h): buffer assignment of
+// called computations (parameters naming the caller's buffers, own values above a base), the
+// loop's shape in the program, kernel names, staging of a permuted loop state, the scalar-core
+// kernel of s64 scalars, and refusals. The values are checked end to end in
+// tests/sim/control_flow_run_test.cc.
+#include <catch2/catch.hpp>
+
+#include <regex>
+#include <string>
+
+#include "compiler/hlo/parser.h"
+#include "compiler/lower/compile.h"
+#include "compiler/passes/buffer_assignment.h"
+#include "compiler/passes/layout_assignment.h"
+#include "isa/error.h"
+
+using namespace tpusim;
+
+namespace {
+
+compiler::CompileOptions Options() {
+  compiler::CompileOptions options;
+  isa::Target& t = options.target;
+  t.set_sublanes(8);
+  t.set_lanes(128);
+  t.set_vector_registers(32);
+  t.set_mxu_count(1);
+  t.set_mxu_rows(128);
+  t.set_mxu_columns(128);
+  t.set_dma_engines(2);
+  t.set_semaphores(8);
+  options.hbm_capacity_bytes = 1ull << 32;
+  options.vmem_capacity_bytes = 16ull << 20;
+  options.smem_capacity_bytes = 1 << 20;
+  options.host_capacity_bytes = 1ull << 32;
+  return options;
+}
+
+compiler::CompiledModule CompileText(const std::string& text) {
+  auto module = hlo::ParseModule(text, "test.hlo");
+  return compiler::Compile(*module, Options());
+}
+
+std::string CompileError(const std::string& text) {
+  try {
+    CompileText(text);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool HasKernel(const compiler::CompiledModule& compiled, const std::string& name) {
+  for (const auto& kernel : compiled.kernels) {
+    if (kernel.name == name) return true;
+  }
+  return false;
+}
+
+// The assembly lines between a kernel's two labels.
+std::string KernelText(const compiler::CompiledModule& compiled, const std::string& name) {
+  for (const auto& kernel : compiled.kernels) {
+    if (kernel.name != name) continue;
+    const std::size_t begin = compiled.assembly.find(kernel.begin_label + ":");
+    const std::size_t end = compiled.assembly.find(kernel.end_label + ":");
+    REQUIRE(begin != std::string::npos);
+    REQUIRE(end != std::string::npos);
+    return compiled.assembly.substr(begin, end - begin);
+  }
+  FAIL("no kernel " << name);
+  return "";
+}
+
+int Count(const std::string& text, const std::string& pattern) {
+  const std::regex re(pattern);
+  return static_cast<int>(std::distance(std::sregex_iterator(text.begin(), text.end(), re), std::sregex_iterator()));
+}
+
+// A loop of (s32 counter, f32[8,128] a, f32[8,128] b); BODY_ROOT is the body's root tuple.
+std::string Loop(const std::string& body_root) {
+  return R"(HloModule loop
+cond {
+  s = (s32[], f32[8,128], f32[8,128]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[8,128], f32[8,128]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  a = f32[8,128] get-tuple-element(s), index=1
+  b = f32[8,128] get-tuple-element(s), index=2
+  a1 = f32[8,128] add(a, b)
+  ROOT t = (s32[], f32[8,128], f32[8,128]) )" +
+         body_root + R"(
+}
+ENTRY e {
+  x = f32[8,128] parameter(0)
+  y = f32[8,128] parameter(1)
+  zero = s32[] constant(0)
+  init = (s32[], f32[8,128], f32[8,128]) tuple(zero, x, y)
+  w = (s32[], f32[8,128], f32[8,128]) while(init), condition=cond, body=body
+  ROOT r = f32[8,128] get-tuple-element(w), index=1
+}
+)";
+}
+
+}  // namespace
+
+TEST_CASE("nested buffer assignment: parameters name the caller's buffers, values lie above the base", "[compiler][control_flow]") {
+  auto module = hlo::ParseModule(R"(HloModule n
+f {
+  p = f32[1024] parameter(0)
+  a = f32[1024] negate(p)
+  ROOT b = f32[1024] negate(a)
+}
+ENTRY e {
+  x = f32[1024] parameter(0)
+  ROOT c = f32[1024] call(x), to_apply=f
+}
+)", "n");
+  compiler::AssignLayouts(*module);
+  const hlo::Computation& f = *module->FindComputation("f");
+  compiler::DeviceBuffer given{"given", f.parameters()[0]->shape(), 0x2000, 4096, 0, 0};
+  compiler::NestedBinding binding;
+  binding.base_address = 0x10000;
+  binding.bound[f.parameters()[0]] = {&given};
+  const compiler::BufferAssignment buffers =
+      compiler::AssignBuffers(compiler::Schedule(f), 1 << 20, {}, binding);
+  CHECK(buffers.leaves.at(f.parameters()[0]).at(0) == &given);
+  // a and b are both live when b is written (b reads a): two 4 KiB buffers from the base.
+  CHECK(buffers.leaves.at(f.FindInstruction("a")).at(0)->address == 0x10000);
+  CHECK(buffers.leaves.at(f.FindInstruction("b")).at(0)->address == 0x11000);
+  CHECK(buffers.peak_bytes == 0x12000);
+  CHECK(buffers.buffers.size() == 2);  // the given buffer is not the assignment's
+}
+
+TEST_CASE("while: init copy, condition, predicate read, body, state copy, loop back", "[compiler][control_flow]") {
+  const compiler::CompiledModule compiled = CompileText(Loop("tuple(i1, a1, b)"));
+  for (const char* name : {"w/init", "w/cond/lt", "w/predicate", "w/body/i1", "w/body/a1", "w/next_state"}) {
+    INFO(name);
+    CHECK(HasKernel(compiled, name));
+  }
+  // b is passed through in place: only the counter and a are copied back (2 DMAs).
+  CHECK(Count(KernelText(compiled, "w/next_state"), "\\bdma ") == 2);
+  // init: three leaves copied into the state.
+  CHECK(Count(KernelText(compiled, "w/init"), "\\bdma ") == 3);
+  CHECK_THAT(compiled.assembly, Catch::Contains("beq s0, 0, w.exit"));
+  CHECK_THAT(compiled.assembly, Catch::Contains("br w.condition"));
+  // The pred comes back through SMEM: one DMA, a load of its byte.
+  const std::string predicate = KernelText(compiled, "w/predicate");
+  CHECK_THAT(predicate, Catch::Contains("-> smem[0x0]"));
+  CHECK_THAT(predicate, Catch::Contains("ld.u32 s0, smem[0x0]"));
+}
+
+TEST_CASE("while: a body that swaps two state elements stages them through temporaries", "[compiler][control_flow]") {
+  const compiler::CompiledModule compiled = CompileText(Loop("tuple(i1, b, a)"));
+  // a -> temp, b -> temp (both sources are other state buffers), then counter, a, b copied in.
+  CHECK(Count(KernelText(compiled, "w/next_state"), "\\bdma ") == 5);
+}
+
+TEST_CASE("a computation called at two places gets kernel names from each call site", "[compiler][control_flow]") {
+  const compiler::CompiledModule compiled = CompileText(R"(HloModule calls
+f {
+  p = f32[8,128] parameter(0)
+  ROOT n = f32[8,128] negate(p)
+}
+ENTRY e {
+  x = f32[8,128] parameter(0)
+  c1 = f32[8,128] call(x), to_apply=f
+  ROOT c2 = f32[8,128] call(c1), to_apply=f
+}
+)");
+  CHECK(HasKernel(compiled, "c1/f/n"));
+  CHECK(HasKernel(compiled, "c2/f/n"));
+  CHECK(HasKernel(compiled, "c1/result"));
+  CHECK(HasKernel(compiled, "c2/result"));
+}
+
+TEST_CASE("s64 scalar arithmetic runs on the scalar core", "[compiler][control_flow]") {
+  const compiler::CompiledModule compiled = CompileText(R"(HloModule s64
+ENTRY e {
+  a = s64[] parameter(0)
+  b = s64[] parameter(1)
+  s = s64[] add(a, b)
+  ROOT c = pred[] compare(s, a), direction=GT
+}
+)");
+  const std::string add = KernelText(compiled, "s");
+  CHECK(Count(add, "ld\\.s64") == 2);
+  CHECK_THAT(add, Catch::Contains("add s3, s1, s2"));
+  CHECK_THAT(add, Catch::Contains("st.s64 s3"));
+  CHECK(Count(add, "\\bvld\\b") == 0);
+  const std::string compare = KernelText(compiled, "c");
+  CHECK_THAT(compare, Catch::Contains("bgt s1, s2"));
+  CHECK_THAT(compare, Catch::Contains("st.s32 s3"));
+}
+
+TEST_CASE("control flow refusals name the instruction", "[compiler][control_flow]") {
+  // The body returns its array in another layout than the loop state's: a flat copy would
+  // scramble it, so it is refused rather than copied wrong.
+  const std::string layouts = CompileError(R"(HloModule l
+cond {
+  s = f32[8,128]{1,0} parameter(0)
+  ROOT f = pred[] constant(false)
+}
+body {
+  s = f32[8,128]{1,0} parameter(0)
+  ROOT t = f32[8,128]{0,1} copy(s)
+}
+ENTRY e {
+  x = f32[8,128]{1,0} parameter(0)
+  ROOT w = f32[8,128]{1,0} while(x), condition=cond, body=body
+}
+)");
+  CHECK_THAT(layouts, Catch::Contains("test.hlo:"));
+  CHECK_THAT(layouts, Catch::Contains("cannot lower while"));
+  CHECK_THAT(layouts, Catch::Contains("layouts must agree"));
+}
