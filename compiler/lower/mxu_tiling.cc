@@ -68,7 +68,7 @@ std::optional<DotForm> CanonicalDot(const hlo::Instruction& dot, std::string* wh
 }
 
 std::optional<MxuTiling> PlanMxuTiling(const DotForm& form, const isa::Target& target, uint64_t vmem_capacity,
-                                       int out_bytes, std::string* why) {
+                                       int in_bytes, int out_bytes, std::string* why) {
   const auto fail = [&](std::string text) {
     Fail(why, std::move(text));
     return std::nullopt;
@@ -79,11 +79,11 @@ std::optional<MxuTiling> PlanMxuTiling(const DotForm& form, const isa::Target& t
   const int64_t c = target.mxu_columns();
   MxuTiling t;
   t.mxus = target.mxu_count();
-  t.rows_per_vreg = 2 * s;
+  t.rows_per_vreg = s * 4 / in_bytes;  // 2S packed bf16 rows, or S f32 rows
   if (t.mxus < 1) return fail("the target has no MXU");
   if (r % t.rows_per_vreg != 0 || !Tileable(r, l) || !Tileable(c, l)) {
     return fail("the MXU shape " + std::to_string(r) + "x" + std::to_string(c) +
-                " is not tileable by packed bf16 vregs of " + std::to_string(t.rows_per_vreg) + "x" + std::to_string(l));
+                " is not tileable by vregs of " + std::to_string(t.rows_per_vreg) + "x" + std::to_string(l));
   }
   t.nk = CeilDiv(r, l);
   t.nc = CeilDiv(c, l);
@@ -97,7 +97,7 @@ std::optional<MxuTiling> PlanMxuTiling(const DotForm& form, const isa::Target& t
   t.lhs_vregs = 2 * t.mxus * t.nk;
   t.weight_vregs = 4;
   const int64_t free_vregs = static_cast<int64_t>(target.vector_registers()) - t.lhs_vregs - t.weight_vregs - 1;
-  int64_t groups = free_vregs / (2 * t.nc);
+  int64_t groups = free_vregs / ((t.rows_per_vreg / s) * t.nc);
   if (groups < 1) return fail("the accumulators of one row group do not fit the vector registers");
   groups = std::min(groups, CeilDiv(form.m, t.rows_per_vreg));
   const uint64_t k_rows = static_cast<uint64_t>(t.k_steps * t.mxus * r);
@@ -105,8 +105,8 @@ std::optional<MxuTiling> PlanMxuTiling(const DotForm& form, const isa::Target& t
   const uint64_t width = static_cast<uint64_t>(t.nc * l);
   for (; groups >= 1; --groups) {
     const uint64_t rows = static_cast<uint64_t>(groups * t.rows_per_vreg);
-    t.lhs_panel_bytes = rows * k_cols * 2;
-    t.weight_panel_bytes = k_rows * width * 2;
+    t.lhs_panel_bytes = rows * k_cols * static_cast<uint64_t>(in_bytes);
+    t.weight_panel_bytes = k_rows * width * static_cast<uint64_t>(in_bytes);
     t.stage_bytes = rows * width * static_cast<uint64_t>(out_bytes);
     t.vmem_bytes = 2 * (t.lhs_panel_bytes + t.weight_panel_bytes + t.stage_bytes);
     if (t.vmem_bytes <= vmem_capacity) break;
