@@ -6,6 +6,7 @@
 #include "compiler/lower/asm_builder.h"
 #include "compiler/lower/cost.h"
 #include "compiler/lower/data_movement_kernel.h"
+#include "compiler/lower/conv_kernel.h"
 #include "compiler/lower/dot_kernel.h"
 #include "compiler/lower/elementwise_expr.h"
 #include "compiler/lower/elementwise_kernel.h"
@@ -49,6 +50,9 @@ void EmitKernel(KernelContext& context) {
       return;
     case Opcode::kReduce:
       EmitReduceKernel(context);
+      return;
+    case Opcode::kConvolution:
+      EmitConvolutionKernel(context);
       return;
     default:
       break;
