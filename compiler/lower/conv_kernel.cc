@@ -149,10 +149,12 @@ class MxuConvEmitter {
   }
 
  private:
+  static constexpr int kLhsRegs = 8, kWeightRegs = 8;  // the vregs pushes rotate through
   static constexpr int kImageSem = 0;  // + parity
   static constexpr int kWeightSem = 2;
   static constexpr int kStageSem = 3;  // + parity
   static constexpr int kVpuSem = 5;
+  static constexpr int kImgI = 13, kStI = 14, kILeft = 15;  // the image within its group
   static constexpr int kB = 1, kBLeft = 2, kParity = 3, kImg = 4, kOther = 5, kStage = 6, kRow = 7, kChunkLeft = 8,
                        kStRow = 9, kTemp = 10, kTemp2 = 11, kNext = 12;
 
@@ -179,17 +181,26 @@ class MxuConvEmitter {
     cout_blocks_ = CeilDiv(f_.cout, cc_);
     cout_p_ = cout_blocks_ * cc_;
     const int64_t v = t.vector_registers();
-    groups_ = std::min<int64_t>((v - 9) / nc_, CeilDiv(f_.ho * f_.wp, s_));
+    groups_ = std::min<int64_t>((v - 1 - kLhsRegs - kWeightRegs) / nc_, CeilDiv(f_.ho * f_.wp, s_));
     if (groups_ < 1) Refuse("its accumulators do not fit the vector registers");
     chunk_rows_ = groups_ * s_;
     chunks_ = CeilDiv(f_.ho * f_.wp, chunk_rows_);
     max_shift_ = (f_.kh - 1) * f_.dil_h * f_.wp + (f_.kw - 1) * f_.dil_w;
-    image_rows_ = std::max(f_.hp * f_.wp, chunks_ * chunk_rows_ + max_shift_);
-    block_bytes_ = image_rows_ * l_ * 4;
-    image_bytes_ = lane_blocks_ * block_bytes_;
+    image_h_ = CeilDiv(std::max(f_.hp * f_.wp, chunks_ * chunk_rows_ + max_shift_), f_.wp);  // rows of Wp pixels
+    block_bytes_ = image_h_ * f_.wp * l_ * 4;  // one image, one lane block
     weight_bytes_ = f_.kh * f_.kw * cin_p_ * cout_p_ * 4;
     stage_rows_ = CeilDiv(chunks_ * chunk_rows_, f_.wp);  // in rows of Wp pixels
-    stage_bytes_ = stage_rows_ * f_.wp * cout_p_ * 4;
+    stage_one_ = stage_rows_ * f_.wp * cout_p_ * 4;
+    // Images move in groups of nb (a divisor of the batch, at most 8, as VMEM allows): with the
+    // batch minor in HBM (b01f in {3,0,2,1}) one image's rows are 8 KiB apart, all in one HBM
+    // channel, and a group of nb images spans nb channels.
+    for (nb_ = std::min<int64_t>(8, f_.batch); nb_ > 1; --nb_) {
+      const uint64_t need = 2 * nb_ * (lane_blocks_ * block_bytes_ + stage_one_) + weight_bytes_;
+      if (f_.batch % nb_ == 0 && need <= c_.options.vmem_capacity_bytes) break;
+    }
+    lane_block_bytes_ = nb_ * block_bytes_;
+    image_bytes_ = lane_blocks_ * lane_block_bytes_;
+    stage_bytes_ = nb_ * stage_one_;
     image_base_[0] = 0;
     image_base_[1] = image_bytes_;
     weight_base_ = 2 * image_bytes_;
@@ -203,24 +214,39 @@ class MxuConvEmitter {
     }
     acc0_ = 0;
     lhs0_ = static_cast<int>(groups_ * nc_);
-    weight0_ = lhs0_ + 4;
+    weight0_ = lhs0_ + kLhsRegs;
     zero_reg_ = static_cast<int>(v - 1);
     engines_ = t.dma_engines();
     taps_ = f_.kh * f_.kw;
     steps_ = taps_ * k_blocks_;
   }
 
+  // Image loads go to the first half of the engines and output stores to the second, so that a
+  // store never queues behind the next image's load: an image whose rows are 8 KiB apart in HBM
+  // (b01f in {3,0,2,1}: 8 images per tile) lies in one HBM channel, and its load and its store each
+  // take about as long as the image's matmuls. Each is split by rows over its half.
+  int64_t LoadEngines() const { return std::max<int64_t>(1, engines_ / 2); }
+  int64_t StoreEngines() const { return std::max<int64_t>(1, engines_ - LoadEngines()); }
+  int64_t StoreEngine0() const { return engines_ > 1 ? LoadEngines() : 0; }
+  int64_t LoadPieces() const { return std::min<int64_t>(LoadEngines(), f_.h); }
+  int64_t StorePieces() const { return std::min<int64_t>(StoreEngines(), f_.ho); }
+  // The group of images from b_reg into the image buffer at s[dst_reg]: per lane block an array
+  // [nb, image_h, Wp, L], each image zero-padded.
   void EmitImageDmas(int b_reg, int dst_reg, int sem_reg) {
     const isa::Shape view = PermutedView(c_.operands[0][0]->shape, f_.in_perm);
+    const int64_t pieces = LoadPieces();
     for (int64_t lb = 0; lb < real_lane_blocks_; ++lb) {
       const int64_t lanes = std::min(l_, f_.cin - lb * l_);
-      out_.Emit("dma hbm[{:#x}] -> vmem[{}], src={}, dst=f32[1,{},{},{}]{{3,2,1,0}}, src_start={}, dst_start={}, "
-                "size={}, sem=sem[{}], engine={}",
-                c_.operands[0][0]->address, Item(dst_reg, lb * block_bytes_), isa::ToString(view), f_.hp, f_.wp, l_,
-                List({Item(b_reg, 0), "0", "0", std::to_string(lb * l_)}),
-                List({"0", std::to_string(f_.pad_h), std::to_string(f_.pad_w), "0"}),
-                List({"1", std::to_string(f_.h), std::to_string(f_.w), std::to_string(lanes)}), Item(sem_reg, kImageSem),
-                lb % engines_);
+      for (int64_t p = 0; p < pieces; ++p) {
+        const int64_t y0 = f_.h * p / pieces, y1 = f_.h * (p + 1) / pieces;
+        out_.Emit("dma hbm[{:#x}] -> vmem[{}], src={}, dst=f32[{},{},{},{}]{{3,2,1,0}}, src_start={}, dst_start={}, "
+                  "size={}, sem=sem[{}], engine={}",
+                  c_.operands[0][0]->address, Item(dst_reg, lb * lane_block_bytes_), isa::ToString(view), nb_, image_h_,
+                  f_.wp, l_, List({Item(b_reg, 0), std::to_string(y0), "0", std::to_string(lb * l_)}),
+                  List({"0", std::to_string(f_.pad_h + y0), std::to_string(f_.pad_w), "0"}),
+                  List({std::to_string(nb_), std::to_string(y1 - y0), std::to_string(f_.w), std::to_string(lanes)}),
+                  Item(sem_reg, kImageSem), next_engine_++ % LoadEngines());
+      }
     }
   }
 
@@ -239,21 +265,22 @@ class MxuConvEmitter {
     out_.Emit("mov s{}, 0", kTemp2);
     EmitImageDmas(kB, kImg, kTemp2);
     out_.Emit("sem.wait sem[{}], 1", kWeightSem);
-    out_.Emit("sem.signal sem[{}], 1", kStageSem);
-    out_.Emit("sem.signal sem[{}], 1", kStageSem + 1);
+    out_.Emit("sem.signal sem[{}], {}", kStageSem, StorePieces());  // the stages start free
+    out_.Emit("sem.signal sem[{}], {}", kStageSem + 1, StorePieces());
   }
 
   void EmitImageLoop() {
     const std::string name = c_.instruction.name();
-    out_.Emit("mov s{}, {}", kBLeft, f_.batch);
+    out_.Emit("mov s{}, {}", kBLeft, f_.batch / nb_);
     const std::string loop = out_.NewLabel(name + ".image");
     out_.Bind(loop);
-    out_.Emit("and s{}, s{}, 1", kParity, kB);
+    out_.Emit("div s{}, s{}, {}", kParity, kB, nb_);
+    out_.Emit("and s{}, s{}, 1", kParity, kParity);
     out_.Emit("mul s{}, s{}, {:#x}", kImg, kParity, image_bytes_);
-    out_.Emit("sem.wait sem[s{} + {}], {}", kParity, kImageSem, real_lane_blocks_);
+    out_.Emit("sem.wait sem[s{} + {}], {}", kParity, kImageSem, real_lane_blocks_ * LoadPieces());
     // Prefetch the next image into the other buffer (its reader, image b - 1, is done).
     const std::string no_prefetch = out_.NewLabel(name + ".no_prefetch");
-    out_.Emit("add s{}, s{}, 1", kNext, kB);
+    out_.Emit("add s{}, s{}, {}", kNext, kB, nb_);
     out_.Emit("bge s{}, {}, {}", kNext, f_.batch, no_prefetch);
     out_.Emit("xor s{}, s{}, 1", kTemp2, kParity);
     out_.Emit("mul s{}, s{}, {:#x}", kOther, kTemp2, image_bytes_);
@@ -261,27 +288,39 @@ class MxuConvEmitter {
     out_.Bind(no_prefetch);
     out_.Emit("mul s{}, s{}, {:#x}", kStage, kParity, stage_bytes_);
     out_.Emit("add s{}, s{}, {:#x}", kStage, kStage, stage_base_[0]);
-    out_.Emit("sem.wait sem[s{} + {}], 1", kParity, kStageSem);
+    out_.Emit("sem.wait sem[s{} + {}], {}", kParity, kStageSem, StorePieces());
+    out_.Emit("mov s{}, s{}", kImgI, kImg);
+    out_.Emit("mov s{}, s{}", kStI, kStage);
+    out_.Emit("mov s{}, {}", kILeft, nb_);
+    const std::string image = out_.NewLabel(name + ".image_in_group");
+    out_.Bind(image);
     for (int64_t ob = 0; ob < cout_blocks_; ++ob) EmitChunks(ob);
+    out_.Emit("add s{}, s{}, {:#x}", kImgI, kImgI, block_bytes_);
+    out_.Emit("add s{}, s{}, {:#x}", kStI, kStI, stage_one_);
+    out_.Emit("loop s{}, {}", kILeft, image);
     out_.Emit("vpu.signal sem[{}], 1", kVpuSem);
     out_.Emit("sem.wait sem[{}], 1", kVpuSem);
     const isa::Shape oview = PermutedView(c_.results[0]->shape, f_.out_perm);
-    out_.Emit("dma vmem[s{}] -> hbm[{:#x}], src=f32[1,{},{},{}]{{3,2,1,0}}, dst={}, dst_start={}, size={}, "
-              "sem=sem[s{} + {}], engine={}",
-              kStage, c_.results[0]->address, stage_rows_, f_.wp, cout_p_, isa::ToString(oview),
-              List({Item(kB, 0), "0", "0", "0"}),
-              List({"1", std::to_string(f_.ho), std::to_string(f_.wo), std::to_string(f_.cout)}), kParity, kStageSem,
-              engines_ - 1);
-    out_.Emit("add s{}, s{}, 1", kB, kB);
+    const int64_t pieces = StorePieces();
+    for (int64_t p = 0; p < pieces; ++p) {
+      const int64_t y0 = f_.ho * p / pieces, y1 = f_.ho * (p + 1) / pieces;
+      out_.Emit("dma vmem[s{}] -> hbm[{:#x}], src=f32[{},{},{},{}]{{3,2,1,0}}, dst={}, src_start={}, dst_start={}, "
+                "size={}, sem=sem[s{} + {}], engine={}",
+                kStage, c_.results[0]->address, nb_, stage_rows_, f_.wp, cout_p_, isa::ToString(oview),
+                List({"0", std::to_string(y0), "0", "0"}), List({Item(kB, 0), std::to_string(y0), "0", "0"}),
+                List({std::to_string(nb_), std::to_string(y1 - y0), std::to_string(f_.wo), std::to_string(f_.cout)}), kParity,
+                kStageSem, StoreEngine0() + p % StoreEngines());
+    }
+    out_.Emit("add s{}, s{}, {}", kB, kB, nb_);
     out_.Emit("loop s{}, {}", kBLeft, loop);
-    out_.Emit("sem.wait sem[{}], 1", kStageSem);
-    out_.Emit("sem.wait sem[{}], 1", kStageSem + 1);
+    out_.Emit("sem.wait sem[{}], {}", kStageSem, StorePieces());
+    out_.Emit("sem.wait sem[{}], {}", kStageSem + 1, StorePieces());
   }
 
   // All chunks of output rows for output-feature block `ob`.
   void EmitChunks(int64_t ob) {
-    out_.Emit("mov s{}, s{}", kRow, kImg);  // VMEM address of the chunk's first input row
-    out_.Emit("mov s{}, s{}", kStRow, kStage);
+    out_.Emit("mov s{}, s{}", kRow, kImgI);  // VMEM address of the chunk's first input row
+    out_.Emit("mov s{}, s{}", kStRow, kStI);
     out_.Emit("mov s{}, {}", kChunkLeft, chunks_);
     const std::string loop = out_.NewLabel(c_.instruction.name() + ".chunk");
     out_.Bind(loop);
@@ -339,7 +378,7 @@ class MxuConvEmitter {
       const int64_t j = b % nc_;
       const int64_t row_tile = (tap * cin_p_ + kb * r_) / s_ + g;
       const int64_t offset = (row_tile * col_tiles + ob * nc_ + j) * s_ * l_ * 4;
-      const int reg = static_cast<int>(weight0_ + (weight_count_++ % 4));
+      const int reg = static_cast<int>(weight0_ + (weight_count_++ % kWeightRegs));
       out_.Emit("vld v{}, vmem[{:#x}]", reg, weight_base_ + offset);
       out_.Emit("mxu.wpush.f32 mxu{}, v{}", q, reg);
     }
@@ -352,8 +391,8 @@ class MxuConvEmitter {
     const int64_t shift = (tap / f_.kw) * f_.dil_h * f_.wp + (tap % f_.kw) * f_.dil_w;
     for (int64_t b = 0; b < nk_; ++b) {
       const int64_t lb = kb * nk_ + b;
-      const int reg = static_cast<int>(lhs0_ + (lhs_count_++ % 4));
-      out_.Emit("vld v{}, vmem[s{} + {:#x}]", reg, kRow, lb * block_bytes_ + (g * s_ + shift) * l_ * 4);
+      const int reg = static_cast<int>(lhs0_ + (lhs_count_++ % kLhsRegs));
+      out_.Emit("vld v{}, vmem[s{} + {:#x}]", reg, kRow, lb * lane_block_bytes_ + (g * s_ + shift) * l_ * 4);
       out_.Emit("mxu.push.f32 mxu{}, v{}", q, reg);
     }
   }
@@ -363,12 +402,14 @@ class MxuConvEmitter {
   ConvForm f_;
   int64_t s_ = 8, l_ = 128, r_ = 128, cc_ = 128, q_ = 1, nk_ = 1, nc_ = 1;
   int64_t k_blocks_ = 1, lane_blocks_ = 1, real_lane_blocks_ = 1, cin_p_ = 0, cout_blocks_ = 1, cout_p_ = 0;
-  int64_t groups_ = 1, chunk_rows_ = 8, chunks_ = 1, max_shift_ = 0, image_rows_ = 0;
+  int64_t groups_ = 1, chunk_rows_ = 8, chunks_ = 1, max_shift_ = 0, image_h_ = 0, nb_ = 1;
+  int64_t lane_block_bytes_ = 0, stage_one_ = 0;
   int64_t block_bytes_ = 0, image_bytes_ = 0, weight_bytes_ = 0, stage_rows_ = 0, stage_bytes_ = 0;
   uint64_t image_base_[2] = {0, 0}, weight_base_ = 0, stage_base_[2] = {0, 0}, vmem_bytes_ = 0;
   int acc0_ = 0, lhs0_ = 0, weight0_ = 0, zero_reg_ = 31;
   int64_t engines_ = 1, taps_ = 1, steps_ = 1;
   int64_t weight_count_ = 0, lhs_count_ = 0;
+  uint64_t next_engine_ = 0;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -412,7 +453,8 @@ class DepthwiseEmitter {
     bf16_ = type == isa::ElementType::kBF16;
     type_ = bf16_ ? "bf16" : "f32";
     taps_ = f_.kh * f_.kw;
-    if (taps_ + 4 > static_cast<int64_t>(t.vector_registers())) Refuse("its window has more taps than vector registers");
+    if (taps_ + 2 > static_cast<int64_t>(t.vector_registers())) Refuse("its window has more taps than vector registers");
+    copies_ = std::max<int64_t>(1, std::min<int64_t>(8, (static_cast<int64_t>(t.vector_registers()) - taps_) / 2));
     if (t.semaphores() < 5) Refuse("the depthwise kernel needs 5 semaphores");
     tile_bytes_ = s_ * l_ * (bf16_ ? 2 : 4);
     tiles_ = CeilDiv(f_.ho, s_) * CeilDiv(f_.wo, l_);
@@ -533,13 +575,18 @@ class DepthwiseEmitter {
     const std::string chan = out_.NewLabel(name + ".channel");
     out_.Bind(chan);
     EmitWeightBroadcasts();
-    out_.Emit("mov s{}, {}", kTileLeft, tiles_);
-    const std::string tile = out_.NewLabel(name + ".tile");
-    out_.Bind(tile);
-    EmitTile();
-    out_.Emit("add s{}, s{}, {:#x}", kTile, kTile, tile_bytes_);
-    out_.Emit("add s{}, s{}, {:#x}", kSt, kSt, tile_bytes_);
-    out_.Emit("loop s{}, {}", kTileLeft, tile);
+    // The channel's tiles, `copies_` at a time interleaved (the in-order VPU overlaps one tile's
+    // latencies with the others' work), then the remainder.
+    if (tiles_ / copies_ > 1) {
+      out_.Emit("mov s{}, {}", kTileLeft, tiles_ / copies_);
+      const std::string tile = out_.NewLabel(name + ".tile");
+      out_.Bind(tile);
+      EmitTiles(copies_);
+      out_.Emit("loop s{}, {}", kTileLeft, tile);
+    } else if (tiles_ / copies_ == 1) {
+      EmitTiles(copies_);
+    }
+    if (tiles_ % copies_ != 0) EmitTiles(tiles_ % copies_);
     out_.Emit("add s{}, s{}, 1", kChan, kChan);
     out_.Emit("loop s{}, {}", kChanLeft, chan);
     out_.Emit("vpu.signal sem[{}], 1", kVpuSem);
@@ -590,25 +637,37 @@ class DepthwiseEmitter {
     }
   }
 
-  // One output tile at VMEM offset kTile (within the chunk) from the taps' copies.
-  void EmitTile() {
-    const int acc = static_cast<int>(taps_);
-    const int x = acc + 1;
+  // `copies` output tiles at VMEM offsets kTile.. (copies) and kSt.. (stage), interleaved step by
+  // step: acc_c = sum over taps k of X_k tile * w_k, in tap order.
+  void EmitTiles(int64_t copies) {
+    const auto acc = [&](int64_t c) { return static_cast<int>(taps_ + 2 * c); };
+    const auto x = [&](int64_t c) { return static_cast<int>(taps_ + 2 * c + 1); };
     const std::string sub = bf16_ ? ", sublanes=0xf" : "";
     for (int64_t k = 0; k < taps_; ++k) {
-      const int dst = k == 0 ? acc : x;
-      out_.Emit("vld v{}, vmem[s{} + {:#x}]{}", dst, kTile, k * array_bytes_, sub);
-      if (bf16_) out_.Emit("vunpack.lo.bf16 v{}, v{}", dst, dst);
-      out_.Emit("vmul.f32 v{}, v{}, v{}", dst, dst, k);
-      if (k > 0) out_.Emit("vadd.f32 v{}, v{}, v{}", acc, acc, x);
+      const auto dst = [&](int64_t c) { return k == 0 ? acc(c) : x(c); };
+      for (int64_t c = 0; c < copies; ++c) {
+        out_.Emit("vld v{}, vmem[s{} + {:#x}]{}", dst(c), kTile, k * array_bytes_ + c * tile_bytes_, sub);
+      }
+      if (bf16_) {
+        for (int64_t c = 0; c < copies; ++c) out_.Emit("vunpack.lo.bf16 v{}, v{}", dst(c), dst(c));
+      }
+      for (int64_t c = 0; c < copies; ++c) out_.Emit("vmul.f32 v{}, v{}, v{}", dst(c), dst(c), k);
+      if (k > 0) {
+        for (int64_t c = 0; c < copies; ++c) out_.Emit("vadd.f32 v{}, v{}, v{}", acc(c), acc(c), x(c));
+      }
     }
-    if (bf16_) {
-      out_.Emit("vpack.bf16 v{}, v{}, v{}", x, acc, acc);
-      out_.Emit("vst v{}, vmem[s{}], sublanes=0xf", x, kSt);
-    } else {
-      out_.Emit("vst v{}, vmem[s{}]", acc, kSt);
+    for (int64_t c = 0; c < copies; ++c) {
+      if (bf16_) {
+        out_.Emit("vpack.bf16 v{}, v{}, v{}", x(c), acc(c), acc(c));
+        out_.Emit("vst v{}, vmem[s{} + {:#x}], sublanes=0xf", x(c), kSt, c * tile_bytes_);
+      } else {
+        out_.Emit("vst v{}, vmem[s{} + {:#x}]", acc(c), kSt, c * tile_bytes_);
+      }
     }
+    out_.Emit("add s{}, s{}, {:#x}", kTile, kTile, copies * tile_bytes_);
+    out_.Emit("add s{}, s{}, {:#x}", kSt, kSt, copies * tile_bytes_);
   }
+
 
   KernelContext& c_;
   AsmBuilder& out_;
@@ -622,6 +681,7 @@ class DepthwiseEmitter {
   int64_t weight_bytes_ = 0, chunks_per_image_ = 1, engines_ = 1;
   int loads_ = 0;
   bool flat_out_ = false;
+  int64_t copies_ = 1;  // output tiles computed together
 };
 
 }  // namespace

@@ -151,6 +151,11 @@ TEST_CASE("convolution: f32 b01f_01oi->b01f with layout {3,0,2,1} and two K bloc
            "b01f_01oi->b01f", "{3,0,2,1}", "{3,0,2,1}"});
 }
 
+TEST_CASE("convolution: f32 on the 256x256 MXUs of tpu_v6e (two lane blocks per K block and per column block)", "[conv]") {
+  RunCase({"mxu_v6e", "tpu_v6e", "f32", 2, 4, 6, 300, 260, 2, 3, 0, 1, 1, 1, 1, 1, false, kB01f, k01io, kB01f,
+           "b01f_01io->b01f", "", ""});
+}
+
 TEST_CASE("convolution: depthwise bf16 bf01_oi01 on the VPU on tiny and tpu_v4", "[conv]") {
   RunCase({"depthwise_bf16", "tiny", "bf16", 2, 10, 12, 5, 5, 3, 3, 1, 1, 1, 1, 1, 1, true, kBf01, kOi01, kBf01,
            "bf01_oi01->bf01", "", ""});
@@ -166,6 +171,14 @@ TEST_CASE("convolution: strides and grouped convolutions are refused with the op
   const Result run = RunTpusim("run " + (dir / "m.hlo").string() + " --config tpu_v4");
   CHECK(run.exit_code == 1);
   CHECK_THAT(run.output, Catch::Contains("cannot lower convolution f32[1,3,3,4]") && Catch::Contains("window strides"));
+  // tiny's 16x16 MXU is narrower than its 128-lane vregs: the MXU path is refused there.
+  WriteText(dir / "tiny.hlo",
+            "HloModule m\n\nENTRY main {\n  a = f32[1,8,8,4] parameter(0)\n  k = f32[3,3,4,4] parameter(1)\n"
+            "  ROOT c = f32[1,6,6,4] convolution(a, k), window={size=3x3}, dim_labels=b01f_01io->b01f\n}\n");
+  const Result tiny = RunTpusim("run " + (dir / "tiny.hlo").string() + " --config tiny");
+  CHECK(tiny.exit_code == 1);
+  CHECK_THAT(tiny.output, Catch::Contains("instruction 'c': cannot lower convolution") &&
+                              Catch::Contains("MXU shape 16x16 is not a multiple of the 128-lane vregs"));
 }
 
 TEST_CASE("convolution: the isolated_convolution and depthwise workloads pass --check on tpu_v4", "[conv][workload]") {

@@ -231,6 +231,16 @@ TEST_CASE("dot kernel: f32 x f32 on the MXUs, ragged, transposed and batched, on
   RunCase({"f32_v4", "tpu_v4", 0, 300, 600, 150, false, false, false, true});
 }
 
+TEST_CASE("dot kernel: the fully_connected_reference_model workload (f32 dot) passes --check on tiny and tpu_v4", "[dot][workload]") {
+  for (const char* preset : {"tiny", "tpu_v4"}) {
+    INFO(preset);
+    const Result run = RunTpusim(std::string("run ") + TPUSIM_SHARED_DIR +
+                                 "/workloads/xla/fully_connected_reference_model.hlo --config " + preset + " --check");
+    INFO(run.output);
+    CHECK(run.exit_code == 0);
+  }
+}
+
 TEST_CASE("dot kernel: refuses s32 operands and multi-dim contractions with the op named", "[dot]") {
   const fs::path dir = TempDir("refuse");
   WriteText(dir / "s32.hlo",

@@ -180,3 +180,12 @@ TEST_CASE("narrow types: shifts of s8 are refused with the op named", "[narrow]"
   CHECK(run.exit_code == 1);
   CHECK_THAT(run.output, Catch::Contains("shift-right-logical 's'") && Catch::Contains("on s8"));
 }
+
+TEST_CASE("narrow types: the dot_bf16_0 and dot_bf16_1 workloads (s8 -> bf16 -> dot) pass --check on tpu_v4", "[narrow][workload]") {
+  for (const char* name : {"dot_bf16_0.hlo", "dot_bf16_1.hlo"}) {
+    INFO(name);
+    const Result run = RunTpusim(std::string("run ") + TPUSIM_SHARED_DIR + "/workloads/xla/" + name + " --config tpu_v4 --check");
+    INFO(run.output);
+    CHECK(run.exit_code == 0);
+  }
+}
