@@ -64,6 +64,19 @@ CheckBound ReduceBound(const hlo::Instruction& reduce) {
 
 }  // namespace
 
+// Convolutions (docs/compiler.md, "Convolution") are dots of depth K = window taps x input
+// features per group: the MXU kernel sums each tap's K block on an MXU and adds the blocks with
+// mxu.pop.acc, the evaluator sums tap by tap, feature by feature; the products are the same (f32
+// products rounded once in both), so the dot bound below holds with that K. (The depthwise VPU
+// kernel adds in the evaluator's order and is bit-exact; the bound covers it.)
+static int64_t ConvolutionDepth(const hlo::Instruction& conv) {
+  const auto& dn = conv.GetConvolutionDimensionNumbers();
+  const isa::Shape& kernel = conv.operand(1)->shape();
+  int64_t k = kernel.dims.at(dn.kernel_input_feature_dimension);
+  for (int64_t d : dn.kernel_spatial_dimensions) k *= kernel.dims.at(d);
+  return k;
+}
+
 // Dots. The evaluator adds the K products of an output in increasing k into one f32 sum; the dot
 // kernel (docs/compiler.md, "Dot") adds each K block of R (the MXU's depth) in increasing k on
 // an MXU, then adds the blocks' sums in increasing block order (mxu.pop.acc). The products are
@@ -79,11 +92,16 @@ CheckBound DotBound(const hlo::Module& module) {
   int64_t worst_k = 0;
   for (const auto& computation : module.computations()) {
     for (const auto& instruction : computation->instructions()) {
-      if (instruction->opcode() != hlo::Opcode::kDot) continue;
-      const auto* contracting = instruction->Find<std::vector<int64_t>>("lhs_contracting_dims");
       int64_t k = 1;
-      if (contracting) {
-        for (int64_t d : *contracting) k *= instruction->operand(0)->shape().dims.at(d);
+      if (instruction->opcode() == hlo::Opcode::kDot) {
+        const auto* contracting = instruction->Find<std::vector<int64_t>>("lhs_contracting_dims");
+        if (contracting) {
+          for (int64_t d : *contracting) k *= instruction->operand(0)->shape().dims.at(d);
+        }
+      } else if (instruction->opcode() == hlo::Opcode::kConvolution) {
+        k = ConvolutionDepth(*instruction);
+      } else {
+        continue;
       }
       const bool f32 = instruction->shape().element_type == isa::ElementType::kF32;
       const uint64_t ulps = f32 ? static_cast<uint64_t>(2 * k) : static_cast<uint64_t>(1 + (2 * k + 65535) / 65536);
@@ -94,8 +112,8 @@ CheckBound DotBound(const hlo::Module& module) {
   if (worst_k == 0) return bound;
   bound.max_abs = 2.0 * static_cast<double>(worst_k) * static_cast<double>(worst_k) * 0x1.0p-24;
   bound.reason = fmt::format(
-      "dot with K = {} sums its products in MXU blocks, not in XLA's order: {} ulps, or an absolute {} for "
-      "inputs within [-1, 1] (docs/compiler.md, Dot)",
+      "dot or convolution with K = {} sums its products in MXU blocks, not in XLA's order: {} ulps, or an "
+      "absolute {} for inputs within [-1, 1] (docs/compiler.md, Dot and Convolution)",
       worst_k, bound.max_ulps, bound.max_abs);
   return bound;
 }

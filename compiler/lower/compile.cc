@@ -12,6 +12,7 @@
 #include "compiler/lower/control_flow.h"
 #include "compiler/lower/cost.h"
 #include "compiler/lower/data_movement_kernel.h"
+#include "compiler/lower/conv_kernel.h"
 #include "compiler/lower/dot_kernel.h"
 #include "compiler/lower/elementwise_expr.h"
 #include "compiler/lower/elementwise_kernel.h"
@@ -69,6 +70,9 @@ void EmitKernel(KernelContext& context) {
       return;
     case Opcode::kGather:
       EmitGatherKernel(context);
+      return;
+    case Opcode::kConvolution:
+      EmitConvolutionKernel(context);
       return;
     default:
       break;

@@ -39,6 +39,20 @@ double DotFlops(const hlo::Instruction& dot) {
   return 2.0 * static_cast<double>(result) * static_cast<double>(contracted);
 }
 
+// 2 x (output elements) x (kernel elements per output feature): each output element is a sum
+// over the kernel's window and the input features of its group (XLA's HloCostAnalysis, ignoring
+// the taps that fall on padding, as it does).
+double ConvolutionFlops(const hlo::Instruction& convolution) {
+  const hlo::ConvolutionDimensionNumbers& dims = convolution.GetConvolutionDimensionNumbers();
+  const isa::Shape& kernel = convolution.operand(1)->shape();
+  double output = 1;
+  for (int64_t d : convolution.shape().dims) output *= static_cast<double>(d);
+  double kernel_elements = 1;
+  for (int64_t d : kernel.dims) kernel_elements *= static_cast<double>(d);
+  const double output_features = static_cast<double>(kernel.dims.at(dims.kernel_output_feature_dimension));
+  return 2.0 * output * kernel_elements / output_features;
+}
+
 }  // namespace
 
 uint64_t LogicalBytes(const isa::Shape& shape) {
@@ -66,6 +80,7 @@ KernelCost CostOf(const hlo::Instruction& instruction) {
           cost.flops += DotFlops(*inner);
           has_dot = true;
         } else if (inner->opcode() == Opcode::kConvolution) {
+          cost.flops += ConvolutionFlops(*inner);
           has_dot = true;
         } else {
           cost.flops += ElementwiseFlops(*inner);
@@ -76,7 +91,7 @@ KernelCost CostOf(const hlo::Instruction& instruction) {
     }
     case Opcode::kDot:
     case Opcode::kConvolution:
-      cost.flops = instruction.opcode() == Opcode::kDot ? DotFlops(instruction) : 0;
+      cost.flops = instruction.opcode() == Opcode::kDot ? DotFlops(instruction) : ConvolutionFlops(instruction);
       cost.category = "convolution";
       break;
     case Opcode::kCopy:

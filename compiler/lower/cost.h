@@ -1,7 +1,8 @@
 // What the XLA profiler shows of an op: its category, FLOPs and bytes accessed, counted as XLA's
 // HloCostAnalysis counts them: an element-wise op costs one FLOP per output element (a fusion:
 // the sum over its operations; transcendental ops and data movement count none), a dot
-// 2 x M x N x K; bytes accessed are the operands' and results' logical sizes.
+// 2 x M x N x K, a convolution 2 x output elements x window x input features per group; bytes
+// accessed are the operands' and results' logical sizes.
 #pragma once
 
 #include <cstdint>

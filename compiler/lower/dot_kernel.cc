@@ -90,21 +90,27 @@ class DotEmitter {
     const isa::Shape& lhs = c_.operands.at(0).at(0)->shape;
     const isa::Shape& rhs = c_.operands.at(1).at(0)->shape;
     const isa::Shape& result = c_.results.at(0)->shape;
-    if (lhs.element_type != isa::ElementType::kBF16 || rhs.element_type != isa::ElementType::kBF16) {
-      Refuse("only bf16 x bf16 dots are lowered (operands are " + std::string(isa::ElementTypeName(lhs.element_type)) +
-             " and " + std::string(isa::ElementTypeName(rhs.element_type)) + ")");
+    const bool both_bf16 = lhs.element_type == isa::ElementType::kBF16 && rhs.element_type == isa::ElementType::kBF16;
+    in_f32_ = lhs.element_type == isa::ElementType::kF32 && rhs.element_type == isa::ElementType::kF32;
+    if (!both_bf16 && !in_f32_) {
+      Refuse("only bf16 x bf16 and f32 x f32 dots are lowered (operands are " +
+             std::string(isa::ElementTypeName(lhs.element_type)) + " and " +
+             std::string(isa::ElementTypeName(rhs.element_type)) + ")");
     }
     if (result.element_type != isa::ElementType::kF32 && result.element_type != isa::ElementType::kBF16) {
       Refuse("the result must be f32 or bf16");
     }
     out_bf16_ = result.element_type == isa::ElementType::kBF16;
+    if (in_f32_ && out_bf16_) Refuse("f32 x f32 dots with a bf16 result are not lowered yet");
+    in_type_ = in_f32_ ? "f32" : "bf16";
     std::string why;
     const auto form = CanonicalDot(dot, &why);
     if (!form) Refuse(why);
     form_ = *form;
     if (static_cast<int64_t>(form_.batch_dims.size()) > kMaxBatchDims) Refuse("more than 4 batch dims");
-    if (target.semaphores() < 5) Refuse("the dot kernel needs 5 semaphores");
-    const auto tiling = PlanMxuTiling(form_, target, c_.options.vmem_capacity_bytes, out_bf16_ ? 2 : 4, &why);
+    if (target.semaphores() < 6) Refuse("the dot kernel needs 6 semaphores");
+    const auto tiling =
+        PlanMxuTiling(form_, target, c_.options.vmem_capacity_bytes, in_f32_ ? 4 : 2, out_bf16_ ? 2 : 4, &why);
     if (!tiling) Refuse(why);
     t_ = *tiling;
     rank_ = static_cast<int64_t>(form_.batch_dims.size()) + 2;
@@ -128,8 +134,11 @@ class DotEmitter {
     stage_base_ = weight_base_[1] + t_.weight_panel_bytes;
     const std::string ones = Ones(rank_ - 2);
     const std::string mtm = MinorToMajor();
-    lhs_panel_ = fmt::format("bf16[{}{},{}]{{{}:T({},{})(2,1)}}", ones, t_.chunk_rows, lhs_cols_, mtm, 2 * s_, l_);
-    weight_panel_ = fmt::format("bf16[{}{},{}]{{{}:T({},{})(2,1)}}", ones, weight_rows_, width_, mtm, 2 * s_, l_);
+    // Panels are tiled so that one tile is one vreg: packed T(2S,L)(2,1) for bf16, T(S,L) for f32.
+    const std::string panel_tiling =
+        in_f32_ ? fmt::format("T({},{})", s_, l_) : fmt::format("T({},{})(2,1)", 2 * s_, l_);
+    lhs_panel_ = fmt::format("{}[{}{},{}]{{{}:{}}}", in_type_, ones, t_.chunk_rows, lhs_cols_, mtm, panel_tiling);
+    weight_panel_ = fmt::format("{}[{}{},{}]{{{}:{}}}", in_type_, ones, weight_rows_, width_, mtm, panel_tiling);
     stage_ = out_bf16_ ? fmt::format("bf16[{}{},{}]{{{}:T({},{})(2,1)}}", ones, t_.chunk_rows, width_, mtm, 2 * s_, l_)
                        : fmt::format("f32[{}{},{}]{{{}:T({},{})}}", ones, t_.chunk_rows, width_, mtm, s_, l_);
 
@@ -400,7 +409,7 @@ class DotEmitter {
     const int64_t row_tile = kb * (r_ / t_.rows_per_vreg) + g;
     const int64_t offset = (row_tile * (t_.mxus * t_.nc) + q * t_.nc + j) * s_ * l_ * 4;
     out_.Emit("vld v{}, vmem[s{} + {:#x}]", reg, kWeights, offset);
-    out_.Emit("mxu.wpush.bf16 mxu{}, v{}", q, reg);
+    out_.Emit("mxu.wpush.{} mxu{}, v{}", in_type_, q, reg);
   }
 
   // Row group i of K block kb: each lhs vreg loaded once and pushed to every MXU, its rows added
@@ -412,7 +421,7 @@ class DotEmitter {
       const int64_t offset = (i * tile_cols + kb * t_.nk + b) * s_ * l_ * 4;
       out_.Emit("vld v{}, vmem[s{} + {:#x}]", reg, kLhs, offset);
       for (int64_t q = 0; q < t_.mxus; ++q) {
-        out_.Emit("mxu.push.acc.bf16 mxu{}, v{}, {}", q, reg, i * t_.rows_per_vreg);
+        out_.Emit("mxu.push.acc.{} mxu{}, v{}, {}", in_type_, q, reg, i * t_.rows_per_vreg);
       }
     }
   }
@@ -526,6 +535,8 @@ class DotEmitter {
   AsmBuilder& out_;
   int64_t s_ = 8, l_ = 128, r_ = 128, c_cols_ = 128;
   bool out_bf16_ = false;
+  bool in_f32_ = false;           // f32 x f32 (mxu.*.f32, the config's f32_passes per row)
+  std::string in_type_ = "bf16";
   DotForm form_;
   MxuTiling t_;
   int64_t rank_ = 2;

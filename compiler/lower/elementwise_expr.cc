@@ -14,7 +14,8 @@ using hlo::Opcode;
 
 bool IsSupportedType(isa::ElementType type) {
   return type == isa::ElementType::kF32 || type == isa::ElementType::kBF16 || type == isa::ElementType::kS32 ||
-         type == isa::ElementType::kU32 || type == isa::ElementType::kPred;
+         type == isa::ElementType::kU32 || type == isa::ElementType::kS8 || type == isa::ElementType::kU8 ||
+         type == isa::ElementType::kPred;
 }
 
 class Builder {
@@ -43,7 +44,7 @@ class Builder {
   void CheckType(const hlo::Instruction& x) {
     if (x.shape().is_tuple || !IsSupportedType(x.shape().element_type)) {
       CannotLower(kernel_, "'" + x.name() + "' has type " + isa::ToString(x.shape()) +
-                               "; element-wise kernels hold f32, bf16, s32, u32 and pred");
+                               "; element-wise kernels hold f32, bf16, s32, u32, s8, u8 and pred");
     }
   }
 
@@ -65,6 +66,9 @@ class Builder {
       }
       if (type == isa::ElementType::kPred) {
         CannotLower(kernel_, "pred operand '" + x->name() + "' in memory (pred arrays are not lowered yet)");
+      }
+      if (Is8Bit(type) && node.kind == ExprNode::Kind::kScalar) {
+        CannotLower(kernel_, "8-bit scalar operand '" + x->name() + "' (not lowered yet)");
       }
       return Add(node);
     }
@@ -110,6 +114,12 @@ class Builder {
       CannotLower(kernel_, std::string(hlo::OpcodeName(x->opcode())) + " '" + x->name() +
                                "' is not an element-wise operation the VPU kernels lower");
     }
+    if (Is8Bit(type) && (x->opcode() == Opcode::kShiftLeft || x->opcode() == Opcode::kShiftRightArithmetic ||
+                         x->opcode() == Opcode::kShiftRightLogical)) {
+      // Values are held widened to 32 bits; 8-bit shift semantics would need their own code.
+      CannotLower(kernel_, std::string(hlo::OpcodeName(x->opcode())) + " '" + x->name() + "' on " +
+                               std::string(isa::ElementTypeName(type)) + " (not lowered yet)");
+    }
     if (x->opcode() == Opcode::kCompare) {
       if (x->HasAttribute("type") && x->GetIdentifier("type") == "TOTALORDER") {
         CannotLower(kernel_, "compare '" + x->name() + "' with type=TOTALORDER (not lowered yet)");
@@ -139,6 +149,8 @@ class Builder {
 
 }  // namespace
 
+bool Is8Bit(isa::ElementType type) { return type == isa::ElementType::kS8 || type == isa::ElementType::kU8; }
+
 Domain DomainOf(isa::ElementType type) {
   switch (type) {
     case isa::ElementType::kF32:
@@ -146,6 +158,8 @@ Domain DomainOf(isa::ElementType type) {
       return Domain::kFloat;
     case isa::ElementType::kS32:
     case isa::ElementType::kU32:
+    case isa::ElementType::kS8:
+    case isa::ElementType::kU8:
       return Domain::kInt;
     case isa::ElementType::kPred:
       return Domain::kPred;

@@ -17,8 +17,11 @@
 namespace tpusim::compiler {
 
 // How a value is held in a vector register: f32 words (f32, and bf16 rounded to bf16), 32-bit
-// integers (s32, u32), or a mask register (pred).
+// integers (s32, u32; s8 sign-extended and u8 zero-extended to 32 bits, so every 32-bit compare,
+// min, max and convert to f32 is exact on them), or a mask register (pred).
 enum class Domain { kFloat, kInt, kPred };
+
+bool Is8Bit(isa::ElementType type);  // s8 or u8
 
 struct ExprNode {
   enum class Kind { kLoad, kScalar, kConstant, kOp };

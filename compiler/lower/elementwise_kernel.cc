@@ -26,6 +26,7 @@ constexpr uint32_t kSmemSem = 7;
 // Scalar registers: tile offsets within a block for 4-byte and 2-byte arrays, loop counters, temp.
 constexpr int kOffset32 = 26;
 constexpr int kOffset16 = 27;
+constexpr int kOffset8 = 25;
 constexpr int kTileCounter = 28;
 constexpr int kStripCounter = 29;
 constexpr int kScalarTemp = 5;
@@ -114,7 +115,11 @@ class Emitter {
       widest_strip = std::max(widest_strip, bytes);
     }
     const uint64_t streams = AllStreams().size();
-    const uint64_t budget = c_.options.vmem_capacity_bytes - streams * kBuffers * 4096;  // alignment slack
+    for (const Stream& s : outputs_) {
+      if (s.geometry.element_bits == 8) pack_scratch_bytes_ = 8 * sublanes_ * lanes_ * 4;  // one tile per copy
+    }
+    const uint64_t budget =
+        c_.options.vmem_capacity_bytes - streams * kBuffers * 4096 - pack_scratch_bytes_;  // alignment slack
     int64_t strips = static_cast<int64_t>(std::min(budget / (kBuffers * strip_bytes), kMaxBlockBytesPerArray / widest_strip));
     if (strips < 1) {
       if (kBuffers * (strip_bytes + streams * 4096) > c_.options.vmem_capacity_bytes) {
@@ -132,6 +137,8 @@ class Emitter {
         cursor += bytes;
       }
     }
+    pack_scratch_ = cursor;
+    cursor += pack_scratch_bytes_;
     if (cursor > c_.options.vmem_capacity_bytes) CannotLower(c_.instruction, "its blocks do not fit in VMEM");
     PlanRegisters();
   }
@@ -164,6 +171,13 @@ class Emitter {
     }
     zero_reg_ = next_pinned--;
     one_reg_ = next_pinned--;
+    for (const ExprNode& node : expr_.nodes) uses_8bit_ = uses_8bit_ || Is8Bit(node.type);
+    if (uses_8bit_) {
+      c24_reg_ = next_pinned--;
+      c255_reg_ = next_pinned--;
+      load_shift_reg_ = next_pinned--;
+      store_shift_reg_ = next_pinned--;
+    }
     first_pinned_ = next_pinned + 1;
     if (first_pinned_ < 8) CannotLower(c_.instruction, "too many scalars and constants for the vector registers");
   }
@@ -206,6 +220,18 @@ class Emitter {
           (DomainOf(node.type) == Domain::kPred || DomainOf(expr_.nodes[node.inputs[0]].type) == Domain::kPred)) {
         converts_pred = true;
       }
+    }
+    if (uses_8bit_) {
+      // Row s of an 8-bit tile is byte s%4 of its word: shifting left by 24 - 8*(s%4) and back by
+      // 24 extracts it; packing shifts it left by 8*(s%4).
+      out_->Emit("vbcast v{}, 24", c24_reg_);
+      out_->Emit("vbcast v{}, 0xff", c255_reg_);
+      out_->Emit("vsublaneid v{}", store_shift_reg_);
+      out_->Emit("vbcast v{}, 3", load_shift_reg_);
+      out_->Emit("vand v{}, v{}, v{}", store_shift_reg_, store_shift_reg_, load_shift_reg_);
+      out_->Emit("vbcast v{}, 8", load_shift_reg_);
+      out_->Emit("vmul.s32 v{}, v{}, v{}", store_shift_reg_, store_shift_reg_, load_shift_reg_);
+      out_->Emit("vsub.s32 v{}, v{}, v{}", load_shift_reg_, c24_reg_, store_shift_reg_);
     }
     if (masked_ || converts_pred) out_->Emit("vbcast v{}, 0", zero_reg_);
     if (converts_pred) out_->Emit("vbcast v{}, 0x3f800000", one_reg_);  // 1.0f
@@ -312,6 +338,7 @@ class Emitter {
     buffer_ = buffer;
     out_->Emit("mov s{}, 0", kOffset32);
     out_->Emit("mov s{}, 0", kOffset16);
+    out_->Emit("mov s{}, 0", kOffset8);
     const int64_t first = block * block_strips_;
     const int64_t last = std::min(grid_.strips, first + block_strips_);
     const bool lane_masked = masked_ && grid_.partial_lanes != 0;
@@ -348,9 +375,13 @@ class Emitter {
 
   // ---- one tile ----
   std::string Address(const Stream& s) const {
-    const int reg = s.geometry.element_bits == 32 ? kOffset32 : kOffset16;
-    const int64_t tile = s.geometry.element_bits == 32 ? sublanes_ * lanes_ * 4 : sublanes_ * lanes_ * 2;
-    return fmt::format("vmem[s{} + {:#x}]", reg, s.vmem[buffer_] + copy_ * tile);
+    return AddressAt(s, 0);
+  }
+  std::string AddressAt(const Stream& s, int64_t byte_offset) const {
+    const int bits = s.geometry.element_bits;
+    const int reg = bits == 32 ? kOffset32 : bits == 16 ? kOffset16 : kOffset8;
+    const int64_t tile = sublanes_ * lanes_ * bits / 8;
+    return fmt::format("vmem[s{} + {:#x}]", reg, s.vmem[buffer_] + copy_ * tile + byte_offset);
   }
 
   int AllocVreg() {
@@ -394,7 +425,11 @@ class Emitter {
         } else if (node.kind == ExprNode::Kind::kLoad) {
           const Stream& s = inputs_[loads_.at(node.operand)];
           const int r = AllocVreg();
-          out_->Emit("vld v{}, {}{}", r, Address(s), s.geometry.element_bits == 32 ? "" : ", sublanes=0xf");
+          if (s.geometry.element_bits == 8) {
+            EmitLoad8(s, r);
+          } else {
+            out_->Emit("vld v{}, {}{}", r, Address(s), s.geometry.element_bits == 32 ? "" : ", sublanes=0xf");
+          }
           Regs()[n] = r;
         } else {
           EmitOp(n);
@@ -405,19 +440,27 @@ class Emitter {
       }
       // A bf16 load is unpacked once every copy's load has issued: the in-order VPU then waits
       // for the first load's latency once, not once per tile.
-      if (node.kind == ExprNode::Kind::kLoad && inputs_[loads_.at(node.operand)].geometry.element_bits != 32) {
+      if (node.kind == ExprNode::Kind::kLoad && inputs_[loads_.at(node.operand)].geometry.element_bits == 16) {
         for (copy_ = 0; copy_ < copies; ++copy_) out_->Emit("vunpack.lo.bf16 v{}, v{}", Regs()[n], Regs()[n]);
+      }
+      if (node.kind == ExprNode::Kind::kLoad && inputs_[loads_.at(node.operand)].geometry.element_bits == 8) {
+        for (copy_ = 0; copy_ < copies; ++copy_) {
+          out_->Emit("vshl v{}, v{}, v{}", Regs()[n], Regs()[n], load_shift_reg_);
+          out_->Emit("{} v{}, v{}, v{}", node.type == isa::ElementType::kS8 ? "vsra" : "vshr", Regs()[n], Regs()[n],
+                     c24_reg_);
+        }
       }
     }
     // Results: mask the padding, pack bf16, store; each step for every copy before the next.
     for (std::size_t o = 0; o < outputs_.size(); ++o) {
       const Stream& s = outputs_[o];
-      const bool packed = s.geometry.element_bits != 32;
+      const bool packed = s.geometry.element_bits == 16;
+      const bool packed8 = s.geometry.element_bits == 8;
       std::vector<int> values(copies);
       std::vector<int> temps(copies, -1);
       for (copy_ = 0; copy_ < copies; ++copy_) {
         values[copy_] = Regs()[expr_.outputs[o]];
-        if (variant != kNone || packed) temps[copy_] = AllocVreg();
+        if (variant != kNone || packed || packed8) temps[copy_] = AllocVreg();
         if (variant != kNone) {
           const int mask = variant == kRow ? kRowMask : variant == kLane ? kLaneMask : kBothMask;
           out_->Emit("vsel v{}, m{}, v{}, v{}", temps[copy_], mask, values[copy_], zero_reg_);
@@ -430,8 +473,14 @@ class Emitter {
           values[copy_] = temps[copy_];
         }
       }
+      if (packed8) {
+        EmitStore8(s, values, temps);
+      } else {
+        for (copy_ = 0; copy_ < copies; ++copy_) {
+          out_->Emit("vst v{}, {}{}", values[copy_], Address(s), packed ? ", sublanes=0xf" : "");
+        }
+      }
       for (copy_ = 0; copy_ < copies; ++copy_) {
-        out_->Emit("vst v{}, {}{}", values[copy_], Address(s), packed ? ", sublanes=0xf" : "");
         if (temps[copy_] >= 0) vreg_used_[temps[copy_]] = false;
       }
     }
@@ -441,12 +490,52 @@ class Emitter {
     copy_ = 0;
     bool any32 = false;
     bool any16 = false;
+    bool any8 = false;
     for (Stream* s : AllStreams()) {
       if (s->buffer->shape.rank() == 0) continue;
-      (s->geometry.element_bits == 32 ? any32 : any16) = true;
+      (s->geometry.element_bits == 32 ? any32 : s->geometry.element_bits == 16 ? any16 : any8) = true;
     }
     if (any32) out_->Emit("add s{}, s{}, {:#x}", kOffset32, kOffset32, copies * sublanes_ * lanes_ * 4);
     if (any16) out_->Emit("add s{}, s{}, {:#x}", kOffset16, kOffset16, copies * sublanes_ * lanes_ * 2);
+    if (any8) out_->Emit("add s{}, s{}, {:#x}", kOffset8, kOffset8, copies * sublanes_ * lanes_);
+  }
+
+  // An 8-bit tile into `r` as 32-bit words, row s still in byte s%4 (the caller shifts it out):
+  // sublanes 4w..4w+3 all read word row w (stride 0), one load per word row, OR-ed together.
+  void EmitLoad8(const Stream& s, int r) {
+    const int64_t word_rows = sublanes_ / 4;
+    const int t = word_rows > 1 ? AllocVreg() : -1;
+    for (int64_t w = 0; w < word_rows; ++w) {
+      const uint64_t mask = uint64_t{0xf} << (4 * w);
+      out_->Emit("vld v{}, {}, stride=0, sublanes={:#x}", w == 0 ? r : t, AddressAt(s, w * lanes_ * 4), mask);
+      if (w > 0) out_->Emit("vor v{}, v{}, v{}", r, r, t);
+    }
+    if (t >= 0) vreg_used_[t] = false;
+  }
+
+  // Packs each copy's 32-bit values (low byte kept) into an 8-bit tile: row s's byte shifted to
+  // 8*(s%4), stored to the scratch tile, then word row w = OR over j < 4 of scratch row 4w + j,
+  // read for every w at once by a stride-4 load from row j.
+  void EmitStore8(const Stream& s, const std::vector<int>& values, const std::vector<int>& temps) {
+    const int copies = static_cast<int>(values.size());
+    const int64_t tile = sublanes_ * lanes_ * 4;
+    const int64_t word_rows = sublanes_ / 4;
+    const uint64_t rows_mask = (uint64_t{1} << word_rows) - 1;
+    for (copy_ = 0; copy_ < copies; ++copy_) {
+      out_->Emit("vand v{}, v{}, v{}", temps[copy_], values[copy_], c255_reg_);
+      out_->Emit("vshl v{}, v{}, v{}", temps[copy_], temps[copy_], store_shift_reg_);
+      out_->Emit("vst v{}, vmem[{:#x}]", temps[copy_], pack_scratch_ + copy_ * tile);
+    }
+    const int part = AllocVreg();
+    for (copy_ = 0; copy_ < copies; ++copy_) {
+      for (int64_t j = 0; j < 4; ++j) {
+        out_->Emit("vld v{}, vmem[{:#x}], stride=4, sublanes={:#x}", j == 0 ? temps[copy_] : part,
+                   pack_scratch_ + copy_ * tile + j * lanes_ * 4, rows_mask);
+        if (j > 0) out_->Emit("vor v{}, v{}, v{}", temps[copy_], temps[copy_], part);
+      }
+      out_->Emit("vst v{}, {}, sublanes={:#x}", temps[copy_], Address(s), rows_mask);
+    }
+    vreg_used_[part] = false;
   }
 
   // The most tiles (up to 8) whose interleaved body fits in the registers.
@@ -579,6 +668,21 @@ class Emitter {
         CannotLower(c_.instruction, std::string(hlo::OpcodeName(x.opcode())) + " '" + x.name() + "'");
     }
     if (round && domain == Domain::kFloat) out_->Emit("vcvt.bf16.f32 v{}, v{}", d, d);
+    // 8-bit integers wrap: bring the 32-bit result back into the type's range (select, min, max
+    // and clamp of in-range values are in range; converts normalize themselves).
+    const bool keeps_range = x.opcode() == Opcode::kSelect || x.opcode() == Opcode::kMaximum ||
+                             x.opcode() == Opcode::kMinimum || x.opcode() == Opcode::kClamp ||
+                             x.opcode() == Opcode::kConvert;
+    if (Is8Bit(node.type) && !keeps_range) Normalize8(node.type, d);
+  }
+
+  void Normalize8(isa::ElementType type, int d) {
+    if (type == isa::ElementType::kS8) {
+      out_->Emit("vshl v{}, v{}, v{}", d, d, c24_reg_);
+      out_->Emit("vsra v{}, v{}, v{}", d, d, c24_reg_);
+    } else {
+      out_->Emit("vand v{}, v{}, v{}", d, d, c255_reg_);
+    }
   }
 
   // Emits convert; returns whether the result still needs rounding to bf16.
@@ -603,6 +707,23 @@ class Emitter {
       out_->Emit("vmov v{}, v{}", d, a);
       return to == isa::ElementType::kBF16 && from != isa::ElementType::kBF16;
     }
+    if (from_domain == Domain::kFloat && Is8Bit(to)) {
+      // XLA: truncate toward zero, saturate to the type's range, NaN -> 0 (vcvt gives 0 for NaN).
+      const bool is_signed = to == isa::ElementType::kS8;
+      const int t = AllocVreg();
+      out_->Emit("vcvt.s32.f32 v{}, v{}", d, a);
+      out_->Emit("vbcast v{}, {:#x}", t, is_signed ? 0xffffff80u : 0u);
+      out_->Emit("vmax.s32 v{}, v{}, v{}", d, d, t);
+      out_->Emit("vbcast v{}, {}", t, is_signed ? 127 : 255);
+      out_->Emit("vmin.s32 v{}, v{}, v{}", d, d, t);
+      vreg_used_[t] = false;
+      return false;
+    }
+    if (Is8Bit(from) && to_domain == Domain::kFloat) {
+      // Exact: every 8-bit integer is an f32 and a bf16, so no rounding and no double rounding.
+      out_->Emit("vcvt.f32.s32 v{}, v{}", d, a);
+      return false;
+    }
     if (from_domain == Domain::kFloat && to == isa::ElementType::kS32) {
       out_->Emit("vcvt.s32.f32 v{}, v{}", d, a);
       return false;
@@ -613,6 +734,7 @@ class Emitter {
     }
     if (from_domain == Domain::kInt && to_domain == Domain::kInt) {
       out_->Emit("vmov v{}, v{}", d, a);
+      if (Is8Bit(to) && to != from) Normalize8(to, d);  // wraps modulo 2^8, as XLA
       return false;
     }
     refuse();
@@ -635,6 +757,13 @@ class Emitter {
   int first_pinned_ = 32;
   int zero_reg_ = 0;
   int one_reg_ = 0;
+  bool uses_8bit_ = false;  // then: 24, 0xff, and the per-sublane shifts of 8-bit rows, pinned
+  int c24_reg_ = -1;
+  int c255_reg_ = -1;
+  int load_shift_reg_ = -1;
+  int store_shift_reg_ = -1;
+  uint64_t pack_scratch_ = 0;  // VMEM: one 32-bit tile per body copy, to pack 8-bit results
+  uint64_t pack_scratch_bytes_ = 0;
   bool masked_ = false;
   int64_t block_strips_ = 1;
   int buffer_ = 0;

@@ -68,7 +68,7 @@ std::optional<DotForm> CanonicalDot(const hlo::Instruction& dot, std::string* wh
 }
 
 std::optional<MxuTiling> PlanMxuTiling(const DotForm& form, const isa::Target& target, uint64_t vmem_capacity,
-                                       int out_bytes, std::string* why) {
+                                       int in_bytes, int out_bytes, std::string* why) {
   const auto fail = [&](std::string text) {
     Fail(why, std::move(text));
     return std::nullopt;
@@ -78,11 +78,11 @@ std::optional<MxuTiling> PlanMxuTiling(const DotForm& form, const isa::Target& t
   const int64_t r = target.mxu_rows();
   const int64_t c = target.mxu_columns();
   MxuTiling t;
-  t.rows_per_vreg = 2 * s;
+  t.rows_per_vreg = s * 4 / in_bytes;  // 2S packed bf16 rows, or S f32 rows
   if (target.mxu_count() < 1) return fail("the target has no MXU");
   if (r % t.rows_per_vreg != 0 || !Tileable(r, l) || !Tileable(c, l)) {
     return fail("the MXU shape " + std::to_string(r) + "x" + std::to_string(c) +
-                " is not tileable by packed bf16 vregs of " + std::to_string(t.rows_per_vreg) + "x" + std::to_string(l));
+                " is not tileable by vregs of " + std::to_string(t.rows_per_vreg) + "x" + std::to_string(l));
   }
   const int64_t acc_rows = target.mxu_accumulator_rows();
   if (acc_rows < t.rows_per_vreg) {
@@ -104,13 +104,13 @@ std::optional<MxuTiling> PlanMxuTiling(const DotForm& form, const isa::Target& t
   const uint64_t k_rows = static_cast<uint64_t>(t.k_blocks * r);
   const uint64_t k_cols = static_cast<uint64_t>(t.k_blocks * t.k_stride);
   const uint64_t width = static_cast<uint64_t>(t.mxus * t.nc * l);
-  t.weight_panel_bytes = k_rows * width * 2;
+  t.weight_panel_bytes = k_rows * width * static_cast<uint64_t>(in_bytes);
   // The most rows the accumulators hold (capped at 1024: past that, the per-job costs are small
   // and the panels only grow), fewer while the panels do not fit VMEM.
   const int64_t p = t.rows_per_vreg;
   int64_t rows = std::min<int64_t>({acc_rows / p * p, CeilDiv(form.m, p) * p, 1024});
   for (; rows >= p; rows -= p) {
-    t.lhs_panel_bytes = static_cast<uint64_t>(rows) * k_cols * 2;
+    t.lhs_panel_bytes = static_cast<uint64_t>(rows) * k_cols * static_cast<uint64_t>(in_bytes);
     t.stage_bytes = static_cast<uint64_t>(rows) * width * static_cast<uint64_t>(out_bytes);
     t.vmem_bytes = 2 * (t.lhs_panel_bytes + t.weight_panel_bytes) + t.stage_bytes;
     if (t.vmem_bytes <= vmem_capacity) break;

@@ -37,7 +37,7 @@ std::optional<DotForm> CanonicalDot(const hlo::Instruction& dot, std::string* wh
 
 struct MxuTiling {
   int64_t mxus = 1;            // Qa: MXUs used, each one C-column block of a job's N group
-  int64_t rows_per_vreg = 16;  // P: bf16 rows in one packed vreg (2 x sublanes)
+  int64_t rows_per_vreg = 16;  // P: rows of the input type in one vreg (2 x sublanes for bf16, S for f32)
   int64_t nk = 1;              // pushes per row group: ceil(R / L)
   int64_t nc = 1;              // accumulator column blocks per MXU, weight pushes per P rows: ceil(C / L)
   int64_t k_stride = 128;      // lhs panel columns per K block (nk x L; K block = R columns)
@@ -57,9 +57,9 @@ struct MxuTiling {
   uint64_t vmem_bytes = 0;
 };
 
-// The tiling for `form` on `target` with `vmem_capacity` bytes of VMEM and an output of
-// `out_bytes` bytes per element, or the reason there is none.
+// The tiling for `form` on `target` with `vmem_capacity` bytes of VMEM, inputs of `in_bytes`
+// (2: bf16, 4: f32) and an output of `out_bytes` bytes per element, or the reason there is none.
 std::optional<MxuTiling> PlanMxuTiling(const DotForm& form, const isa::Target& target, uint64_t vmem_capacity,
-                                       int out_bytes, std::string* why);
+                                       int in_bytes, int out_bytes, std::string* why);
 
 }  // namespace tpusim::compiler

@@ -15,11 +15,15 @@ std::optional<VtileGeometry> GetVtileGeometry(const isa::Shape& shape, int64_t s
   if (shape.is_tuple || !shape.layout) return std::nullopt;
   const isa::Layout& layout = *shape.layout;
   const bool is_bf16 = shape.element_type == isa::ElementType::kBF16;
+  const bool is_8bit = shape.element_type == isa::ElementType::kS8 || shape.element_type == isa::ElementType::kU8;
   const int bits = isa::ElementBitWidth(shape.element_type);
-  if (!is_bf16 && shape.element_type != isa::ElementType::kF32 && shape.element_type != isa::ElementType::kS32 &&
-      shape.element_type != isa::ElementType::kU32) {
+  if (!is_bf16 && !is_8bit && shape.element_type != isa::ElementType::kF32 &&
+      shape.element_type != isa::ElementType::kS32 && shape.element_type != isa::ElementType::kU32) {
     return std::nullopt;
   }
+  // 8-bit tiles are S/4 word rows of 4 packed rows each: S must be a multiple of 4.
+  if (is_8bit && sublanes % 4 != 0) return std::nullopt;
+  const int64_t pack = 32 / bits;  // rows per 32-bit word: (2,1) for 16-bit, (4,1) for 8-bit
   if (!layout.padded_dimensions.empty() || layout.tail_padding_alignment_in_elements != 1 ||
       (layout.element_size_in_bits != 0 && layout.element_size_in_bits != bits) ||
       layout.memory_space != isa::kMemorySpaceHbm || !layout.split_configs.empty() ||
@@ -41,7 +45,7 @@ std::optional<VtileGeometry> GetVtileGeometry(const isa::Shape& shape, int64_t s
     } else if (bits == 32) {
       if (tiles.size() != 1 || !IsTile(tiles[0], {tile_elements})) return std::nullopt;
     } else if (tiles.size() != 3 || !IsTile(tiles[0], {tile_elements}) || !IsTile(tiles[1], {lanes}) ||
-               !IsTile(tiles[2], {2, 1})) {
+               !IsTile(tiles[2], {pack, 1})) {
       return std::nullopt;
     }
     geometry.tiles = (n + tile_elements - 1) / tile_elements;
@@ -56,7 +60,7 @@ std::optional<VtileGeometry> GetVtileGeometry(const isa::Shape& shape, int64_t s
     return geometry;
   }
   if (bits == 32 ? (tiles.size() != 1 || !IsTile(tiles[0], {sublanes, lanes}))
-                 : (tiles.size() != 2 || !IsTile(tiles[0], {sublanes, lanes}) || !IsTile(tiles[1], {2, 1}))) {
+                 : (tiles.size() != 2 || !IsTile(tiles[0], {sublanes, lanes}) || !IsTile(tiles[1], {pack, 1}))) {
     return std::nullopt;
   }
   const std::vector<int64_t>& minor_to_major = layout.minor_to_major;

@@ -16,7 +16,8 @@ bool HeldInRegisters(const isa::Shape& shape) {
   if (shape.is_tuple) return false;
   switch (shape.element_type) {
     case isa::ElementType::kF32: case isa::ElementType::kBF16: case isa::ElementType::kS32:
-    case isa::ElementType::kU32: case isa::ElementType::kPred:
+    case isa::ElementType::kU32: case isa::ElementType::kPred: case isa::ElementType::kS8:
+    case isa::ElementType::kU8:
       return true;
     default:
       return false;

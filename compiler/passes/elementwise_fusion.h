@@ -4,7 +4,7 @@
 // kernel; everything else a member reads comes from HBM (the group's operands).
 //
 // Rules: an element-wise operation (compiler/lower/elementwise_expr.h's list) on f32, bf16, s32,
-// u32 or pred joins the group of its consumer when every user of it is in that group and it has
+// u32, s8, u8 or pred joins the group of its consumer when every user of it is in that group and it has
 // the consumer's dims. Scalar constants and broadcasts of scalars are cheap to recompute, so they
 // join every group that reads them (and get a kernel of their own only when something outside a
 // group reads them). Instructions written as `fusion` in the HLO are kernels already and are left

@@ -87,6 +87,17 @@ void WriteBf16(const fs::path& path, const Matrix& m) {
   tpusim::isa::WriteNpy(path.string(), ElementType::kBF16, m.dims, bytes);
 }
 
+void WriteF32(const fs::path& path, const Matrix& m) {
+  std::vector<uint8_t> bytes(m.values.size() * 4);
+  std::memcpy(bytes.data(), m.values.data(), bytes.size());
+  tpusim::isa::WriteNpy(path.string(), ElementType::kF32, m.dims, bytes);
+}
+
+std::string ReadAll(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
 // out[b][i][j] = sum_k lhs(b, i, k) * rhs(b, k, j), with the operands' dims in either order, in the
 // documented order (docs/isa.md, "MXU accumulators"; docs/compiler.md, "Dot"): one f32 sum from
 // +0 in increasing k, each addition rounded (the bf16 product is exact in f32, and f32 + exact
@@ -118,6 +129,7 @@ struct DotCase {
   bool lhs_km;  // lhs is [K, M] (lhs_contracting_dims={0})
   bool rhs_nk;  // rhs is [N, K] (rhs_contracting_dims={1})
   bool bf16_out;
+  bool f32_in = false;  // f32 x f32 on the MXUs (mxu.*.f32): small integers are exact there too
 };
 
 std::string Dims(const DotCase& c, int64_t a, int64_t b) {
@@ -138,6 +150,11 @@ void RunCase(const DotCase& c, bool fractional = false) {
   WriteText(dir / "dot.hlo", fmt::format("HloModule dot\n\nENTRY main {{\n  a = bf16[{}] parameter(0)\n"
                                          "  b = bf16[{}] parameter(1)\n  ROOT d = {}[{}] dot(a, b), {}\n}}\n",
                                          lhs_dims, rhs_dims, out_type, Dims(c, c.m, c.n), attributes));
+  if (c.f32_in) {
+    std::string text = ReadAll(dir / "dot.hlo");
+    for (std::size_t at; (at = text.find("bf16[")) != std::string::npos && at < text.find("ROOT");) text.replace(at, 4, "f32");
+    WriteText(dir / "dot.hlo", text);
+  }
   auto split = [](const std::string& text) {
     std::vector<int64_t> dims;
     std::size_t start = 0;
@@ -151,8 +168,13 @@ void RunCase(const DotCase& c, bool fractional = false) {
   };
   const Matrix lhs = MakeInput(split(lhs_dims), 1, fractional);
   const Matrix rhs = MakeInput(split(rhs_dims), 2, fractional);
-  WriteBf16(dir / "a.npy", lhs);
-  WriteBf16(dir / "b.npy", rhs);
+  if (c.f32_in) {
+    WriteF32(dir / "a.npy", lhs);
+    WriteF32(dir / "b.npy", rhs);
+  } else {
+    WriteBf16(dir / "a.npy", lhs);
+    WriteBf16(dir / "b.npy", rhs);
+  }
   const Result run = RunTpusim("run " + (dir / "dot.hlo").string() + " --config " + c.preset + " --input 0=" +
                                (dir / "a.npy").string() + " --input 1=" + (dir / "b.npy").string() + " --out " +
                                (dir / "out").string() + " --check");
@@ -218,15 +240,31 @@ TEST_CASE("dot kernel: 256x256 MXUs on tpu_v6e", "[dot]") {
   RunCase({"v6e", "tpu_v6e", 0, 70, 300, 260, false, false, false});
 }
 
-TEST_CASE("dot kernel: refuses f32 operands and multi-dim contractions with the op named", "[dot]") {
+TEST_CASE("dot kernel: f32 x f32 on the MXUs, ragged, transposed and batched, on tiny and tpu_v4", "[dot]") {
+  RunCase({"f32_mk_kn", "tiny", 0, 40, 72, 24, false, false, false, true});
+  RunCase({"f32_km_nk", "tiny", 2, 21, 35, 9, true, true, false, true});
+  RunCase({"f32_v4", "tpu_v4", 0, 300, 600, 150, false, false, false, true});
+}
+
+TEST_CASE("dot kernel: the fully_connected_reference_model workload (f32 dot) passes --check on tiny and tpu_v4", "[dot][workload]") {
+  for (const char* preset : {"tiny", "tpu_v4"}) {
+    INFO(preset);
+    const Result run = RunTpusim(std::string("run ") + TPUSIM_SHARED_DIR +
+                                 "/workloads/xla/fully_connected_reference_model.hlo --config " + preset + " --check");
+    INFO(run.output);
+    CHECK(run.exit_code == 0);
+  }
+}
+
+TEST_CASE("dot kernel: refuses s32 operands and multi-dim contractions with the op named", "[dot]") {
   const fs::path dir = TempDir("refuse");
-  WriteText(dir / "f32.hlo",
-            "HloModule m\n\nENTRY main {\n  a = f32[8,8] parameter(0)\n  b = f32[8,8] parameter(1)\n"
-            "  ROOT d = f32[8,8] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
-  Result run = RunTpusim("run " + (dir / "f32.hlo").string() + " --config tiny");
+  WriteText(dir / "s32.hlo",
+            "HloModule m\n\nENTRY main {\n  a = s32[8,8] parameter(0)\n  b = s32[8,8] parameter(1)\n"
+            "  ROOT d = s32[8,8] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
+  Result run = RunTpusim("run " + (dir / "s32.hlo").string() + " --config tiny");
   CHECK(run.exit_code == 1);
-  CHECK_THAT(run.output, Catch::Contains("instruction 'd': cannot lower dot f32[8,8]") &&
-                             Catch::Contains("only bf16 x bf16 dots are lowered"));
+  CHECK_THAT(run.output, Catch::Contains("instruction 'd': cannot lower dot s32[8,8]") &&
+                             Catch::Contains("only bf16 x bf16 and f32 x f32 dots are lowered"));
   WriteText(dir / "k2.hlo",
             "HloModule m\n\nENTRY main {\n  a = bf16[4,2,3] parameter(0)\n  b = bf16[2,3,5] parameter(1)\n"
             "  ROOT d = f32[4,5] dot(a, b), lhs_contracting_dims={1,2}, rhs_contracting_dims={0,1}\n}\n");

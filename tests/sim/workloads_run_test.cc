@@ -14,7 +14,12 @@ using namespace tpusim::exec_test;
 // The workloads the compiler lowers completely today; the rest are named in docs/compiler.md with
 // the operation that stops them.
 const char* const kCheckedWorkloads[] = {
+    "depthwise_conv_3x3_1x256x56x56_bf16",
+    "dot_bf16_0",
+    "dot_bf16_1",
     "dynamic_slice_loop_1x2048x768_bf16",
+    "fully_connected_reference_model",
+    "isolated_convolution",
     "layer_norm_1x4096x768_bf16",
     "mean_axis_1x4096x1024_bf16",
     "mha_block_1x12x128x64_bf16",

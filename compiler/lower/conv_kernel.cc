@@ -1,0 +1,711 @@
+#include "compiler/lower/conv_kernel.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "isa/element_type.h"
+
+namespace tpusim::compiler {
+namespace {
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+std::string List(const std::vector<std::string>& items) { return "[" + fmt::format("{}", fmt::join(items, ", ")) + "]"; }
+
+std::string Item(int reg, int64_t offset) {
+  if (reg < 0) return std::to_string(offset);
+  if (offset == 0) return "s" + std::to_string(reg);
+  return fmt::format("s{} + {}", reg, offset);
+}
+
+// `shape` seen with its dims in the order `perm` (view dim i = dim perm[i]), over the same bytes.
+isa::Shape PermutedView(const isa::Shape& shape, const std::vector<int64_t>& perm) {
+  isa::Shape view = shape;
+  std::vector<int64_t> inverse(perm.size());
+  for (std::size_t i = 0; i < perm.size(); ++i) {
+    view.dims[i] = shape.dims[perm[i]];
+    inverse[perm[i]] = static_cast<int64_t>(i);
+  }
+  for (int64_t& dim : view.layout->minor_to_major) dim = inverse[dim];
+  return view;
+}
+
+// The convolution in canonical form: input [B, H, W, Cin] (in_perm), kernel [KH, KW, I, O]
+// (kernel_perm), output [B, Ho, Wo, Cout] (out_perm), stride 1.
+struct ConvForm {
+  int64_t batch = 1, cin = 1, cout = 1, groups = 1;
+  int64_t h = 1, w = 1, kh = 1, kw = 1, ho = 1, wo = 1;
+  int64_t pad_h = 0, pad_w = 0, hp = 1, wp = 1, dil_h = 1, dil_w = 1;
+  std::vector<int64_t> in_perm, kernel_perm, out_perm;
+};
+
+ConvForm Analyze(const KernelContext& c) {
+  const hlo::Instruction& conv = c.instruction;
+  const auto& dn = conv.GetConvolutionDimensionNumbers();
+  if (dn.input_spatial_dimensions.size() != 2) {
+    CannotLower(conv, "only convolutions with 2 spatial dims are lowered");
+  }
+  if (conv.GetInt("batch_group_count", 1) != 1) CannotLower(conv, "batch_group_count > 1 (not lowered yet)");
+  const hlo::Window& window = conv.GetWindow();
+  if (window.dimensions.size() != 2) CannotLower(conv, "its window does not have 2 dims");
+  for (const hlo::WindowDimension& d : window.dimensions) {
+    if (d.stride != 1) CannotLower(conv, "window strides other than 1 (not lowered yet)");
+    if (d.lhs_dilation != 1) CannotLower(conv, "lhs (base) dilation (not lowered yet)");
+    if (d.reversal) CannotLower(conv, "window reversal (not lowered yet)");
+    if (d.padding_low < 0 || d.padding_high < 0) CannotLower(conv, "negative padding (not lowered yet)");
+  }
+  const isa::Shape& in = c.operands.at(0).at(0)->shape;
+  const isa::Shape& kernel = c.operands.at(1).at(0)->shape;
+  const isa::Shape& out = c.results.at(0)->shape;
+  for (const isa::Shape* s : {&in, &kernel, &out}) {
+    if (!s->layout || s->layout->memory_space != isa::kMemorySpaceHbm) CannotLower(conv, "operands and result must be in HBM");
+  }
+  ConvForm f;
+  f.in_perm = {dn.input_batch_dimension, dn.input_spatial_dimensions[0], dn.input_spatial_dimensions[1],
+               dn.input_feature_dimension};
+  f.kernel_perm = {dn.kernel_spatial_dimensions[0], dn.kernel_spatial_dimensions[1], dn.kernel_input_feature_dimension,
+                   dn.kernel_output_feature_dimension};
+  f.out_perm = {dn.output_batch_dimension, dn.output_spatial_dimensions[0], dn.output_spatial_dimensions[1],
+                dn.output_feature_dimension};
+  f.batch = in.dims[f.in_perm[0]];
+  f.h = in.dims[f.in_perm[1]];
+  f.w = in.dims[f.in_perm[2]];
+  f.cin = in.dims[f.in_perm[3]];
+  f.kh = kernel.dims[f.kernel_perm[0]];
+  f.kw = kernel.dims[f.kernel_perm[1]];
+  f.cout = out.dims[f.out_perm[3]];
+  f.ho = out.dims[f.out_perm[1]];
+  f.wo = out.dims[f.out_perm[2]];
+  f.groups = conv.GetInt("feature_group_count", 1);
+  f.pad_h = window.dimensions[0].padding_low;
+  f.pad_w = window.dimensions[1].padding_low;
+  f.hp = f.h + f.pad_h + window.dimensions[0].padding_high;
+  f.wp = f.w + f.pad_w + window.dimensions[1].padding_high;
+  f.dil_h = window.dimensions[0].rhs_dilation;
+  f.dil_w = window.dimensions[1].rhs_dilation;
+  if (f.ho != f.hp - (f.kh - 1) * f.dil_h || f.wo != f.wp - (f.kw - 1) * f.dil_w || f.ho <= 0 || f.wo <= 0) {
+    CannotLower(conv, "its output dims do not follow from its window");
+  }
+  if (out.dims[f.out_perm[0]] != f.batch) CannotLower(conv, "the output batch differs from the input's");
+  return f;
+}
+
+// Zeroes VMEM [0, bytes) with vector stores, then waits for them.
+void EmitZeroVmem(AsmBuilder& out, const std::string& name, int64_t bytes, int zero_reg, int addr, int count, int vpu_sem) {
+  const int64_t vreg_bytes = out.target().sublanes() * out.target().lanes() * 4;
+  out.Emit("vbcast v{}, 0", zero_reg);
+  out.Emit("mov s{}, 0", addr);
+  out.Emit("mov s{}, {}", count, CeilDiv(bytes, vreg_bytes));
+  const std::string loop = out.NewLabel(name + ".zero");
+  out.Bind(loop);
+  out.Emit("vst v{}, vmem[s{}]", zero_reg, addr);
+  out.Emit("add s{}, s{}, {:#x}", addr, addr, vreg_bytes);
+  out.Emit("loop s{}, {}", count, loop);
+  out.Emit("vpu.signal sem[{}], 1", vpu_sem);
+  out.Emit("sem.wait sem[{}], 1", vpu_sem);
+}
+
+// Zeroes an HBM buffer from VMEM [0, zero_bytes) (already zero) by flat DMAs: for results whose
+// layout has padding that the kernel's boxes do not cover (the zero-padding invariant).
+void EmitZeroHbm(AsmBuilder& out, const DeviceBuffer& buffer, uint64_t zero_bytes, uint32_t sem) {
+  const uint32_t engines = out.target().dma_engines();
+  uint64_t done = 0;
+  int count = 0;
+  while (done < buffer.size_bytes) {
+    const uint64_t bytes = std::min(zero_bytes, buffer.size_bytes - done);
+    EmitFlatDma(out, "vmem", 0, "hbm", buffer.address + done, bytes, sem, count % engines);
+    done += bytes;
+    ++count;
+  }
+  out.Emit("sem.wait sem[{}], {}", sem, count);
+}
+
+bool HasPadding(const DeviceBuffer& buffer) {
+  int64_t elements = 1;
+  for (int64_t d : buffer.shape.dims) elements *= d;
+  return buffer.size_bytes > static_cast<uint64_t>(elements * isa::ElementByteWidth(buffer.shape.element_type));
+}
+
+// ---------------------------------------------------------------------------------------------
+// MXU path: f32, feature_group_count 1.
+//
+// VMEM holds, per image, the zero-padded input as untiled rows of L channels (one block per L
+// input channels): row q = y * Wp + x. Output pixel row q (x < Wo valid, the others discarded)
+// reads, for tap (ky, kx), input row q + ky*dil_h*Wp + kx*dil_w: every tap is one matmul of the
+// same rows shifted by a constant, so 8 consecutive output rows are one `vld` at any row offset.
+// The (tap x K block, row group) work of a chunk of rows is split evenly over the MXUs; their
+// partial sums go into the same register accumulators by mxu.pop.acc.
+class MxuConvEmitter {
+ public:
+  MxuConvEmitter(KernelContext& c, ConvForm f) : c_(c), out_(c.out), f_(std::move(f)) {}
+
+  void Run() {
+    Plan();
+    EmitPrologue();
+    EmitImageLoop();
+  }
+
+ private:
+  static constexpr int kLhsRegs = 8, kWeightRegs = 8;  // the vregs pushes rotate through
+  static constexpr int kImageSem = 0;  // + parity
+  static constexpr int kWeightSem = 2;
+  static constexpr int kStageSem = 3;  // + parity
+  static constexpr int kVpuSem = 5;
+  static constexpr int kImgI = 13, kStI = 14, kILeft = 15;  // the image within its group
+  static constexpr int kB = 1, kBLeft = 2, kParity = 3, kImg = 4, kOther = 5, kStage = 6, kRow = 7, kChunkLeft = 8,
+                       kStRow = 9, kTemp = 10, kTemp2 = 11, kNext = 12;
+
+  [[noreturn]] void Refuse(const std::string& why) { CannotLower(c_.instruction, why); }
+
+  void Plan() {
+    const isa::Target& t = out_.target();
+    s_ = t.sublanes();
+    l_ = t.lanes();
+    r_ = t.mxu_rows();
+    cc_ = t.mxu_columns();
+    q_ = t.mxu_count();
+    if (q_ < 1) Refuse("the target has no MXU");
+    if (r_ % l_ != 0 || cc_ % l_ != 0 || r_ % s_ != 0) {
+      Refuse(fmt::format("the MXU shape {}x{} is not a multiple of the {}-lane vregs (not lowered yet)", r_, cc_, l_));
+    }
+    if (t.semaphores() < 6) Refuse("the convolution kernel needs 6 semaphores");
+    nk_ = r_ / l_;
+    nc_ = cc_ / l_;
+    k_blocks_ = CeilDiv(f_.cin, r_);
+    lane_blocks_ = k_blocks_ * nk_;
+    real_lane_blocks_ = CeilDiv(f_.cin, l_);
+    cin_p_ = k_blocks_ * r_;
+    cout_blocks_ = CeilDiv(f_.cout, cc_);
+    cout_p_ = cout_blocks_ * cc_;
+    const int64_t v = t.vector_registers();
+    groups_ = std::min<int64_t>((v - 1 - kLhsRegs - kWeightRegs) / nc_, CeilDiv(f_.ho * f_.wp, s_));
+    if (groups_ < 1) Refuse("its accumulators do not fit the vector registers");
+    chunk_rows_ = groups_ * s_;
+    chunks_ = CeilDiv(f_.ho * f_.wp, chunk_rows_);
+    max_shift_ = (f_.kh - 1) * f_.dil_h * f_.wp + (f_.kw - 1) * f_.dil_w;
+    image_h_ = CeilDiv(std::max(f_.hp * f_.wp, chunks_ * chunk_rows_ + max_shift_), f_.wp);  // rows of Wp pixels
+    block_bytes_ = image_h_ * f_.wp * l_ * 4;  // one image, one lane block
+    weight_bytes_ = f_.kh * f_.kw * cin_p_ * cout_p_ * 4;
+    stage_rows_ = CeilDiv(chunks_ * chunk_rows_, f_.wp);  // in rows of Wp pixels
+    stage_one_ = stage_rows_ * f_.wp * cout_p_ * 4;
+    // Images move in groups of nb (a divisor of the batch, at most 8, as VMEM allows): with the
+    // batch minor in HBM (b01f in {3,0,2,1}) one image's rows are 8 KiB apart, all in one HBM
+    // channel, and a group of nb images spans nb channels.
+    for (nb_ = std::min<int64_t>(8, f_.batch); nb_ > 1; --nb_) {
+      const uint64_t need = 2 * nb_ * (lane_blocks_ * block_bytes_ + stage_one_) + weight_bytes_;
+      if (f_.batch % nb_ == 0 && need <= c_.options.vmem_capacity_bytes) break;
+    }
+    lane_block_bytes_ = nb_ * block_bytes_;
+    image_bytes_ = lane_blocks_ * lane_block_bytes_;
+    stage_bytes_ = nb_ * stage_one_;
+    image_base_[0] = 0;
+    image_base_[1] = image_bytes_;
+    weight_base_ = 2 * image_bytes_;
+    stage_base_[0] = weight_base_ + weight_bytes_;
+    stage_base_[1] = stage_base_[0] + stage_bytes_;
+    vmem_bytes_ = stage_base_[1] + stage_bytes_;
+    if (vmem_bytes_ > c_.options.vmem_capacity_bytes) {
+      Refuse(fmt::format("its padded images, weights and output stages need {} bytes of VMEM, more than the {} there are "
+                         "(splitting images is not lowered yet)",
+                         vmem_bytes_, c_.options.vmem_capacity_bytes));
+    }
+    acc0_ = 0;
+    lhs0_ = static_cast<int>(groups_ * nc_);
+    weight0_ = lhs0_ + kLhsRegs;
+    zero_reg_ = static_cast<int>(v - 1);
+    engines_ = t.dma_engines();
+    taps_ = f_.kh * f_.kw;
+    steps_ = taps_ * k_blocks_;
+  }
+
+  // Image loads go to the first half of the engines and output stores to the second, so that a
+  // store never queues behind the next image's load: an image whose rows are 8 KiB apart in HBM
+  // (b01f in {3,0,2,1}: 8 images per tile) lies in one HBM channel, and its load and its store each
+  // take about as long as the image's matmuls. Each is split by rows over its half.
+  int64_t LoadEngines() const { return std::max<int64_t>(1, engines_ / 2); }
+  int64_t StoreEngines() const { return std::max<int64_t>(1, engines_ - LoadEngines()); }
+  int64_t StoreEngine0() const { return engines_ > 1 ? LoadEngines() : 0; }
+  int64_t LoadPieces() const { return std::min<int64_t>(LoadEngines(), f_.h); }
+  int64_t StorePieces() const { return std::min<int64_t>(StoreEngines(), f_.ho); }
+  // The group of images from b_reg into the image buffer at s[dst_reg]: per lane block an array
+  // [nb, image_h, Wp, L], each image zero-padded.
+  void EmitImageDmas(int b_reg, int dst_reg, int sem_reg) {
+    const isa::Shape view = PermutedView(c_.operands[0][0]->shape, f_.in_perm);
+    const int64_t pieces = LoadPieces();
+    for (int64_t lb = 0; lb < real_lane_blocks_; ++lb) {
+      const int64_t lanes = std::min(l_, f_.cin - lb * l_);
+      for (int64_t p = 0; p < pieces; ++p) {
+        const int64_t y0 = f_.h * p / pieces, y1 = f_.h * (p + 1) / pieces;
+        out_.Emit("dma hbm[{:#x}] -> vmem[{}], src={}, dst=f32[{},{},{},{}]{{3,2,1,0}}, src_start={}, dst_start={}, "
+                  "size={}, sem=sem[{}], engine={}",
+                  c_.operands[0][0]->address, Item(dst_reg, lb * lane_block_bytes_), isa::ToString(view), nb_, image_h_,
+                  f_.wp, l_, List({Item(b_reg, 0), std::to_string(y0), "0", std::to_string(lb * l_)}),
+                  List({"0", std::to_string(f_.pad_h + y0), std::to_string(f_.pad_w), "0"}),
+                  List({std::to_string(nb_), std::to_string(y1 - y0), std::to_string(f_.w), std::to_string(lanes)}),
+                  Item(sem_reg, kImageSem), next_engine_++ % LoadEngines());
+      }
+    }
+  }
+
+  void EmitPrologue() {
+    EmitZeroVmem(out_, c_.instruction.name(), static_cast<int64_t>(stage_base_[0]), zero_reg_, kTemp, kTemp2, kVpuSem);
+    if (HasPadding(*c_.results[0])) EmitZeroHbm(out_, *c_.results[0], stage_base_[0], kStageSem);
+    // The whole kernel, as [KH, KW, Cin_p, Cout_p] f32 in T(S, L) tiles (zero padding).
+    const isa::Shape kview = PermutedView(c_.operands[1][0]->shape, f_.kernel_perm);
+    out_.Emit("dma hbm[{:#x}] -> vmem[{:#x}], src={}, dst=f32[{},{},{},{}]{{3,2,1,0:T({},{})}}, size={}, sem=sem[{}], "
+              "engine=0",
+              c_.operands[1][0]->address, weight_base_, isa::ToString(kview), f_.kh, f_.kw, cin_p_, cout_p_, s_, l_,
+              List({std::to_string(f_.kh), std::to_string(f_.kw), std::to_string(f_.cin), std::to_string(f_.cout)}),
+              kWeightSem);
+    out_.Emit("mov s{}, 0", kB);
+    out_.Emit("mov s{}, {:#x}", kImg, image_base_[0]);
+    out_.Emit("mov s{}, 0", kTemp2);
+    EmitImageDmas(kB, kImg, kTemp2);
+    out_.Emit("sem.wait sem[{}], 1", kWeightSem);
+    out_.Emit("sem.signal sem[{}], {}", kStageSem, StorePieces());  // the stages start free
+    out_.Emit("sem.signal sem[{}], {}", kStageSem + 1, StorePieces());
+  }
+
+  void EmitImageLoop() {
+    const std::string name = c_.instruction.name();
+    out_.Emit("mov s{}, {}", kBLeft, f_.batch / nb_);
+    const std::string loop = out_.NewLabel(name + ".image");
+    out_.Bind(loop);
+    out_.Emit("div s{}, s{}, {}", kParity, kB, nb_);
+    out_.Emit("and s{}, s{}, 1", kParity, kParity);
+    out_.Emit("mul s{}, s{}, {:#x}", kImg, kParity, image_bytes_);
+    out_.Emit("sem.wait sem[s{} + {}], {}", kParity, kImageSem, real_lane_blocks_ * LoadPieces());
+    // Prefetch the next image into the other buffer (its reader, image b - 1, is done).
+    const std::string no_prefetch = out_.NewLabel(name + ".no_prefetch");
+    out_.Emit("add s{}, s{}, {}", kNext, kB, nb_);
+    out_.Emit("bge s{}, {}, {}", kNext, f_.batch, no_prefetch);
+    out_.Emit("xor s{}, s{}, 1", kTemp2, kParity);
+    out_.Emit("mul s{}, s{}, {:#x}", kOther, kTemp2, image_bytes_);
+    EmitImageDmas(kNext, kOther, kTemp2);
+    out_.Bind(no_prefetch);
+    out_.Emit("mul s{}, s{}, {:#x}", kStage, kParity, stage_bytes_);
+    out_.Emit("add s{}, s{}, {:#x}", kStage, kStage, stage_base_[0]);
+    out_.Emit("sem.wait sem[s{} + {}], {}", kParity, kStageSem, StorePieces());
+    out_.Emit("mov s{}, s{}", kImgI, kImg);
+    out_.Emit("mov s{}, s{}", kStI, kStage);
+    out_.Emit("mov s{}, {}", kILeft, nb_);
+    const std::string image = out_.NewLabel(name + ".image_in_group");
+    out_.Bind(image);
+    for (int64_t ob = 0; ob < cout_blocks_; ++ob) EmitChunks(ob);
+    out_.Emit("add s{}, s{}, {:#x}", kImgI, kImgI, block_bytes_);
+    out_.Emit("add s{}, s{}, {:#x}", kStI, kStI, stage_one_);
+    out_.Emit("loop s{}, {}", kILeft, image);
+    out_.Emit("vpu.signal sem[{}], 1", kVpuSem);
+    out_.Emit("sem.wait sem[{}], 1", kVpuSem);
+    const isa::Shape oview = PermutedView(c_.results[0]->shape, f_.out_perm);
+    const int64_t pieces = StorePieces();
+    for (int64_t p = 0; p < pieces; ++p) {
+      const int64_t y0 = f_.ho * p / pieces, y1 = f_.ho * (p + 1) / pieces;
+      out_.Emit("dma vmem[s{}] -> hbm[{:#x}], src=f32[{},{},{},{}]{{3,2,1,0}}, dst={}, src_start={}, dst_start={}, "
+                "size={}, sem=sem[s{} + {}], engine={}",
+                kStage, c_.results[0]->address, nb_, stage_rows_, f_.wp, cout_p_, isa::ToString(oview),
+                List({"0", std::to_string(y0), "0", "0"}), List({Item(kB, 0), std::to_string(y0), "0", "0"}),
+                List({std::to_string(nb_), std::to_string(y1 - y0), std::to_string(f_.wo), std::to_string(f_.cout)}), kParity,
+                kStageSem, StoreEngine0() + p % StoreEngines());
+    }
+    out_.Emit("add s{}, s{}, {}", kB, kB, nb_);
+    out_.Emit("loop s{}, {}", kBLeft, loop);
+    out_.Emit("sem.wait sem[{}], {}", kStageSem, StorePieces());
+    out_.Emit("sem.wait sem[{}], {}", kStageSem + 1, StorePieces());
+  }
+
+  // All chunks of output rows for output-feature block `ob`.
+  void EmitChunks(int64_t ob) {
+    out_.Emit("mov s{}, s{}", kRow, kImgI);  // VMEM address of the chunk's first input row
+    out_.Emit("mov s{}, s{}", kStRow, kStI);
+    out_.Emit("mov s{}, {}", kChunkLeft, chunks_);
+    const std::string loop = out_.NewLabel(c_.instruction.name() + ".chunk");
+    out_.Bind(loop);
+    for (int64_t a = 0; a < groups_ * nc_; ++a) out_.Emit("vbcast v{}, 0", acc0_ + a);
+    // The chunk's work items (step, row group), step-major, cut into Q contiguous runs, one per
+    // MXU: every MXU gets the same number of rows whatever steps % Q is, and re-latches weights
+    // only when its run crosses a step. Software pipeline: the pops of slot i follow the pushes
+    // of slot i + lag (the rows' drain), so no pop holds its MXU's queue and the weight pushes of
+    // a new step overlap the previous rows' compute.
+    const int64_t items = steps_ * groups_;
+    std::vector<std::vector<std::pair<int64_t, int64_t>>> runs(q_);
+    int64_t longest = 0;
+    for (int64_t q = 0; q < q_; ++q) {
+      for (int64_t i = items * q / q_; i < items * (q + 1) / q_; ++i) runs[q].push_back({i / groups_, i % groups_});
+      longest = std::max<int64_t>(longest, static_cast<int64_t>(runs[q].size()));
+    }
+    const int64_t lag = CeilDiv(cc_, s_);
+    std::vector<int64_t> latched(q_, -1);
+    for (int64_t i = 0; i < longest + lag; ++i) {
+      for (int64_t q = 0; q < q_ && i < longest; ++q) {
+        if (i >= static_cast<int64_t>(runs[q].size())) continue;
+        const auto [step, g] = runs[q][i];
+        if (latched[q] != step) {
+          EmitWeights(step, q, ob);
+          latched[q] = step;
+        }
+        EmitPush(step, q, g);
+      }
+      const int64_t j = i - lag;
+      for (int64_t q = 0; q < q_ && j >= 0; ++q) {
+        if (j >= static_cast<int64_t>(runs[q].size())) continue;
+        for (int64_t c = 0; c < nc_; ++c) out_.Emit("mxu.pop.acc mxu{}, v{}", q, acc0_ + runs[q][j].second * nc_ + c);
+      }
+    }
+    // Stage rows are cout_p words apart: a stride of cout_p / L vreg rows.
+    const int64_t stride = cout_p_ / l_;
+    for (int64_t g = 0; g < groups_; ++g) {
+      for (int64_t j = 0; j < nc_; ++j) {
+        out_.Emit("vst v{}, vmem[s{} + {:#x}], stride={}", acc0_ + g * nc_ + j, kStRow,
+                  (g * s_ * cout_p_ + ob * cc_ + j * l_) * 4, stride);
+      }
+    }
+    out_.Emit("add s{}, s{}, {:#x}", kRow, kRow, chunk_rows_ * l_ * 4);
+    out_.Emit("add s{}, s{}, {:#x}", kStRow, kStRow, chunk_rows_ * cout_p_ * 4);
+    out_.Emit("loop s{}, {}", kChunkLeft, loop);
+  }
+
+  // Step t = tap * k_blocks + kb: the weight tile rows [kb R, kb R + R) of tap, columns of block ob.
+  void EmitWeights(int64_t step, int64_t q, int64_t ob) {
+    const int64_t tap = step / k_blocks_;
+    const int64_t kb = step % k_blocks_;
+    const int64_t col_tiles = cout_p_ / l_;
+    for (int64_t b = 0; b < (r_ / s_) * nc_; ++b) {
+      const int64_t g = b / nc_;
+      const int64_t j = b % nc_;
+      const int64_t row_tile = (tap * cin_p_ + kb * r_) / s_ + g;
+      const int64_t offset = (row_tile * col_tiles + ob * nc_ + j) * s_ * l_ * 4;
+      const int reg = static_cast<int>(weight0_ + (weight_count_++ % kWeightRegs));
+      out_.Emit("vld v{}, vmem[{:#x}]", reg, weight_base_ + offset);
+      out_.Emit("mxu.wpush.f32 mxu{}, v{}", q, reg);
+    }
+    out_.Emit("mxu.latch mxu{}", q);
+  }
+
+  void EmitPush(int64_t step, int64_t q, int64_t g) {
+    const int64_t tap = step / k_blocks_;
+    const int64_t kb = step % k_blocks_;
+    const int64_t shift = (tap / f_.kw) * f_.dil_h * f_.wp + (tap % f_.kw) * f_.dil_w;
+    for (int64_t b = 0; b < nk_; ++b) {
+      const int64_t lb = kb * nk_ + b;
+      const int reg = static_cast<int>(lhs0_ + (lhs_count_++ % kLhsRegs));
+      out_.Emit("vld v{}, vmem[s{} + {:#x}]", reg, kRow, lb * lane_block_bytes_ + (g * s_ + shift) * l_ * 4);
+      out_.Emit("mxu.push.f32 mxu{}, v{}", q, reg);
+    }
+  }
+
+  KernelContext& c_;
+  AsmBuilder& out_;
+  ConvForm f_;
+  int64_t s_ = 8, l_ = 128, r_ = 128, cc_ = 128, q_ = 1, nk_ = 1, nc_ = 1;
+  int64_t k_blocks_ = 1, lane_blocks_ = 1, real_lane_blocks_ = 1, cin_p_ = 0, cout_blocks_ = 1, cout_p_ = 0;
+  int64_t groups_ = 1, chunk_rows_ = 8, chunks_ = 1, max_shift_ = 0, image_h_ = 0, nb_ = 1;
+  int64_t lane_block_bytes_ = 0, stage_one_ = 0;
+  int64_t block_bytes_ = 0, image_bytes_ = 0, weight_bytes_ = 0, stage_rows_ = 0, stage_bytes_ = 0;
+  uint64_t image_base_[2] = {0, 0}, weight_base_ = 0, stage_base_[2] = {0, 0}, vmem_bytes_ = 0;
+  int acc0_ = 0, lhs0_ = 0, weight0_ = 0, zero_reg_ = 31;
+  int64_t engines_ = 1, taps_ = 1, steps_ = 1;
+  int64_t weight_count_ = 0, lhs_count_ = 0;
+  uint64_t next_engine_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Depthwise path on the VPU: f32 or bf16, one input channel per output channel.
+//
+// Per chunk of `cc` channels of one image, tap k's DMA writes X_k[c][y][x] = in[c][y + oy][x + ox]
+// (oy = ky dil_h - pad_h, ox likewise) into VMEM over the box where that is inside the input; the
+// rest of X_k is zero from the start and never written (every chunk writes the same box). Each
+// output tile is then sum_k X_k tile * w[c][k] on the VPU, f32 products and sums in tap order
+// (the evaluator's order), rounded once to bf16 for bf16 results. X_k and the output stage share
+// the element-wise kernels' tiling of [Ho, Wo] (vtile.h).
+class DepthwiseEmitter {
+ public:
+  DepthwiseEmitter(KernelContext& c, ConvForm f) : c_(c), out_(c.out), f_(std::move(f)) {}
+
+  void Run() {
+    Plan();
+    EmitPrologue();
+    EmitChunkLoop();
+  }
+
+ private:
+  static constexpr int kLoadSem = 0, kStoreSem = 2, kVpuSem = 3, kSmemSem = 4;  // loads: + set parity
+  static constexpr int kB = 1, kC0 = 2, kLeft = 3, kChan = 4, kChanLeft = 5, kTile = 6, kTileLeft = 7, kW = 8,
+                       kTemp = 9, kTemp2 = 10, kHalf = 11, kNextB = 12, kNextC0 = 13, kCur = 14, kNxt = 15,
+                       kPar = 16, kOtherPar = 17, kSt = 18;
+
+  [[noreturn]] void Refuse(const std::string& why) { CannotLower(c_.instruction, why); }
+
+  void Plan() {
+    const isa::Target& t = out_.target();
+    s_ = t.sublanes();
+    l_ = t.lanes();
+    const isa::ElementType type = c_.results[0]->shape.element_type;
+    for (const DeviceBuffer* b : {c_.operands[0][0], c_.operands[1][0], c_.results[0]}) {
+      if (b->shape.element_type != type) Refuse("depthwise convolutions with mixed element types (not lowered yet)");
+    }
+    if (type != isa::ElementType::kF32 && type != isa::ElementType::kBF16) {
+      Refuse("depthwise convolutions of " + std::string(isa::ElementTypeName(type)) + " (f32 and bf16 are lowered)");
+    }
+    bf16_ = type == isa::ElementType::kBF16;
+    type_ = bf16_ ? "bf16" : "f32";
+    taps_ = f_.kh * f_.kw;
+    if (taps_ + 2 > static_cast<int64_t>(t.vector_registers())) Refuse("its window has more taps than vector registers");
+    copies_ = std::max<int64_t>(1, std::min<int64_t>(8, (static_cast<int64_t>(t.vector_registers()) - taps_) / 2));
+    if (t.semaphores() < 5) Refuse("the depthwise kernel needs 5 semaphores");
+    tile_bytes_ = s_ * l_ * (bf16_ ? 2 : 4);
+    tiles_ = CeilDiv(f_.ho, s_) * CeilDiv(f_.wo, l_);
+    channel_bytes_ = tiles_ * tile_bytes_;
+    // cc channels per chunk: a divisor of C, two sets of the taps' copies and the stage within
+    // half of VMEM.
+    const uint64_t per_channel = static_cast<uint64_t>((2 * taps_ + 1) * channel_bytes_);
+    const int64_t most = static_cast<int64_t>(std::min<uint64_t>(c_.options.vmem_capacity_bytes / 2 / per_channel, 64));
+    if (most < 1) Refuse("one channel's shifted copies do not fit in VMEM (splitting images is not lowered yet)");
+    cc_ = 1;
+    for (int64_t d = std::min(most, f_.cin); d >= 1; --d) {
+      if (f_.cin % d == 0) {
+        cc_ = d;
+        break;
+      }
+    }
+    array_bytes_ = cc_ * channel_bytes_;
+    set_bytes_ = taps_ * array_bytes_;
+    stage_base_ = 2 * set_bytes_;
+    vmem_bytes_ = stage_base_ + array_bytes_;
+    weight_bytes_ = f_.cout * taps_ * (bf16_ ? 2 : 4);
+    if (static_cast<uint64_t>(weight_bytes_) > c_.options.smem_capacity_bytes) {
+      Refuse(fmt::format("its {} bytes of weights do not fit in SMEM", weight_bytes_));
+    }
+    chunks_per_image_ = f_.cin / cc_;
+    engines_ = t.dma_engines();
+    const isa::Shape oview = PermutedView(c_.results[0]->shape, f_.out_perm);
+    // The output in [B, C, Ho, Wo] order with the stage's tiling: a chunk is a flat byte range.
+    isa::Shape flat = oview;
+    flat.dims = {f_.batch, f_.cout, f_.ho, f_.wo};
+    flat.layout->minor_to_major = {3, 2, 1, 0};
+    const isa::Shape canonical_out = PermutedView(c_.results[0]->shape, {f_.out_perm[0], f_.out_perm[3], f_.out_perm[1], f_.out_perm[2]});
+    flat_out_ = isa::ToString(canonical_out) == isa::ToString(flat) && canonical_out.layout->tiles == StageTiles();
+  }
+
+  std::vector<isa::Tile> StageTiles() const {
+    std::vector<isa::Tile> tiles = {isa::Tile{{s_, l_}}};
+    if (bf16_) tiles.push_back(isa::Tile{{2, 1}});
+    return tiles;
+  }
+  std::string StageShape(int64_t channels) const {
+    return fmt::format("{}[1,{},{},{}]{{3,2,1,0:T({},{}){}}}", type_, channels, f_.ho, f_.wo, s_, l_, bf16_ ? "(2,1)" : "");
+  }
+
+  // The taps' copies of chunk (b_reg, c0_reg) into the copy set at VMEM s[dst_reg], signalling
+  // sem[s[sem_reg] + kLoadSem]; each tap's box split by channels over every engine.
+  int EmitTapDmas(int b_reg, int c0_reg, int dst_reg, int sem_reg) {
+    const isa::Shape view = PermutedView(c_.operands[0][0]->shape, {f_.in_perm[0], f_.in_perm[3], f_.in_perm[1], f_.in_perm[2]});
+    const int64_t pieces = std::min<int64_t>(engines_, cc_);
+    int count = 0;
+    for (int64_t k = 0; k < taps_; ++k) {
+      const int64_t oy = (k / f_.kw) * f_.dil_h - f_.pad_h;
+      const int64_t ox = (k % f_.kw) * f_.dil_w - f_.pad_w;
+      const int64_t y0 = std::max<int64_t>(0, -oy), y1 = std::min(f_.ho, f_.h - oy);
+      const int64_t x0 = std::max<int64_t>(0, -ox), x1 = std::min(f_.wo, f_.w - ox);
+      if (y1 <= y0 || x1 <= x0) continue;
+      for (int64_t p = 0; p < pieces; ++p) {
+        const int64_t lo = cc_ * p / pieces, hi = cc_ * (p + 1) / pieces;
+        out_.Emit("dma hbm[{:#x}] -> vmem[{}], src={}, dst={}, src_start={}, dst_start={}, size={}, sem=sem[{}], engine={}",
+                  c_.operands[0][0]->address, Item(dst_reg, k * array_bytes_), isa::ToString(view), StageShape(cc_),
+                  List({Item(b_reg, 0), Item(c0_reg, lo), std::to_string(y0 + oy), std::to_string(x0 + ox)}),
+                  List({"0", std::to_string(lo), std::to_string(y0), std::to_string(x0)}),
+                  List({"1", std::to_string(hi - lo), std::to_string(y1 - y0), std::to_string(x1 - x0)}),
+                  Item(sem_reg, kLoadSem), next_engine_++ % engines_);
+        ++count;
+      }
+    }
+    return count;
+  }
+
+  void EmitPrologue() {
+    EmitZeroVmem(out_, c_.instruction.name(), static_cast<int64_t>(vmem_bytes_), 31, kTemp, kTemp2, kVpuSem);
+    if (!flat_out_ && HasPadding(*c_.results[0])) EmitZeroHbm(out_, *c_.results[0], vmem_bytes_, kStoreSem);
+    // Weights to SMEM as [O, 1, KH, KW] untiled: channel c's taps at element c * taps.
+    const isa::Shape kview =
+        PermutedView(c_.operands[1][0]->shape, {f_.kernel_perm[3], f_.kernel_perm[2], f_.kernel_perm[0], f_.kernel_perm[1]});
+    out_.Emit("dma hbm[{:#x}] -> smem[0x0], src={}, dst={}[{},1,{},{}]{{3,2,1,0}}, size={}, sem=sem[{}], engine=0",
+              c_.operands[1][0]->address, isa::ToString(kview), type_, f_.cout, f_.kh, f_.kw,
+              List({std::to_string(f_.cout), "1", std::to_string(f_.kh), std::to_string(f_.kw)}), kSmemSem);
+    out_.Emit("sem.wait sem[{}], 1", kSmemSem);
+    out_.Emit("mov s{}, 0", kB);
+    out_.Emit("mov s{}, 0", kC0);
+    out_.Emit("mov s{}, 0", kCur);
+    out_.Emit("mov s{}, {:#x}", kNxt, set_bytes_);
+    out_.Emit("mov s{}, 0", kPar);
+    loads_ = EmitTapDmas(kB, kC0, kCur, kPar);
+    out_.Emit("sem.signal sem[{}], 1", kStoreSem);  // the stage starts free
+  }
+
+  // Chunk n computes from copy set n % 2 while chunk n + 1's copies load into the other.
+  void EmitChunkLoop() {
+    const std::string name = c_.instruction.name();
+    const int64_t chunks = f_.batch * chunks_per_image_;
+    out_.Emit("mov s{}, {}", kLeft, chunks);
+    const std::string loop = out_.NewLabel(name + ".chunk");
+    out_.Bind(loop);
+    if (loads_ > 0) out_.Emit("sem.wait sem[s{} + {}], {}", kPar, kLoadSem, loads_);
+    // The next chunk: (b, c0 + cc), wrapping to the next image; its copies go into the other set
+    // (its reader, the previous chunk's VPU work, is done).
+    const std::string same = out_.NewLabel(name + ".same_image");
+    const std::string no_prefetch = out_.NewLabel(name + ".no_prefetch");
+    out_.Emit("add s{}, s{}, {}", kNextC0, kC0, cc_);
+    out_.Emit("mov s{}, s{}", kNextB, kB);
+    out_.Emit("blt s{}, {}, {}", kNextC0, f_.cin, same);
+    out_.Emit("mov s{}, 0", kNextC0);
+    out_.Emit("add s{}, s{}, 1", kNextB, kNextB);
+    out_.Bind(same);
+    out_.Emit("bge s{}, {}, {}", kNextB, f_.batch, no_prefetch);
+    out_.Emit("xor s{}, s{}, 1", kOtherPar, kPar);
+    EmitTapDmas(kNextB, kNextC0, kNxt, kOtherPar);
+    out_.Bind(no_prefetch);
+    out_.Emit("sem.wait sem[{}], 1", kStoreSem);  // the stage is free again
+    // Channel loop.
+    out_.Emit("mov s{}, s{}", kChan, kC0);
+    out_.Emit("mov s{}, s{}", kTile, kCur);
+    out_.Emit("mov s{}, {:#x}", kSt, stage_base_);
+    out_.Emit("mov s{}, {}", kChanLeft, cc_);
+    const std::string chan = out_.NewLabel(name + ".channel");
+    out_.Bind(chan);
+    EmitWeightBroadcasts();
+    // The channel's tiles, `copies_` at a time interleaved (the in-order VPU overlaps one tile's
+    // latencies with the others' work), then the remainder.
+    if (tiles_ / copies_ > 1) {
+      out_.Emit("mov s{}, {}", kTileLeft, tiles_ / copies_);
+      const std::string tile = out_.NewLabel(name + ".tile");
+      out_.Bind(tile);
+      EmitTiles(copies_);
+      out_.Emit("loop s{}, {}", kTileLeft, tile);
+    } else if (tiles_ / copies_ == 1) {
+      EmitTiles(copies_);
+    }
+    if (tiles_ % copies_ != 0) EmitTiles(tiles_ % copies_);
+    out_.Emit("add s{}, s{}, 1", kChan, kChan);
+    out_.Emit("loop s{}, {}", kChanLeft, chan);
+    out_.Emit("vpu.signal sem[{}], 1", kVpuSem);
+    out_.Emit("sem.wait sem[{}], 1", kVpuSem);
+    const isa::Shape oview = PermutedView(c_.results[0]->shape, {f_.out_perm[0], f_.out_perm[3], f_.out_perm[1], f_.out_perm[2]});
+    if (flat_out_) {
+      out_.Emit("mul s{}, s{}, {}", kTemp, kB, f_.cout);
+      out_.Emit("add s{}, s{}, s{}", kTemp, kTemp, kC0);
+      out_.Emit("mul s{}, s{}, {}", kTemp, kTemp, channel_bytes_);
+      out_.Emit("add s{}, s{}, {:#x}", kTemp, kTemp, c_.results[0]->address);
+      out_.Emit("dma vmem[{:#x}] -> hbm[s{}], src=u32[{}]{{0}}, dst=u32[{}]{{0}}, size=[{}], sem=sem[{}], engine={}",
+                stage_base_, kTemp, array_bytes_ / 4, array_bytes_ / 4, array_bytes_ / 4, kStoreSem, engines_ - 1);
+    } else {
+      out_.Emit("dma vmem[{:#x}] -> hbm[{:#x}], src={}, dst={}, dst_start={}, size={}, sem=sem[{}], engine={}", stage_base_,
+                c_.results[0]->address, StageShape(cc_), isa::ToString(oview), List({Item(kB, 0), Item(kC0, 0), "0", "0"}),
+                List({"1", std::to_string(cc_), std::to_string(f_.ho), std::to_string(f_.wo)}), kStoreSem, engines_ - 1);
+    }
+    out_.Emit("mov s{}, s{}", kB, kNextB);
+    out_.Emit("mov s{}, s{}", kC0, kNextC0);
+    out_.Emit("mov s{}, s{}", kTemp, kCur);
+    out_.Emit("mov s{}, s{}", kCur, kNxt);
+    out_.Emit("mov s{}, s{}", kNxt, kTemp);
+    out_.Emit("xor s{}, s{}, 1", kPar, kPar);
+    out_.Emit("loop s{}, {}", kLeft, loop);
+    out_.Emit("sem.wait sem[{}], 1", kStoreSem);
+  }
+
+  // v0..v(taps-1) = channel kChan's weights broadcast (f32 bits).
+  void EmitWeightBroadcasts() {
+    out_.Emit("mul s{}, s{}, {}", kW, kChan, taps_);
+    for (int64_t k = 0; k < taps_; ++k) {
+      if (!bf16_) {
+        out_.Emit("shl s{}, s{}, 2", kTemp, kW);
+        out_.Emit("ld.u32 s{}, smem[s{} + {}]", kTemp, kTemp, k * 4);
+      } else {
+        // Element i = kW + k is the half (i & 1) of word i / 2.
+        out_.Emit("add s{}, s{}, {}", kTemp2, kW, k);
+        out_.Emit("and s{}, s{}, 1", kHalf, kTemp2);
+        out_.Emit("shl s{}, s{}, 4", kHalf, kHalf);
+        out_.Emit("shr s{}, s{}, 1", kTemp2, kTemp2);
+        out_.Emit("shl s{}, s{}, 2", kTemp2, kTemp2);
+        out_.Emit("ld.u32 s{}, smem[s{}]", kTemp, kTemp2);
+        out_.Emit("shr s{}, s{}, s{}", kTemp, kTemp, kHalf);
+        out_.Emit("and s{}, s{}, 0xffff", kTemp, kTemp);
+        out_.Emit("shl s{}, s{}, 16", kTemp, kTemp);
+      }
+      out_.Emit("vbcast v{}, s{}", k, kTemp);
+    }
+  }
+
+  // `copies` output tiles at VMEM offsets kTile.. (copies) and kSt.. (stage), interleaved step by
+  // step: acc_c = sum over taps k of X_k tile * w_k, in tap order.
+  void EmitTiles(int64_t copies) {
+    const auto acc = [&](int64_t c) { return static_cast<int>(taps_ + 2 * c); };
+    const auto x = [&](int64_t c) { return static_cast<int>(taps_ + 2 * c + 1); };
+    const std::string sub = bf16_ ? ", sublanes=0xf" : "";
+    for (int64_t k = 0; k < taps_; ++k) {
+      const auto dst = [&](int64_t c) { return k == 0 ? acc(c) : x(c); };
+      for (int64_t c = 0; c < copies; ++c) {
+        out_.Emit("vld v{}, vmem[s{} + {:#x}]{}", dst(c), kTile, k * array_bytes_ + c * tile_bytes_, sub);
+      }
+      if (bf16_) {
+        for (int64_t c = 0; c < copies; ++c) out_.Emit("vunpack.lo.bf16 v{}, v{}", dst(c), dst(c));
+      }
+      for (int64_t c = 0; c < copies; ++c) out_.Emit("vmul.f32 v{}, v{}, v{}", dst(c), dst(c), k);
+      if (k > 0) {
+        for (int64_t c = 0; c < copies; ++c) out_.Emit("vadd.f32 v{}, v{}, v{}", acc(c), acc(c), x(c));
+      }
+    }
+    for (int64_t c = 0; c < copies; ++c) {
+      if (bf16_) {
+        out_.Emit("vpack.bf16 v{}, v{}, v{}", x(c), acc(c), acc(c));
+        out_.Emit("vst v{}, vmem[s{} + {:#x}], sublanes=0xf", x(c), kSt, c * tile_bytes_);
+      } else {
+        out_.Emit("vst v{}, vmem[s{} + {:#x}]", acc(c), kSt, c * tile_bytes_);
+      }
+    }
+    out_.Emit("add s{}, s{}, {:#x}", kTile, kTile, copies * tile_bytes_);
+    out_.Emit("add s{}, s{}, {:#x}", kSt, kSt, copies * tile_bytes_);
+  }
+
+
+  KernelContext& c_;
+  AsmBuilder& out_;
+  ConvForm f_;
+  int64_t s_ = 8, l_ = 128;
+  bool bf16_ = false;
+  std::string type_;
+  int64_t taps_ = 1, tile_bytes_ = 0, tiles_ = 0, channel_bytes_ = 0, cc_ = 1, array_bytes_ = 0;
+  uint64_t stage_base_ = 0, vmem_bytes_ = 0, set_bytes_ = 0;
+  uint64_t next_engine_ = 0;
+  int64_t weight_bytes_ = 0, chunks_per_image_ = 1, engines_ = 1;
+  int loads_ = 0;
+  bool flat_out_ = false;
+  int64_t copies_ = 1;  // output tiles computed together
+};
+
+}  // namespace
+
+void EmitConvolutionKernel(KernelContext& context) {
+  ConvForm form = Analyze(context);
+  if (form.groups == 1) {
+    for (const DeviceBuffer* b : {context.operands[0][0], context.operands[1][0], context.results[0]}) {
+      if (b->shape.element_type != isa::ElementType::kF32) {
+        CannotLower(context.instruction, "convolutions on the MXUs take f32 operands and results (" +
+                                             std::string(isa::ElementTypeName(b->shape.element_type)) +
+                                             " is not lowered yet)");
+      }
+    }
+    MxuConvEmitter(context, std::move(form)).Run();
+    return;
+  }
+  if (form.groups == form.cin && form.cout == form.cin) {
+    DepthwiseEmitter(context, std::move(form)).Run();
+    return;
+  }
+  CannotLower(context.instruction, fmt::format("feature_group_count={} with {} input and {} output features (only 1 and "
+                                               "depthwise with one output per input feature are lowered)",
+                                               form.groups, form.cin, form.cout));
+}
+
+}  // namespace tpusim::compiler

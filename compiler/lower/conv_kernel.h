@@ -1,0 +1,16 @@
+// Convolution kernels (docs/compiler.md, "Convolution"): 2-D convolutions with stride 1, any
+// padding >= 0, window (rhs) dilation, any dim_labels.
+//   - feature_group_count = 1, f32: on the MXUs as shifted matmuls over a zero-padded image in
+//     VMEM (one [pixels, Cin] x [Cin, Cout] matmul per window tap, accumulated in registers);
+//   - depthwise (feature_group_count = input features = output features), f32 or bf16: on the
+//     VPU, one DMA-shifted copy of the input per tap, multiplied by the per-channel weight.
+// Everything else (strides, lhs dilation, reversal, other groupings and types) is refused.
+#pragma once
+
+#include "compiler/lower/kernel.h"
+
+namespace tpusim::compiler {
+
+void EmitConvolutionKernel(KernelContext& context);
+
+}  // namespace tpusim::compiler
