@@ -6,6 +6,7 @@
 // first-issued-first-served; the DMA engines issue in simulated-time order (dma_engine.h).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -30,12 +31,22 @@ class BandwidthResource {
   sc_core::sc_time TransferTime(uint64_t bytes) const;
   // Occupies the resource for TransferTime(bytes) from max(ready, busy_until()); returns the end.
   sc_core::sc_time Reserve(const sc_core::sc_time& ready, uint64_t bytes) {
-    return ReserveFor(ready, bytes, TransferTime(bytes));
+    // Streams repeat their sizes (vregs, bursts): the last size's time is kept.
+    if (bytes != memo_bytes_) {
+      memo_bytes_ = bytes;
+      memo_duration_ = TransferTime(bytes);
+    }
+    return ReserveFor(ready, bytes, memo_duration_);
   }
-  // The same for a caller-computed duration (an SRAM bank serves reads and writes at different
-  // rates).
+  // The same for a caller-computed duration.
   sc_core::sc_time ReserveFor(const sc_core::sc_time& ready, uint64_t bytes,
-                              const sc_core::sc_time& duration);
+                              const sc_core::sc_time& duration) {
+    busy_until_ = std::max(ready, busy_until_) + duration;
+    ++stats_.requests;
+    stats_.bytes += bytes;
+    stats_.busy += duration;
+    return busy_until_;
+  }
 
   const sc_core::sc_time& busy_until() const { return busy_until_; }
   double bytes_per_second() const { return bytes_per_second_; }
@@ -44,6 +55,8 @@ class BandwidthResource {
  private:
   double picoseconds_per_byte_;
   double bytes_per_second_;
+  uint64_t memo_bytes_ = 0;  // TransferTime(memo_bytes_) == memo_duration_ (0 takes 0 ps)
+  sc_core::sc_time memo_duration_ = sc_core::SC_ZERO_TIME;
   sc_core::sc_time busy_until_ = sc_core::SC_ZERO_TIME;
   ResourceStats stats_;
 };

@@ -35,7 +35,7 @@ DmaEngine::DmaEngine(std::string name, const DmaParams& params)
 
 void DmaEngine::Begin(const DmaTransfer& transfer, const sc_core::sc_time& start, bool move_data) {
   if (busy_) throw Error("DMA engine " + name() + ": Begin while a transfer is in progress");
-  plan_ = PlanDma(transfer, params_.burst_bytes, move_data);
+  plan_ = PlanDma(transfer, params_.burst_bytes, move_data, tables_.get());
   busy_ = true;
   source_ = transfer.source.memory;
   destination_ = transfer.destination.memory;

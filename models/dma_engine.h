@@ -13,9 +13,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <queue>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <systemc>
@@ -86,6 +88,9 @@ class DmaEngine {
   DmaCompletion Finish();
 
   const DmaEngineStats& stats() const { return stats_; }
+  // Plans with `tables` (shared with other engines of the unit: the same shapes recur) instead
+  // of the engine's own. Plans are the same either way.
+  void ShareTables(std::shared_ptr<DimTableCache> tables) { tables_ = std::move(tables); }
 
  private:
   struct Choice {
@@ -97,6 +102,8 @@ class DmaEngine {
   DmaParams params_;
   sc_core::sc_time issue_latency_;
   DmaEngineStats stats_;
+  // The layouts' offset tables, kept for the next transfers' plans; engines may share them.
+  std::shared_ptr<DimTableCache> tables_ = std::make_shared<DimTableCache>();
 
   // The transfer in progress.
   bool busy_ = false;

@@ -101,7 +101,8 @@ void TouchWindows(uint64_t source_address, uint64_t destination_address, uint64_
 
 }  // namespace
 
-DmaPlan PlanDma(const DmaTransfer& transfer, uint64_t burst_bytes, bool move_data) {
+DmaPlan PlanDma(const DmaTransfer& transfer, uint64_t burst_bytes, bool move_data,
+                DimTableCache* cache) {
   ValidateTransfer(transfer);
   const isa::LayoutMap source(transfer.source.shape);
   const isa::LayoutMap destination(transfer.destination.shape);
@@ -128,7 +129,8 @@ DmaPlan PlanDma(const DmaTransfer& transfer, uint64_t burst_bytes, bool move_dat
                }
                TouchWindows(from, to, bytes, reads, writes);
                plan.payload_bytes += bytes;
-             });
+             },
+             cache);
 
   std::vector<uint64_t> read_windows;
   for (const auto& [window, span] : reads.Sorted()) {

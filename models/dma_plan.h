@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "models/dma_transfer.h"
+#include "models/region_walk.h"
 
 namespace tpusim::models {
 
@@ -33,7 +34,9 @@ struct DmaPlan {
 
 // Validates `transfer` (ValidateTransfer) and plans it for bursts of `burst_bytes` (a power of
 // two). With `move_data` it also copies the region's bytes from the source memory to the
-// destination memory, in zero simulated time.
-DmaPlan PlanDma(const DmaTransfer& transfer, uint64_t burst_bytes, bool move_data);
+// destination memory, in zero simulated time. `cache`, if given, keeps the layouts' offset
+// tables for later transfers (the plan is the same with or without it).
+DmaPlan PlanDma(const DmaTransfer& transfer, uint64_t burst_bytes, bool move_data,
+                DimTableCache* cache = nullptr);
 
 }  // namespace tpusim::models

@@ -44,8 +44,13 @@ int64_t CheckEndpoint(const char* side, const DmaEndpoint& endpoint,
                 std::to_string(map.element_bits()) +
                 "-bit elements; DMA moves whole-byte elements only");
   }
-  endpoint.memory->CheckRange(where + " image (" + isa::ToString(shape) + ")",
-                              endpoint.base_address, static_cast<uint64_t>(map.byte_size()));
+  // (The message is built only for an image that does not fit: transfers are checked often.)
+  const uint64_t capacity = endpoint.memory->capacity_bytes();
+  const auto bytes = static_cast<uint64_t>(map.byte_size());
+  if (endpoint.base_address > capacity || bytes > capacity - endpoint.base_address) {
+    endpoint.memory->CheckRange(where + " image (" + isa::ToString(shape) + ")",
+                                endpoint.base_address, bytes);
+  }
   return map.element_bits();
 }
 

@@ -242,22 +242,16 @@ void Mxu::BufferLhs(ElementType type, const Vreg& va) {
 }
 
 void Mxu::AppendResults(const MxuGroupTiming& timing, ElementType type) {
-  std::vector<uint32_t> out;
-  if (!timing_only_) {
-    // Data never kept because earlier operations ran timing-only reads as zeros.
-    if (group_.empty()) group_.assign(size_t{timing.rows} * params_.rows, 0);
-    if (weights_.empty()) weights_.assign(size_t{params_.rows} * params_.columns, 0);
-    out.resize(size_t{timing.rows} * params_.columns);
-    MatmulRows(type, group_, weights_, timing.rows, params_.rows, params_.columns, out);
-  }
-  for (uint32_t i = 0; i < timing.rows; ++i) {
-    ResultRow row{timing.RowReady(i), type == ElementType::kS8, {}};
-    if (!timing_only_) {
-      const auto begin = out.begin() + static_cast<std::ptrdiff_t>(size_t{i} * params_.columns);
-      row.words.assign(begin, begin + params_.columns);
-    }
-    fifo_.push_back(std::move(row));
-  }
+  ResultGroup& group = fifo_.emplace_back();
+  group.timing = timing;
+  group.integer = type == ElementType::kS8;
+  fifo_rows_ += timing.rows;
+  if (timing_only_) return;
+  // Data never kept because earlier operations ran timing-only reads as zeros.
+  if (group_.empty()) group_.assign(size_t{timing.rows} * params_.rows, 0);
+  if (weights_.empty()) weights_.assign(size_t{params_.rows} * params_.columns, 0);
+  group.words.resize(size_t{timing.rows} * params_.columns);
+  MatmulRows(type, group_, weights_, timing.rows, params_.rows, params_.columns, group.words);
 }
 
 MxuTiming Mxu::Pop(Vreg& vd, uint64_t cycle) { return PopBlock(vd, cycle, false); }
@@ -269,24 +263,30 @@ MxuTiming Mxu::PopBlock(Vreg& vd, uint64_t cycle, bool accumulate) {
   const char* op = accumulate ? "mxu.pop.acc" : "mxu.pop";
   CheckVreg(op, vd);
   const uint32_t sublanes = params_.sublanes;
-  if (fifo_.size() < sublanes) {
-    throw Error(std::string(op) + ": the result FIFO holds " + std::to_string(fifo_.size()) +
+  if (fifo_rows_ < sublanes) {
+    throw Error(std::string(op) + ": the result FIFO holds " + std::to_string(fifo_rows_) +
                 " rows; a pop takes " + std::to_string(sublanes));
   }
-  double rows_ready = 0;
-  for (uint32_t s = 0; s < sublanes; ++s) rows_ready = std::max(rows_ready, fifo_[s].ready);
+  // The FIFO's first S rows: rows first .. first + S - 1 of its first group. RowReady grows
+  // with the row (the same rounding of a larger product), so the last of them is the latest.
+  ResultGroup& group = fifo_.front();
+  const uint32_t first = group.left_rows;
+  const double rows_ready = std::max(0.0, group.timing.RowReady(first + sublanes - 1));
   const MxuSpan span = timer_.Pop(cycle, rows_ready);
 
   if (!timing_only_) {
     const uint32_t first_column = front_pops_ * params_.lanes;
+    const uint32_t columns = params_.columns;
     for (uint32_t s = 0; s < sublanes; ++s) {
-      const ResultRow& row = fifo_[s];
+      // Empty when the group ran timing-only: its rows read as zeros.
+      const uint32_t* row =
+          group.words.empty() ? nullptr : group.words.data() + size_t{first + s} * columns;
       for (uint32_t l = 0; l < params_.lanes; ++l) {
         const uint32_t c = first_column + l;
-        const uint32_t value = c < row.words.size() ? row.words[c] : 0;  // 0 beyond C
+        const uint32_t value = row != nullptr && c < columns ? row[c] : 0;  // 0 beyond C
         if (!accumulate) {
           vd.set_word(s, l, value);
-        } else if (row.integer) {
+        } else if (group.integer) {
           vd.set_word(s, l, vd.word(s, l) + value);  // s32, wrapping
         } else {
           vd.set_word(s, l, ResultBits(vd.f32(s, l) + BitsToF32(value)));
@@ -295,7 +295,9 @@ MxuTiming Mxu::PopBlock(Vreg& vd, uint64_t cycle, bool accumulate) {
     }
   }
   if (++front_pops_ == column_blocks_) {
-    fifo_.erase(fifo_.begin(), fifo_.begin() + sublanes);
+    group.left_rows += sublanes;
+    fifo_rows_ -= sublanes;
+    if (group.left_rows == group.timing.rows) fifo_.pop_front();
     front_pops_ = 0;
   }
   ++pops_;

@@ -81,16 +81,20 @@ class Mxu {
   MxuTiming AccumulatorRead(Vreg& vd, uint64_t row, uint64_t col, bool clear, uint64_t cycle);
 
   // Result rows waiting in the FIFO (a pop needs S).
-  size_t result_rows() const { return fifo_.size(); }
+  size_t result_rows() const { return fifo_rows_; }
   // The cycle by which everything begun so far has completed (the program's end waits for it).
   uint64_t quiescent_cycle() const;
   MxuStats stats() const;
 
  private:
-  struct ResultRow {
-    double ready = 0;             // fractional cycle its results can be popped
+  // The result FIFO holds row groups as they left the array: row i of a group is ready at
+  // timing.RowReady(i). A group has P = S x 32 / w rows, a multiple of S, so the S rows a pop
+  // takes always lie in one group.
+  struct ResultGroup {
+    MxuGroupTiming timing;
     bool integer = false;         // s32 words (s8 inputs) rather than f32
-    std::vector<uint32_t> words;  // C words; empty in timing-only mode
+    std::vector<uint32_t> words;  // rows x C words; empty in timing-only mode
+    uint32_t left_rows = 0;       // rows already popped out of the FIFO (the first ones)
   };
 
   uint32_t RowsPerVreg(isa::ElementType type) const;
@@ -127,8 +131,9 @@ class Mxu {
   // mode) and when each row's last addition is done.
   std::vector<uint32_t> acc_;
   std::vector<double> acc_ready_;
-  // The result FIFO and how many column blocks of its first S rows have been popped.
-  std::deque<ResultRow> fifo_;
+  // The result FIFO, its rows, and how many column blocks of its first S rows have been popped.
+  std::deque<ResultGroup> fifo_;
+  size_t fifo_rows_ = 0;
   uint32_t front_pops_ = 0;
 
   uint64_t weight_pushes_ = 0;

@@ -60,16 +60,26 @@ void WalkGeneric(const LayoutMap& source, std::span<const int64_t> source_start,
   } while (Next(k, zero, end));
 }
 
+// The linear indices of the elements start .. start + out.size() - 1 along dim d.
+void LinearIndices(const LayoutMap& map, std::size_t d, int64_t start, std::span<int64_t> out) {
+  std::vector<int64_t> index(map.shape().rank(), 0);
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    index[d] = start + static_cast<int64_t>(k);
+    out[k] = map.LinearIndex(index);
+  }
+}
+
 // table[k] = byte offset of the element at start[d] + k along dim d (0 in the other dims). For a
 // separable layout an element's offset is the sum of its dims' entries.
 std::vector<int64_t> DimTable(const LayoutMap& map, std::span<const int64_t> start, std::size_t d,
-                              int64_t size, int64_t element_bytes) {
-  std::vector<int64_t> index(start.size(), 0);
+                              int64_t size, int64_t element_bytes, DimTableCache* cache) {
   std::vector<int64_t> table(size);
-  for (int64_t k = 0; k < size; ++k) {
-    index[d] = start[d] + k;
-    table[k] = map.LinearIndex(index) * element_bytes;
+  if (cache != nullptr) {
+    cache->Slice(map, d, start[d], table);
+  } else {
+    LinearIndices(map, d, start[d], table);
   }
+  for (int64_t& offset : table) offset *= element_bytes;
   return table;
 }
 
@@ -129,7 +139,7 @@ class SeparableWalk {
  public:
   SeparableWalk(const LayoutMap& source, std::span<const int64_t> source_start,
                 const LayoutMap& destination, std::span<const int64_t> destination_start,
-                std::span<const int64_t> sizes, RunMerger& merger)
+                std::span<const int64_t> sizes, RunMerger& merger, DimTableCache* cache)
       : element_bytes_(source.element_bits() / 8),
         order_(source.physical_order()),
         merger_(merger) {
@@ -146,9 +156,9 @@ class SeparableWalk {
       box_elements *= std::min(source_box[d], destination_box[d]);
     }
     for (std::size_t d = 0; d < rank; ++d) {
-      source_tables_[d] = DimTable(source, source_start, d, sizes[d], element_bytes_);
+      source_tables_[d] = DimTable(source, source_start, d, sizes[d], element_bytes_, cache);
       destination_tables_[d] =
-          DimTable(destination, destination_start, d, sizes[d], element_bytes_);
+          DimTable(destination, destination_start, d, sizes[d], element_bytes_, cache);
       if (box_elements == 1) {
         segments_[d] = {Segment{.first = 0, .end = sizes[d], .same_placement = false}};
       } else {
@@ -231,9 +241,49 @@ class SeparableWalk {
 
 }  // namespace
 
+void DimTableCache::Slice(const LayoutMap& map, std::size_t d, int64_t start,
+                          std::span<int64_t> out) {
+  const int64_t dim_size = map.shape().dims[d];
+  const auto size = static_cast<int64_t>(out.size());
+  if (dim_size > kMaxCachedDim || start < 0 || start > dim_size - size) {
+    // Not kept (LinearIndex rejects indices outside the array).
+    LinearIndices(map, d, start, out);
+    return;
+  }
+  Table* table = nullptr;
+  for (Table& candidate : tables_) {
+    if (candidate.dim == d && candidate.shape == map.shape()) {
+      table = &candidate;
+      break;
+    }
+  }
+  if (table == nullptr) {
+    if (tables_.size() == kMaxTables) tables_.erase(tables_.begin());
+    table = &tables_.emplace_back();
+    table->shape = map.shape();
+    table->dim = d;
+    table->linear.assign(static_cast<std::size_t>(dim_size), kUnknown);
+  }
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    int64_t& linear = table->linear[static_cast<std::size_t>(start) + k];
+    if (linear == kUnknown) {
+      // One run of unknown entries at once (LinearIndex checks the bounds).
+      std::size_t end = k + 1;
+      while (end < out.size() && table->linear[static_cast<std::size_t>(start) + end] == kUnknown) {
+        ++end;
+      }
+      LinearIndices(map, d, start + static_cast<int64_t>(k),
+                    std::span<int64_t>(table->linear).subspan(static_cast<std::size_t>(start) + k,
+                                                              end - k));
+    }
+    out[k] = linear;
+  }
+}
+
 void WalkRegion(const LayoutMap& source, std::span<const int64_t> source_start,
                 const LayoutMap& destination, std::span<const int64_t> destination_start,
-                std::span<const int64_t> sizes, const std::function<void(const ByteRun&)>& emit) {
+                std::span<const int64_t> sizes, const std::function<void(const ByteRun&)>& emit,
+                DimTableCache* cache) {
   for (int64_t size : sizes) {
     if (size == 0) return;
   }
@@ -241,7 +291,8 @@ void WalkRegion(const LayoutMap& source, std::span<const int64_t> source_start,
   if (sizes.empty() || !source.is_separable() || !destination.is_separable()) {
     WalkGeneric(source, source_start, destination, destination_start, sizes, merger);
   } else {
-    SeparableWalk(source, source_start, destination, destination_start, sizes, merger).Run();
+    SeparableWalk(source, source_start, destination, destination_start, sizes, merger, cache)
+        .Run();
   }
   merger.Flush();
 }

@@ -13,8 +13,10 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <vector>
 
 #include "isa/layout_index.h"
+#include "isa/shape.h"
 
 namespace tpusim::models {
 
@@ -26,6 +28,30 @@ struct ByteRun {
   int64_t bytes = 0;
 };
 
+// The offsets along each dim of the layouts a DMA engine walks, kept between walks: a program's
+// DMAs reuse a few array shapes, and every entry costs a LayoutMap::LinearIndex. An entry is
+// computed the first time a walk needs it, so a walk over a slice of a large array pays for its
+// slice only. Dims longer than kMaxCachedDim are not kept, and at most kMaxTables tables are
+// (the oldest goes first): 32 MiB at most.
+class DimTableCache {
+ public:
+  static constexpr int64_t kMaxCachedDim = int64_t{1} << 16;
+  static constexpr std::size_t kMaxTables = 64;
+
+  // out[k] = the linear index of the element at start + k along dim d (index 0 in the other
+  // dims), k in [0, out.size()); the same values LinearIndex gives.
+  void Slice(const isa::LayoutMap& map, std::size_t d, int64_t start, std::span<int64_t> out);
+
+ private:
+  struct Table {
+    isa::Shape shape;
+    std::size_t dim = 0;
+    std::vector<int64_t> linear;  // by index along the dim; kUnknown until computed
+  };
+  static constexpr int64_t kUnknown = -1;
+  std::vector<Table> tables_;  // the most recently made last
+};
+
 // Calls `emit` with runs that together cover every element of the region exactly once; a run
 // that continues the previous one on both sides is merged into it. Boxes are visited in the
 // source's physical dim order (major to minor), so aligned copies come out in source address
@@ -33,6 +59,7 @@ struct ByteRun {
 // (ValidateTransfer checks this).
 void WalkRegion(const isa::LayoutMap& source, std::span<const int64_t> source_start,
                 const isa::LayoutMap& destination, std::span<const int64_t> destination_start,
-                std::span<const int64_t> sizes, const std::function<void(const ByteRun&)>& emit);
+                std::span<const int64_t> sizes, const std::function<void(const ByteRun&)>& emit,
+                DimTableCache* cache = nullptr);
 
 }  // namespace tpusim::models

@@ -24,6 +24,27 @@ struct Fault : Error {
   using Error::Error;
 };
 
+// Where vld's and vst's operands are, looked up by name once (OperandIndex compares names).
+struct VectorMemoryOperands {
+  int vreg = -1;
+  int mask = -1;  // vst only
+  int stride = -1;
+  int sublanes = -1;
+  int addr = -1;
+};
+
+VectorMemoryOperands FindVectorMemoryOperands(isa::Opcode opcode) {
+  const isa::InstructionInfo& info = *isa::FindInstruction(opcode);
+  const bool load = opcode == isa::OPCODE_VLD;
+  VectorMemoryOperands at;
+  at.vreg = isa::OperandIndex(info, load ? "vd" : "va");
+  if (!load) at.mask = isa::OperandIndex(info, "mask");
+  at.stride = isa::OperandIndex(info, "stride");
+  at.sublanes = isa::OperandIndex(info, "sublanes");
+  at.addr = isa::OperandIndex(info, "addr");
+  return at;
+}
+
 }  // namespace
 
 void Validate(const ScalarCoreParams& params) {
@@ -68,8 +89,10 @@ void ScalarCore::Start(const isa::Program& program) {
   for (const isa::Label& label : program.labels()) labels[label.name()] = label.instruction();
   const int count = program.instructions_size();
   label_targets_.assign(count, 0);
+  infos_.assign(count, nullptr);
   dma_shapes_.assign(count, std::nullopt);
   for (int i = 0; i < count; ++i) {
+    infos_[i] = isa::FindInstruction(program.instructions(i).opcode());
     for (const isa::Operand& operand : program.instructions(i).operands()) {
       if (operand.value_case() != isa::Operand::kLabel) continue;
       const auto it = labels.find(operand.label());
@@ -160,10 +183,10 @@ void ScalarCore::CatchUpToSystemCTime(uint64_t* stall_counter) {
   }
 }
 
-void ScalarCore::WaitForRegisters(const isa::Instruction& instruction) {
+void ScalarCore::WaitForRegisters(const isa::Instruction& instruction,
+                                  const isa::InstructionInfo* info) {
   uint64_t ready = slot_;
   auto need = [&](uint32_t reg) { ready = std::max(ready, reg_ready_slot_.at(reg)); };
-  const isa::InstructionInfo* info = isa::FindInstruction(instruction.opcode());
   for (int i = 0; i < instruction.operands_size(); ++i) {
     const isa::Operand& operand = instruction.operands(i);
     switch (operand.value_case()) {
@@ -251,7 +274,7 @@ bool ScalarCore::Step() {
   }
   const isa::Instruction& in = program_->instructions(static_cast<int>(pc_));
   if (marked_[pc_]) marks_.push_back({static_cast<uint32_t>(pc_), Cycle()});
-  const isa::InstructionInfo* info = isa::FindInstruction(in.opcode());
+  const isa::InstructionInfo* info = infos_[pc_];  // isa::FindInstruction(in.opcode()), from Start
   if (info == nullptr) throw Fault("unknown opcode " + std::to_string(in.opcode()));
   const bool vector = info->unit == isa::Unit::kVpu || info->unit == isa::Unit::kVpuTranscendental ||
                       info->unit == isa::Unit::kVpuCrossLane;
@@ -268,7 +291,7 @@ bool ScalarCore::Step() {
                   std::to_string(units_.mxus.size()) + " MXUs attached)");
     }
   }
-  WaitForRegisters(in);
+  WaitForRegisters(in, info);
   if (vector) WaitForQueue(vpu_starts_, units_.vpu_queue_depth_entries);
   if (matrix) WaitForQueue(mxu_starts_[mxu_index], units_.mxu_queue_depth_entries);
   const uint64_t issue_cycle = Cycle();
@@ -549,14 +572,16 @@ void ScalarCore::DispatchVpu(const isa::Instruction& in, const isa::InstructionI
   vpu_starts_.push_back(timing.issue);
 }
 
-void ScalarCore::DispatchVectorMemory(const isa::Instruction& in, const isa::InstructionInfo& info) {
+void ScalarCore::DispatchVectorMemory(const isa::Instruction& in,
+                                      const isa::InstructionInfo& /*info*/) {
   Vpu& vpu = *units_.vpu;
   VectorRegisterFile& registers = *units_.registers;
   const bool load = in.opcode() == isa::OPCODE_VLD;
-  const auto operand = [&](std::string_view name) -> const isa::Operand& {
-    return in.operands(isa::OperandIndex(info, name));
-  };
-  const uint32_t vreg = load ? operand("vd").vreg() : operand("va").vreg();
+  static const VectorMemoryOperands kLoad = FindVectorMemoryOperands(isa::OPCODE_VLD);
+  static const VectorMemoryOperands kStore = FindVectorMemoryOperands(isa::OPCODE_VST);
+  const VectorMemoryOperands& at = load ? kLoad : kStore;
+  const auto operand = [&](int index) -> const isa::Operand& { return in.operands(index); };
+  const uint32_t vreg = operand(at.vreg).vreg();
   registers.Check({RegisterKind::kVreg, vreg});
   RegisterUse use;
   if (load) {
@@ -566,14 +591,14 @@ void ScalarCore::DispatchVectorMemory(const isa::Instruction& in, const isa::Ins
     use.reads[use.read_count++] = {RegisterKind::kVreg, vreg};
   }
   std::optional<uint32_t> mask;
-  if (!load && operand("mask").value_case() == isa::Operand::kMreg) {
-    mask = operand("mask").mreg();
+  if (!load && operand(at.mask).value_case() == isa::Operand::kMreg) {
+    mask = operand(at.mask).mreg();
     registers.Check({RegisterKind::kMask, *mask});
     use.reads[use.read_count++] = {RegisterKind::kMask, *mask};
   }
-  const isa::Operand& stride_operand = operand("stride");
+  const isa::Operand& stride_operand = operand(at.stride);
   const int64_t stride = stride_operand.value_case() == isa::Operand::kImm ? stride_operand.imm() : 1;
-  const isa::Operand& sublanes_operand = operand("sublanes");
+  const isa::Operand& sublanes_operand = operand(at.sublanes);
   const uint32_t sublanes = registers.sublanes();
   const uint32_t lanes = registers.lanes();
   const bool all_sublanes = sublanes_operand.value_case() != isa::Operand::kBits;
@@ -584,14 +609,19 @@ void ScalarCore::DispatchVectorMemory(const isa::Instruction& in, const isa::Ins
   const auto selected = [&](uint32_t s) { return all_sublanes || ((bits >> s) & 1) != 0; };
   Memory* vmem = memories_[isa::MEMORY_SPACE_VMEM];
   if (vmem == nullptr) throw Fault("the machine has no VMEM");
-  const uint64_t address = AddressOf(operand("addr"));
+  const uint64_t address = AddressOf(operand(at.addr));
   if (address % 4 != 0) throw Fault("VMEM address " + std::to_string(address) + " is not 4-byte aligned");
   const uint64_t row_bytes = uint64_t{4} * lanes;
   const auto row_address = [&](uint32_t s) {
     return address + static_cast<uint64_t>(static_cast<int64_t>(s) * stride) * row_bytes;
   };
-  for (uint32_t s = 0; s < sublanes; ++s) {
-    if (selected(s)) vmem->CheckRange(load ? "vld" : "vst", row_address(s), row_bytes);
+  // A contiguous block inside VMEM needs no check per row (row by row names the row that fails).
+  const bool block = all_sublanes && stride == 1;
+  const uint64_t capacity = vmem->capacity_bytes();
+  if (!block || address > capacity || row_bytes * sublanes > capacity - address) {
+    for (uint32_t s = 0; s < sublanes; ++s) {
+      if (selected(s)) vmem->CheckRange(load ? "vld" : "vst", row_address(s), row_bytes);
+    }
   }
   // Timing: the VPU's issue slot, then VMEM serves the rows (one request when they are one
   // contiguous block), and the issue commits with VMEM's completion.
@@ -599,7 +629,7 @@ void ScalarCore::DispatchVectorMemory(const isa::Instruction& in, const isa::Ins
   const sc_core::sc_time issue_time = start_time_ + clock_.ToTime(issue);
   const AccessKind kind = load ? AccessKind::kRead : AccessKind::kWrite;
   sc_core::sc_time done = issue_time;
-  if (all_sublanes && stride == 1) {
+  if (block) {
     done = vmem->Access(kind, address, row_bytes * sublanes, issue_time);
   } else {
     for (uint32_t s = 0; s < sublanes; ++s) {

@@ -135,7 +135,7 @@ class ScalarCore {
   uint64_t Cycle() const { return slot_ / params_.issue_instructions_per_cycle; }
   // The first slot of the cycle after the current slot's cycle, unless the slot starts a cycle.
   uint64_t RoundUpSlot(uint64_t slot) const;
-  void WaitForRegisters(const isa::Instruction& instruction);
+  void WaitForRegisters(const isa::Instruction& instruction, const isa::InstructionInfo* info);
   void IssueSlot();  // takes one issue slot, counting busy cycles
   // Waits until the start of `cycle` (from the start of the run) in SystemC time.
   void SyncToCycle(uint64_t cycle);
@@ -167,6 +167,7 @@ class ScalarCore {
 
   const isa::Program* program_ = nullptr;
   std::vector<uint32_t> label_targets_;  // per instruction: resolved branch target, if any
+  std::vector<const isa::InstructionInfo*> infos_;  // per instruction: its opcode's row, or null
   std::vector<std::optional<std::array<isa::Shape, 2>>> dma_shapes_;  // parsed once per pc
   State state_ = State::kIdle;
   std::string fault_;

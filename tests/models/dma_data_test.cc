@@ -16,6 +16,7 @@
 #include "models/dma_engine.h"
 #include "models/dma_plan.h"
 #include "models/hbm.h"
+#include "models/region_walk.h"
 #include "models/time_units.h"
 #include "models/vmem.h"
 
@@ -274,6 +275,78 @@ TEST_CASE("DMAs of random regions between random layouts match the element-wise 
       }
     }
   }
+}
+
+TEST_CASE("a DMA engine's kept layout tables give the same plans and bytes", "[models]") {
+  // DimTableCache keeps each layout's linear indices along a dim between transfers. Against
+  // LinearIndex directly, slices in any order (overlapping, repeated, disjoint) of a few shapes:
+  const std::vector<Shape> shapes = {ParseShape("bf16[512,512]{1,0:T(8,128)(2,1)}"),
+                                     ParseShape("bf16[256,512]{1,0:T(16,128)(2,1)}"),
+                                     ParseShape("bf16[96,300]{0,1:T(8,128)(2,1)}"),
+                                     ParseShape("bf16[7,9,130]{2,0,1:T(4,8)}")};
+  std::mt19937 random(7);
+  auto uniform = [&](int64_t low, int64_t high) {  // [low, high]
+    return std::uniform_int_distribution<int64_t>(low, high)(random);
+  };
+  DimTableCache cache;
+  for (int i = 0; i < 400; ++i) {
+    const Shape& shape = shapes[uniform(0, shapes.size() - 1)];
+    const LayoutMap map(shape);
+    const std::size_t d = uniform(0, shape.rank() - 1);
+    const int64_t size = uniform(1, shape.dims[d]);
+    const int64_t start = uniform(0, shape.dims[d] - size);
+    std::vector<int64_t> got(size);
+    cache.Slice(map, d, start, got);
+    std::vector<int64_t> index(shape.rank(), 0);
+    for (int64_t k = 0; k < size; ++k) {
+      index[d] = start + k;
+      REQUIRE(got[k] == map.LinearIndex(index));
+    }
+  }
+  // A dim too long to keep is computed each time, with the same values.
+  const Shape long_dim = ParseShape("u8[65537]{0:T(256)}");
+  REQUIRE(long_dim.dims[0] > DimTableCache::kMaxCachedDim);
+  const LayoutMap long_map(long_dim);
+  std::vector<int64_t> tail(5);
+  cache.Slice(long_map, 0, 65532, tail);
+  CHECK(tail == std::vector<int64_t>{65532, 65533, 65534, 65535, 65536});
+
+  // Plans and bytes with one cache over many transfers equal those of fresh, uncached plans.
+  Hbm hbm("hbm", TestHbm());
+  Vmem cached_vmem("vmem", TestVmem());
+  Vmem fresh_vmem("vmem", TestVmem());
+  hbm.Write(0, Pattern(LayoutMap(shapes[0]).byte_size()));
+  DimTableCache plans;
+  for (int i = 0; i < 60; ++i) {
+    const Shape& source = shapes[uniform(0, 1)];
+    const Shape& destination = shapes[uniform(0, 2)];
+    std::vector<int64_t> sizes(2), source_start(2), destination_start(2);
+    for (int d = 0; d < 2; ++d) {
+      sizes[d] = uniform(1, std::min(source.dims[d], destination.dims[d]));
+      source_start[d] = uniform(0, source.dims[d] - sizes[d]);
+      destination_start[d] = uniform(0, destination.dims[d] - sizes[d]);
+    }
+    DmaTransfer transfer;
+    transfer.source = {&hbm, 0, source, source_start};
+    transfer.destination = {&cached_vmem, 4096, destination, destination_start};
+    transfer.sizes = sizes;
+    const DmaPlan cached = PlanDma(transfer, 512, true, &plans);
+    transfer.destination.memory = &fresh_vmem;
+    const DmaPlan fresh = PlanDma(transfer, 512, true);
+    REQUIRE(cached.payload_bytes == fresh.payload_bytes);
+    REQUIRE(cached.write_needs == fresh.write_needs);
+    REQUIRE(cached.reads.size() == fresh.reads.size());
+    REQUIRE(cached.writes.size() == fresh.writes.size());
+    for (std::size_t r = 0; r < cached.reads.size(); ++r) {
+      REQUIRE(cached.reads[r].address == fresh.reads[r].address);
+      REQUIRE(cached.reads[r].bytes == fresh.reads[r].bytes);
+    }
+    for (std::size_t w = 0; w < cached.writes.size(); ++w) {
+      REQUIRE(cached.writes[w].address == fresh.writes[w].address);
+      REQUIRE(cached.writes[w].bytes == fresh.writes[w].bytes);
+    }
+  }
+  CHECK(cached_vmem.Read(0, 1 << 20) == fresh_vmem.Read(0, 1 << 20));
 }
 
 TEST_CASE("a scalar and an empty region", "[models]") {

@@ -1,7 +1,10 @@
 // Memory blocks: sparse contents, request timing from first principles, statistics, errors.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "isa/error.h"
@@ -9,6 +12,7 @@
 #include "models/hbm.h"
 #include "models/host_memory.h"
 #include "models/smem.h"
+#include "models/sram.h"
 #include "models/time_units.h"
 #include "models/vmem.h"
 
@@ -131,6 +135,140 @@ TEST_CASE("VMEM has separate read and write ports and serializes within a bank",
   CHECK(stats.resources[2].name == "bank 0");
   CHECK(Ps(stats.resources[2].busy) == 2'000);
   CHECK(stats.resources[2].bytes == 256);
+}
+
+TEST_CASE("a request's bytes per SRAM bank, in closed form", "[models]") {
+  // 4 banks interleaved every 128 bytes: bank of address a is (a / 128) mod 4.
+  std::vector<uint64_t> shares(4);
+  const auto of = [&](uint64_t address, uint64_t bytes) {
+    BankShares(address, bytes, 128, shares);
+    return shares;
+  };
+  using V = std::vector<uint64_t>;
+  // Inside one unit: all of it in that unit's bank.
+  CHECK(of(0, 1) == V{1, 0, 0, 0});
+  CHECK(of(130, 100) == V{0, 100, 0, 0});
+  CHECK(of(3 * 128 + 127, 1) == V{0, 0, 0, 1});
+  CHECK(of(4 * 128 + 5, 10) == V{10, 0, 0, 0});  // unit 4 wraps to bank 0
+  // Two partial units: 28 bytes in unit 0 (bank 0), 72 in unit 1 (bank 1).
+  CHECK(of(100, 100) == V{28, 72, 0, 0});
+  // One aligned round of 4 units: 128 each; 4096 bytes = 32 units = 8 rounds: 1024 each.
+  CHECK(of(0, 512) == V{128, 128, 128, 128});
+  CHECK(of(4096, 4096) == V{1024, 1024, 1024, 1024});
+  // From 200 to 200 + 1000 = 1200: unit 1 holds 56 bytes (200..255, bank 1), units 2..8 are
+  // whole (7 units: banks 2, 3, 0, 1, 2, 3, 0), unit 9 holds 1200 - 1152 = 48 (bank 1).
+  // Bank 0: 2 x 128; bank 1: 56 + 128 + 48; bank 2: 2 x 128; bank 3: 2 x 128.
+  CHECK(of(200, 1000) == V{256, 232, 256, 256});
+  // Whole rounds plus extra units starting at bank 3: units 3..9 (7 whole units from address
+  // 384 to 1280): banks 3, 0, 1, 2, 3, 0, 1.
+  CHECK(of(384, 896) == V{256, 256, 128, 256});
+  // One bank: everything in it.
+  std::vector<uint64_t> one(1);
+  BankShares(77, 9999, 32, one);
+  CHECK(one[0] == 9999);
+
+  // Against the definition (cut at every multiple of the interleave), for many requests on the
+  // TPU v4 shape (16 banks of 32 bytes) and an odd one (3 banks of 8 bytes).
+  for (const auto& [banks, interleave] : {std::pair<uint64_t, uint64_t>{16, 32}, {3, 8}}) {
+    std::vector<uint64_t> got(banks);
+    for (uint64_t address = 0; address < 3 * banks * interleave; address += 5) {
+      for (uint64_t bytes = 1; bytes < 5 * banks * interleave; bytes += 7) {
+        std::vector<uint64_t> expected(banks, 0);
+        for (uint64_t at = address; at < address + bytes;) {
+          const uint64_t end = std::min(address + bytes, (at / interleave + 1) * interleave);
+          expected[(at / interleave) % banks] += end - at;
+          at = end;
+        }
+        BankShares(address, bytes, interleave, got);
+        INFO("address " << address << " bytes " << bytes);
+        REQUIRE(got == expected);
+      }
+    }
+  }
+}
+
+TEST_CASE("VMEM's banks time every request as the piece-by-piece definition does", "[models]") {
+  // The definition (docs/timing.md), written plainly: the request cut at every multiple of the
+  // interleave, a BandwidthResource per bank, each bank's share timed at the port's rate / K.
+  // Sram keeps the banks in a compact form (whole-vreg requests touch all banks at once); times
+  // and statistics must be identical to the picosecond, whatever the order of issue times.
+  VmemParams params;
+  params.capacity_bytes = 16 << 20;
+  params.bank_count = 16;
+  params.bank_interleave_bytes = 32;
+  params.read_bandwidth_gbps = 1074.8;  // TPU v4's: not a whole number of ps per byte
+  params.write_bandwidth_gbps = 2150.6;
+  params.access_latency_cycles = 3;
+  params.clock_mhz = 1066.5894;
+  Vmem vmem("vmem", params);
+  const sc_time latency = vmem.timing().latency;
+  const double banks = params.bank_count;
+  BandwidthResource read_port("read port", params.read_bandwidth_gbps * 1e9);
+  BandwidthResource write_port("write port", params.write_bandwidth_gbps * 1e9);
+  std::vector<BandwidthResource> bank;
+  for (uint32_t b = 0; b < params.bank_count; ++b) {
+    bank.emplace_back("bank " + std::to_string(b), params.read_bandwidth_gbps * 1e9 / banks);
+  }
+  const auto reference = [&](AccessKind kind, uint64_t address, uint64_t bytes, sc_time t) {
+    BandwidthResource& port = kind == AccessKind::kRead ? read_port : write_port;
+    sc_time done = port.Reserve(t, bytes);
+    std::vector<uint64_t> shares(params.bank_count, 0);
+    for (uint64_t at = address; at < address + bytes;) {
+      const uint64_t end = std::min(address + bytes, (at / 32 + 1) * 32);
+      shares[(at / 32) % params.bank_count] += end - at;
+      at = end;
+    }
+    for (uint32_t b = 0; b < params.bank_count; ++b) {
+      if (shares[b] == 0) continue;
+      const sc_time duration =
+          Picoseconds(static_cast<double>(shares[b]) * (1e12 * banks / port.bytes_per_second()));
+      done = std::max(done, bank[b].ReserveFor(t, shares[b], duration));
+    }
+    return done + latency;
+  };
+
+  uint64_t state = 12345;
+  const auto next = [&](uint64_t n) {  // a fixed pseudo-random sequence in [0, n)
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (state >> 33) % n;
+  };
+  int64_t now_ps = 1'000'000;
+  for (int i = 0; i < 20'000; ++i) {
+    // Mostly forward in time, sometimes back (the scalar core runs ahead of the DMA engines).
+    now_ps = std::max<int64_t>(0, now_ps + static_cast<int64_t>(next(4000)) - 1000);
+    const sc_time t = Picoseconds(static_cast<double>(now_ps));
+    const AccessKind kind = next(3) == 0 ? AccessKind::kWrite : AccessKind::kRead;
+    uint64_t address = 0;
+    uint64_t bytes = 0;
+    switch (next(4)) {
+      case 0:
+      case 1:  // a whole vreg: 8 rows of 512 bytes, every bank 256 bytes
+        address = next(1024) * 4096;
+        bytes = 4096;
+        break;
+      case 2:  // one 512-byte row (a strided or masked vld)
+        address = next(8192) * 512;
+        bytes = 512;
+        break;
+      default:  // anything: a DMA burst's touched span
+        address = next(params.capacity_bytes - 8192);
+        bytes = 1 + next(5000);
+        break;
+    }
+    INFO("request " << i << ": " << bytes << " bytes at " << address);
+    REQUIRE(Ps(vmem.Access(kind, address, bytes, t)) == Ps(reference(kind, address, bytes, t)));
+  }
+  const MemoryStats stats = vmem.stats();
+  REQUIRE(stats.resources.size() == 2 + params.bank_count);
+  std::vector<ResourceStats> expected = {read_port.stats(), write_port.stats()};
+  for (const BandwidthResource& b : bank) expected.push_back(b.stats());
+  for (std::size_t r = 0; r < expected.size(); ++r) {
+    INFO(expected[r].name);
+    CHECK(stats.resources[r].name == expected[r].name);
+    CHECK(stats.resources[r].requests == expected[r].requests);
+    CHECK(stats.resources[r].bytes == expected[r].bytes);
+    CHECK(Ps(stats.resources[r].busy) == Ps(expected[r].busy));
+  }
 }
 
 TEST_CASE("CMEM and SMEM timing follows their parameters", "[models]") {
