@@ -110,6 +110,13 @@ bool WaitUntil(const bool& abandoned, const sc_core::sc_time& time) {
   return !abandoned;
 }
 
+// The bytes a transfer copies: its region's elements.
+uint64_t PayloadBytes(const DmaTransfer& transfer) {
+  uint64_t elements = 1;
+  for (int64_t size : transfer.sizes) elements *= static_cast<uint64_t>(size);
+  return elements * static_cast<uint64_t>(isa::ElementByteWidth(transfer.source.shape.element_type));
+}
+
 }  // namespace
 
 void DmaUnit::RunEngine(const std::shared_ptr<State>& state, uint32_t index) {
@@ -119,7 +126,8 @@ void DmaUnit::RunEngine(const std::shared_ptr<State>& state, uint32_t index) {
     State::Pending pending = std::move(slot.queue.front());
     slot.queue.pop_front();
     state->queue_space.notify(sc_core::SC_ZERO_TIME);
-    engine.Begin(pending.transfer, sc_core::sc_time_stamp(), state->move_data);
+    engine.Begin(pending.transfer, sc_core::sc_time_stamp(),
+                 state->move_data || PayloadBytes(pending.transfer) <= kTimingOnlyMovedBytes);
     while (engine.has_request()) {
       if (!WaitUntil(state->abandoned, engine.next_issue_time())) return;
       engine.IssueNext();

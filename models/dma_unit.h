@@ -21,6 +21,8 @@
 
 namespace tpusim::models {
 
+inline constexpr uint64_t kTimingOnlyMovedBytes = 64;
+
 class DmaUnit {
  public:
   DmaUnit(std::string name, const DmaParams& params);  // validates
@@ -31,6 +33,9 @@ class DmaUnit {
   const std::string& name() const;
   uint32_t engine_count() const;
   // Timing-only: plan and time transfers exactly as usual but move no bytes.
+  // Timing-only: transfers of more than kTimingOnlyMovedBytes move no data. Smaller ones (scalars:
+  // loop counters, predicates, indices) still do, so that control flow that reads them takes the
+  // same path as in a functional run, and the times stay identical.
   void set_timing_only(bool timing_only);
   // Called at each completion, in the engine's thread at the completion time.
   void set_completion_callback(std::function<void(const DmaCompletion&)> callback);

@@ -34,16 +34,6 @@ std::optional<IntType> IntegerScalar(ElementType type) {
   }
 }
 
-bool NeedsScalarCore(ElementType type) {
-  switch (type) {
-    case ElementType::kS8: case ElementType::kU8: case ElementType::kS16: case ElementType::kU16:
-    case ElementType::kS64: case ElementType::kU64:
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool IsScalarOpcode(Opcode opcode) {
   switch (opcode) {
     case Opcode::kAdd: case Opcode::kSubtract: case Opcode::kMultiply: case Opcode::kDivide:
@@ -93,7 +83,17 @@ class ScalarEmitter {
       const int reg = NewRegister(group.operands[k]);
       Load(reg, k * kSlotBytes, group.operands[k]->shape().element_type);
     }
-    for (const hlo::Instruction* member : group.members) Compute(*member, NewRegister(member));
+    for (const hlo::Instruction* member : group.members) {
+      const int reg = NewRegister(member);
+      Compute(*member, reg);
+      // Registers hold every value extended from its own width, as Load leaves them: an s32 add
+      // that overflows, or a shift past bit 31, wraps as XLA's s32 does before anything reads it.
+      const ElementType type = member->shape().element_type;
+      if (member->opcode() != Opcode::kConstant && type != ElementType::kPred && IntegerScalar(type) &&
+          IntegerScalar(type)->bytes < 8) {
+        Narrow(reg, reg, type);
+      }
+    }
     const int result = registers_.at(group.root);
     const IntType type = *IntegerScalar(group.root->shape().element_type);
     const uint64_t slot = n * kSlotBytes;
@@ -322,23 +322,21 @@ bool IsScalarValue(const isa::Shape& shape) {
 bool IsScalarCoreGroup(const KernelGroup& group) {
   const hlo::Instruction& root = *group.root;
   if (!IsScalarValue(root.shape()) || !IntegerScalar(root.shape().element_type)) return false;
-  bool needs = root.shape().element_type == ElementType::kPred;
-  std::unordered_set<const hlo::Instruction*> float_ok;  // float values only compares read
   for (const hlo::Instruction* member : group.members) {
     const hlo::Opcode opcode = member->opcode();
     const bool rank0_broadcast = opcode == Opcode::kBroadcast && member->operand(0)->shape().rank() == 0;
     if (!IsScalarValue(member->shape())) return false;
     if (opcode != Opcode::kConstant && !rank0_broadcast && !IsScalarOpcode(opcode)) return false;
-    needs = needs || NeedsScalarCore(member->shape().element_type);
     for (const hlo::Instruction* operand : member->operands()) {
       const isa::Shape& shape = operand->shape();
       if (!IsScalarValue(shape)) return false;
       if (IsFloatScalar(shape.element_type) && !IsFloatCompare(*member)) return false;
-      needs = needs || NeedsScalarCore(shape.element_type);
     }
     if (IsFloatScalar(member->shape().element_type) && opcode != Opcode::kConstant) return false;
   }
-  return needs;
+  // Integer scalars the VPU could hold run here too: a loop counter then stays on the scalar core
+  // (and in timing-only runs, which move scalars but no vector data, it still counts).
+  return true;
 }
 
 void EmitScalarKernel(KernelContext& context) {

@@ -149,6 +149,20 @@ TEST_CASE("control flow: a while loop adds an f32[8,128] state N times", "[contr
     if (n == 1) cycles_1 = OpCycles(report, "w/body/acc1");
     if (n == 8) cycles_8 = OpCycles(report, "w/body/acc1");
   }
+  // Timing-only moves no bulk data but still the loop's scalars: the same 8 iterations, the same
+  // cycles.
+  {
+    const fs::path dir = TempDir("cf_accumulate_timing");
+    const fs::path module = WriteModule(dir, AccumulateLoop(8));
+    const std::string input = WriteF32(dir, "x", x, {8, 128});
+    const Result functional = RunTpusim("run " + module.string() + input + " --report " + (dir / "f.json").string());
+    const Result timing =
+        RunTpusim("run " + module.string() + input + " --timing-only --report " + (dir / "t.json").string());
+    REQUIRE(functional.exit_code == 0);
+    REQUIRE(timing.exit_code == 0);
+    CHECK(ReportNumber(dir / "t.json", "total_cycles") == ReportNumber(dir / "f.json", "total_cycles"));
+    CHECK(OpCycles(dir / "t.json", "w/body/acc1") == OpCycles(dir / "f.json", "w/body/acc1"));
+  }
   // The report sums a kernel's times over the iterations: 8 runs of the body's add take about 8
   // times one run (each iteration moves the same bytes; 10% for the first run's colder start).
   INFO("1 iteration: " << cycles_1 << " cycles, 8 iterations: " << cycles_8);
