@@ -13,6 +13,7 @@
 #include "compiler/lower/kernel.h"
 #include "compiler/lower/reduce_kernel.h"
 #include "compiler/lower/sort_kernel.h"
+#include "compiler/lower/topk_kernel.h"
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/elementwise_fusion.h"
 #include "compiler/passes/layout_assignment.h"
@@ -57,6 +58,9 @@ void EmitKernel(KernelContext& context) {
       return;
     case Opcode::kGather:
       EmitGatherKernel(context);
+      return;
+    case Opcode::kTopK:
+      EmitTopKKernel(context);
       return;
     default:
       break;
