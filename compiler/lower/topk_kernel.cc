@@ -34,6 +34,8 @@ constexpr int kPrevKey = 20;     // the previous pass's pair (broadcast)
 constexpr int kPrevPos = 21;
 constexpr int kBestKey = 18;     // per-word running best of a pass
 constexpr int kBestPos = 19;
+constexpr int kOtherKey = 16;    // the second running best
+constexpr int kOtherPos = 17;
 constexpr int kFirstWord = 7;    // mask: sublane 0, lane 0
 
 std::string Vmem(int reg, int64_t offset = 0) {
@@ -162,26 +164,57 @@ void TopKEmitter::EmitPasses() {
   out().Emit("mov s{}, {:#x}", stage, stage_);
   out().Emit("mov s{}, {}", pass, k_);
   const std::string pass_top = out().NewLabel(c_.instruction.name() + ".pass");
-  const std::string scan_top = out().NewLabel(c_.instruction.name() + ".scan");
   out().Bind(pass_top);
-  out().Emit("vmov v{}, v{}", kBestKey, kIntMin);
-  out().Emit("vmov v{}, v{}", kBestPos, kIntMax);
+  for (int best : {kBestKey, kOtherKey}) out().Emit("vmov v{}, v{}", best, kIntMin);
+  for (int best : {kBestPos, kOtherPos}) out().Emit("vmov v{}, v{}", best, kIntMax);
   out().Emit("mov s{}, {:#x}", address, keys_ + (key_tiles_ - 1) * tile_bytes);
-  out().Emit("mov s{}, {}", count, key_tiles_);
-  out().Bind(scan_top);
-  out().Emit("vld v1, {}", Vmem(address));
-  out().Emit("vld v2, {}", Vmem(address, delta));
-  out().Emit("vcmp.lt.s32 m0, v1, v{}", kPrevKey);
-  out().Emit("vcmp.eq.s32 m1, v1, v{}", kPrevKey);
-  out().Emit("vcmp.gt.s32 m2, v2, v{}", kPrevPos);
-  out().Emit("vcmp.ge.s32 m3, v1, v{}", kBestKey);
+  // Two running bests (even and odd steps from the end) make two independent dependence chains.
+  const auto load = [&](int key, int pos, int64_t offset) {
+    out().Emit("vld v{}, {}", key, Vmem(address, offset));
+    out().Emit("vld v{}, {}", pos, Vmem(address, offset + delta));
+  };
+  // Loads come first: the VPU issues in order and a load's result arrives after VMEM's latency.
+  const auto scan = [&](int key, int pos, int mask, int best_key, int best_pos) {
+    out().Emit("vcmp.lt.s32 m{}, v{}, v{}", mask, key, kPrevKey);
+    out().Emit("vcmp.eq.s32 m{}, v{}, v{}", mask + 1, key, kPrevKey);
+    out().Emit("vcmp.gt.s32 m{}, v{}, v{}", mask + 2, pos, kPrevPos);
+    out().Emit("mand m{}, m{}, m{}", mask + 1, mask + 1, mask + 2);
+    out().Emit("mor m{}, m{}, m{}", mask, mask, mask + 1);
+    out().Emit("vcmp.ge.s32 m{}, v{}, v{}", mask + 1, key, best_key);
+    out().Emit("mand m{}, m{}, m{}", mask, mask, mask + 1);
+    out().Emit("vsel v{}, m{}, v{}, v{}", best_key, mask, key, best_key);
+    out().Emit("vsel v{}, m{}, v{}, v{}", best_pos, mask, pos, best_pos);
+  };
+  // Four work vregs per iteration, loaded into their own registers before any compare, so that
+  // the next iteration's loads do not wait for this one's compares to read their registers.
+  constexpr int kUnroll = 4;
+  const int key_regs[kUnroll] = {1, 5, 8, 11}, pos_regs[kUnroll] = {2, 6, 9, 12};
+  const auto step = [&](int u) {
+    if (u % 2 == 0) scan(key_regs[u], pos_regs[u], 0, kBestKey, kBestPos);
+    else scan(key_regs[u], pos_regs[u], 3, kOtherKey, kOtherPos);
+  };
+  for (int64_t t = 0; t < key_tiles_ % kUnroll; ++t) {
+    load(key_regs[0], pos_regs[0], 0);
+    step(0);
+    out().Emit("sub s{}, s{}, {}", address, address, tile_bytes);
+  }
+  if (key_tiles_ >= kUnroll) {
+    const std::string scan_top = out().NewLabel(c_.instruction.name() + ".scan");
+    out().Emit("mov s{}, {}", count, key_tiles_ / kUnroll);
+    out().Bind(scan_top);
+    for (int u = 0; u < kUnroll; ++u) load(key_regs[u], pos_regs[u], -u * tile_bytes);
+    for (int u = 0; u < kUnroll; ++u) step(u);
+    out().Emit("sub s{}, s{}, {}", address, address, kUnroll * tile_bytes);
+    out().Emit("loop s{}, {}", count, scan_top);
+  }
+  // Merge: the other best wins with a larger key, or an equal key at a lower position.
+  out().Emit("vcmp.gt.s32 m0, v{}, v{}", kOtherKey, kBestKey);
+  out().Emit("vcmp.eq.s32 m1, v{}, v{}", kOtherKey, kBestKey);
+  out().Emit("vcmp.lt.s32 m2, v{}, v{}", kOtherPos, kBestPos);
   out().Emit("mand m1, m1, m2");
   out().Emit("mor m0, m0, m1");
-  out().Emit("mand m0, m0, m3");
-  out().Emit("vsel v{}, m0, v1, v{}", kBestKey, kBestKey);
-  out().Emit("vsel v{}, m0, v2, v{}", kBestPos, kBestPos);
-  out().Emit("sub s{}, s{}, {}", address, address, tile_bytes);
-  out().Emit("loop s{}, {}", count, scan_top);
+  out().Emit("vsel v{}, m0, v{}, v{}", kBestKey, kOtherKey, kBestKey);
+  out().Emit("vsel v{}, m0, v{}, v{}", kBestPos, kOtherPos, kBestPos);
   out().Emit("vredb.max.s32 v3, v{}", kBestKey);
   out().Emit("vxpose v3, v3");
   out().Emit("vredb.max.s32 v{}, v3", kPrevKey);
