@@ -79,6 +79,17 @@ TEST_CASE("topk kernel: run --check on odd shapes of f32, bf16, f16, s32, u32") 
   }
 }
 
+// Element types the kernel does not lower are refused by name, never run: s8 here.
+TEST_CASE("topk kernel: an s8 operand is refused with a cannot-lower error") {
+  const fs::path dir = TempDir("topk_refused");
+  const fs::path module = TopKModule(dir, "s8", {4, 100}, 3, true);
+  const Result r = RunTpusim("run " + module.string() + " --check");
+  INFO(r.output);
+  CHECK(r.exit_code != 0);
+  CHECK(r.output.find("cannot lower topk") != std::string::npos);
+  CHECK(r.output.find("f32, bf16, f16, s32 and u32") != std::string::npos);
+}
+
 // XLA's order for floats: total order by bits (-NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN).
 int32_t TotalOrderKey(float value) {
   const int32_t bits = std::bit_cast<int32_t>(value);
