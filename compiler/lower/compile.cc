@@ -21,6 +21,7 @@
 #include "compiler/lower/reduce_kernel.h"
 #include "compiler/lower/sort_kernel.h"
 #include "compiler/lower/scalar_kernel.h"
+#include "compiler/lower/topk_kernel.h"
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/elementwise_fusion.h"
 #include "compiler/passes/layout_assignment.h"
@@ -73,6 +74,9 @@ void EmitKernel(KernelContext& context) {
       return;
     case Opcode::kConvolution:
       EmitConvolutionKernel(context);
+      return;
+    case Opcode::kTopK:
+      EmitTopKKernel(context);
       return;
     default:
       break;

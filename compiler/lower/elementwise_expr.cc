@@ -64,10 +64,7 @@ class Builder {
         CannotLower(kernel_, "operand '" + x->name() + "' " + isa::ToString(x->shape()) +
                                  " is neither a scalar nor of the result's dims (broadcasts of arrays are not lowered yet)");
       }
-      if (type == isa::ElementType::kPred) {
-        CannotLower(kernel_, "pred operand '" + x->name() + "' in memory (pred arrays are not lowered yet)");
-      }
-      if (Is8Bit(type) && node.kind == ExprNode::Kind::kScalar) {
+      if ((Is8Bit(type) || type == isa::ElementType::kPred) && node.kind == ExprNode::Kind::kScalar) {
         CannotLower(kernel_, "8-bit scalar operand '" + x->name() + "' (not lowered yet)");
       }
       return Add(node);
@@ -211,9 +208,6 @@ ElementwiseExpr BuildElementwiseExpr(const KernelGroup& group) {
                                                                   ? instruction.shape().tuple_shapes.at(0).dims
                                                                   : instruction.shape().dims)) {
       CannotLower(instruction, "the results do not all have the same dims (not lowered yet)");
-    }
-    if (output->shape().element_type == isa::ElementType::kPred) {
-      CannotLower(instruction, "a pred result in memory (pred arrays are not lowered yet)");
     }
     output_nodes.push_back(builder.Visit(output));
   }

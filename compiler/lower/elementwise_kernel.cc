@@ -172,6 +172,10 @@ class Emitter {
     zero_reg_ = next_pinned--;
     one_reg_ = next_pinned--;
     for (const ExprNode& node : expr_.nodes) uses_8bit_ = uses_8bit_ || Is8Bit(node.type);
+    for (const Stream* stream : AllStreams()) {
+      if (stream->geometry.element_bits == 8) uses_8bit_ = true;  // s8, u8 and pred arrays
+      if (stream->buffer->shape.element_type == isa::ElementType::kPred) moves_pred_ = true;
+    }
     if (uses_8bit_) {
       c24_reg_ = next_pinned--;
       c255_reg_ = next_pinned--;
@@ -233,7 +237,7 @@ class Emitter {
       out_->Emit("vmul.s32 v{}, v{}, v{}", store_shift_reg_, store_shift_reg_, load_shift_reg_);
       out_->Emit("vsub.s32 v{}, v{}, v{}", load_shift_reg_, c24_reg_, store_shift_reg_);
     }
-    if (masked_ || converts_pred) out_->Emit("vbcast v{}, 0", zero_reg_);
+    if (masked_ || converts_pred || moves_pred_) out_->Emit("vbcast v{}, 0", zero_reg_);
     if (converts_pred) out_->Emit("vbcast v{}, 0x3f800000", one_reg_);  // 1.0f
     if (masked_) {
       if (grid_.partial_elements != 0) {
@@ -449,6 +453,16 @@ class Emitter {
           out_->Emit("{} v{}, v{}, v{}", node.type == isa::ElementType::kS8 ? "vsra" : "vshr", Regs()[n], Regs()[n],
                      c24_reg_);
         }
+        if (node.type == isa::ElementType::kPred) {
+          // A pred byte is 0 or 1: the mask is set where it is not 0.
+          for (copy_ = 0; copy_ < copies; ++copy_) {
+            const int byte = Regs()[n];
+            const int mask = AllocMask();
+            out_->Emit("vcmp.ne.s32 m{}, v{}, v{}", mask, byte, zero_reg_);
+            vreg_used_[byte] = false;
+            Regs()[n] = mask;
+          }
+        }
       }
     }
     // Results: mask the padding, pack bf16, store; each step for every copy before the next.
@@ -458,9 +472,16 @@ class Emitter {
       const bool packed8 = s.geometry.element_bits == 8;
       std::vector<int> values(copies);
       std::vector<int> temps(copies, -1);
+      const bool pred = s.buffer->shape.element_type == isa::ElementType::kPred;
       for (copy_ = 0; copy_ < copies; ++copy_) {
         values[copy_] = Regs()[expr_.outputs[o]];
         if (variant != kNone || packed || packed8) temps[copy_] = AllocVreg();
+        if (pred) {
+          // The mask as bytes 0 and 1.
+          out_->Emit("vbcast v{}, 1", temps[copy_]);
+          out_->Emit("vsel v{}, m{}, v{}, v{}", temps[copy_], values[copy_], temps[copy_], zero_reg_);
+          values[copy_] = temps[copy_];
+        }
         if (variant != kNone) {
           const int mask = variant == kRow ? kRowMask : variant == kLane ? kLaneMask : kBothMask;
           out_->Emit("vsel v{}, m{}, v{}, v{}", temps[copy_], mask, values[copy_], zero_reg_);
@@ -757,6 +778,7 @@ class Emitter {
   int first_pinned_ = 32;
   int zero_reg_ = 0;
   int one_reg_ = 0;
+  bool moves_pred_ = false;  // a pred array is loaded or stored: bytes 0/1 <-> mask registers
   bool uses_8bit_ = false;  // then: 24, 0xff, and the per-sublane shifts of 8-bit rows, pinned
   int c24_reg_ = -1;
   int c255_reg_ = -1;

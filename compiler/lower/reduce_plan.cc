@@ -64,7 +64,8 @@ ReducePlan PlanReduce(const hlo::Instruction& reduce, const isa::Shape& operand,
   plan.compensated = is_float && plan.op == ReduceOp::kAdd;
   const auto in = GetVtileGeometry(operand, sublanes, lanes);
   const auto out = GetVtileGeometry(result, sublanes, lanes);
-  if (!in || !out) {
+  // 8-bit arrays (s8, u8, pred) pack 4 rows per word: the folds below read 32-bit or bf16 tiles.
+  if (!in || !out || in->element_bits == 8 || out->element_bits == 8) {
     CannotLower(reduce, "its operand " + isa::ToString(operand) + " or result " + isa::ToString(result) +
                             " is not f32/bf16/s32/u32 with a default TPU tiled layout in HBM");
   }

@@ -116,6 +116,7 @@ struct SortPlan {
   int64_t sublanes = 1;   // sublanes of the work vregs
   int64_t stride = 512;   // bytes between positions
   bool fused = false;     // key and index in one word (16-bit keys)
+  bool row_order16 = false;  // 16-bit arrays unpacked in row order (mixed widths)
   int arrays = 0;         // payloads, K, (I)
 };
 
@@ -154,6 +155,9 @@ class SortEmitter {
   void EmitNetwork();
   void EmitStage(bool flip, int64_t block, int64_t pairs);
   void EmitRepack();
+  void EmitLaneConstants();
+  void EmitUnpackRowOrder(uint64_t base);
+  void EmitRepackRowOrder(uint64_t base);
 
   KernelContext& c_;
   DmaEmitter e_;
@@ -162,6 +166,7 @@ class SortEmitter {
   std::vector<isa::ElementType> types_;
   std::vector<uint64_t> base_;  // VMEM address of each array: payloads, then K, then I
   int key_ = 0, index_ = 0;     // array numbers of K and I
+  uint64_t scratch_vmem_ = 0;   // one vreg of VMEM (row_order16)
   int scratch_pos_ = 0, scratch_index_ = 0, scratch_count_ = 0, scratch_x_ = 0, scratch_y_ = 0;
 };
 
@@ -172,11 +177,9 @@ void SortEmitter::Plan() {
     const isa::ElementType type = leaves.at(0)->shape.element_type;
     const int bits = isa::ElementBitWidth(type);
     if (bits != 32 && bits != 16) CannotLower(x, "sort operands must have 16- or 32-bit elements");
-    if (!types_.empty() && bits != isa::ElementBitWidth(types_[0])) {
-      // 16-bit operands are unpacked even rows first, 32-bit ones stay in row order: their rows
-      // would not correspond (a lane de-interleave of the 32-bit arrays is the missing piece).
-      CannotLower(x, "sort operands of mixed 16- and 32-bit widths are not lowered yet");
-    }
+    // Mixed widths: 16-bit operands are then unpacked in row order (EmitUnpackRowOrder), so that
+    // word r of every array is row r of the chunk, as it is for the 32-bit ones.
+    if (!types_.empty() && bits != isa::ElementBitWidth(types_[0])) p_.row_order16 = true;
     types_.push_back(type);
   }
   const isa::ElementType key_type = types_[0];
@@ -201,6 +204,7 @@ void SortEmitter::Plan() {
 
   // Zero the results' padding first: it takes VMEM of its own.
   for (const DeviceBuffer* result : c_.results) e_.ZeroLayoutPadding(HbmArray(*result));
+  if (p_.row_order16) scratch_vmem_ = e_.AllocVmem(8 * 512, "the sort's unpacking scratch");
   const bool any16 = std::any_of(types_.begin(), types_.end(), [](auto t) { return isa::ElementBitWidth(t) == 16; });
   const int64_t granule = any16 ? 2 : 1;
   const uint64_t per_sublane = static_cast<uint64_t>(p_.arrays) * p_.n_pow2 * 512;
@@ -251,11 +255,16 @@ void SortEmitter::EmitKeys() {
   out().Emit("vbcast v24, 0x7fc00000");
   out().Emit("vbcast v25, 0");
   out().Emit("vbcast v26, 0x80000000");
+  if (p_.row_order16) EmitLaneConstants();
   const std::string top = out().NewLabel(c_.instruction.name() + ".keys");
   out().Bind(top);
   const int64_t half = p_.sublanes / 2;
   for (std::size_t k = 0; k < types_.size(); ++k) {
     if (isa::ElementBitWidth(types_[k]) != 16) continue;
+    if (p_.row_order16) {
+      EmitUnpackRowOrder(base_[k]);
+      continue;
+    }
     out().Emit("vld v1, {}{}", Vmem(pos, base_[k]), Sub(half));
     out().Emit("vshl v2, v1, v20");
     out().Emit("vand v3, v1, v23");
@@ -377,11 +386,16 @@ void SortEmitter::EmitRepack() {
   out().Emit("mov s{}, 0", pos);
   out().Emit("mov s{}, {}", count, p_.n);
   out().Emit("vbcast v20, 16");
+  if (p_.row_order16) EmitLaneConstants();
   const std::string top = out().NewLabel(c_.instruction.name() + ".repack");
   out().Bind(top);
   const int64_t half = p_.sublanes / 2;
   for (std::size_t k = 0; k < types_.size(); ++k) {
     if (isa::ElementBitWidth(types_[k]) != 16) continue;
+    if (p_.row_order16) {
+      EmitRepackRowOrder(base_[k]);
+      continue;
+    }
     out().Emit("vld v1, {}{}", Vmem(pos, base_[k]), Sub(half));
     out().Emit("vld v2, {}{}", Vmem(pos, base_[k] + half * 512), Sub(half));
     out().Emit("vshr v1, v1, v20");
@@ -390,6 +404,66 @@ void SortEmitter::EmitRepack() {
   }
   out().Emit("add s{}, s{}, {}", pos, pos, p_.stride);
   out().Emit("loop s{}, {}", count, top);
+}
+
+// Row-order unpacking (mixed widths). Packed word w of a position holds rows 2w (low half) and
+// 2w + 1 (high half); unpacked, row r is word r (sublane r / 128, lane r % 128), as for 32-bit
+// arrays. Constants: v10 = the lanes to read, (s % 2) * 64 + l / 2; v11 = 2l mod 128 and v12 =
+// 2l + 1 mod 128 (packing); m5 = even lanes; m6 = lanes < 64; v20 = 16; v23 = 0xffff0000.
+void SortEmitter::EmitLaneConstants() {
+  out().Emit("vbcast v20, 16");
+  out().Emit("vbcast v23, 0xffff0000");
+  out().Emit("vlaneid v13");
+  out().Emit("vsublaneid v14");
+  out().Emit("vbcast v15, 1");
+  out().Emit("vbcast v16, {}", kWords / 2);
+  out().Emit("vbcast v17, {}", kWords);
+  out().Emit("vand v18, v14, v15");
+  out().Emit("vmul.s32 v18, v18, v16");
+  out().Emit("vshr v19, v13, v15");
+  out().Emit("vadd.s32 v10, v18, v19");
+  out().Emit("vadd.s32 v11, v13, v13");
+  out().Emit("vadd.s32 v12, v11, v15");
+  out().Emit("vrem.s32 v11, v11, v17");
+  out().Emit("vrem.s32 v12, v12, v17");
+  out().Emit("vand v18, v13, v15");
+  out().Emit("vbcast v19, 0");
+  out().Emit("vcmp.eq.s32 m5, v18, v19");
+  out().Emit("vcmp.lt.s32 m6, v13, v16");
+}
+
+// Sublane s of D = packed sublane s / 2 (two strided stores to the scratch, one load); a lane
+// permute brings each row's word to its lane; the row's half goes to the high bits.
+void SortEmitter::EmitUnpackRowOrder(uint64_t base) {
+  const int pos = scratch_pos_;
+  const int64_t half = p_.sublanes / 2;
+  out().Emit("vld v1, {}{}", Vmem(pos, base), Sub(half));
+  out().Emit("vst v1, vmem[{:#x}], stride=2{}", scratch_vmem_, Sub(half));
+  out().Emit("vst v1, vmem[{:#x}], stride=2{}", scratch_vmem_ + 512, Sub(half));
+  out().Emit("vld v2, vmem[{:#x}]{}", scratch_vmem_, Sub(p_.sublanes));
+  out().Emit("vperm v3, v2, v10");
+  out().Emit("vshl v4, v3, v20");
+  out().Emit("vand v5, v3, v23");
+  out().Emit("vsel v4, m5, v4, v5");
+  out().Emit("vst v4, {}{}", Vmem(pos, base), Sub(p_.sublanes));
+}
+
+// The inverse: W[s][l] (l < 64) = packed word 64 s + l from rows 128 s + 2l and + 1; packed
+// sublane t is W[2t] in lanes < 64 and W[2t + 1] (duplicated to lanes >= 64 by the permute).
+void SortEmitter::EmitRepackRowOrder(uint64_t base) {
+  const int pos = scratch_pos_;
+  const int64_t half = p_.sublanes / 2;
+  out().Emit("vld v1, {}{}", Vmem(pos, base), Sub(p_.sublanes));
+  out().Emit("vperm v2, v1, v11");
+  out().Emit("vperm v3, v1, v12");
+  out().Emit("vshr v2, v2, v20");
+  out().Emit("vand v3, v3, v23");
+  out().Emit("vor v2, v2, v3");
+  out().Emit("vst v2, vmem[{:#x}]{}", scratch_vmem_, Sub(p_.sublanes));
+  out().Emit("vld v4, vmem[{:#x}], stride=2{}", scratch_vmem_, Sub(half));
+  out().Emit("vld v5, vmem[{:#x}], stride=2{}", scratch_vmem_ + 512, Sub(half));
+  out().Emit("vsel v4, m6, v4, v5");
+  out().Emit("vst v4, {}{}", Vmem(pos, base), Sub(half));
 }
 
 void SortEmitter::EmitChunk(const std::vector<DmaIndex>& starts, int64_t rows) {

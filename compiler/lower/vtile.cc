@@ -15,7 +15,9 @@ std::optional<VtileGeometry> GetVtileGeometry(const isa::Shape& shape, int64_t s
   if (shape.is_tuple || !shape.layout) return std::nullopt;
   const isa::Layout& layout = *shape.layout;
   const bool is_bf16 = shape.element_type == isa::ElementType::kBF16;
-  const bool is_8bit = shape.element_type == isa::ElementType::kS8 || shape.element_type == isa::ElementType::kU8;
+  // pred is a byte per element (0 or 1) with the 8-bit layout T(8,128)(4,1), as XLA stores it.
+  const bool is_8bit = shape.element_type == isa::ElementType::kS8 || shape.element_type == isa::ElementType::kU8 ||
+                       shape.element_type == isa::ElementType::kPred;
   const int bits = isa::ElementBitWidth(shape.element_type);
   if (!is_bf16 && !is_8bit && shape.element_type != isa::ElementType::kF32 &&
       shape.element_type != isa::ElementType::kS32 && shape.element_type != isa::ElementType::kU32) {

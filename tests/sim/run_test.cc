@@ -325,3 +325,32 @@ TEST_CASE("the README's main command simulates the bundled attention block and i
   CHECK_THAT(run.output, Catch::Contains("roofline:"));
   CHECK_THAT(run.output, Catch::Contains("check passed"));
 }
+
+TEST_CASE("tpusim run stores and loads pred arrays as XLA's bytes, padding zero", "[run]") {
+  // pred is one byte per element, 0 or 1, in the 8-bit layout T(8,128)(4,1); compare(0, 0) GE is
+  // true, so the padding must be masked back to 0.
+  const fs::path dir = TempDir("run_pred");
+  const fs::path module = WriteModule(dir, R"(HloModule preds
+ENTRY main {
+  a = f32[20,130] parameter(0)
+  b = f32[20,130] parameter(1)
+  ge = pred[20,130] compare(a, b), direction=GE
+  s = f32[20,130] select(ge, a, b)
+  ROOT t = (pred[20,130], f32[20,130]) tuple(ge, s)
+}
+)");
+  // ge is an output, so it is stored, and the select reads it back from HBM.
+  const std::vector<float> a = RandomF32(20 * 130, 41);
+  const std::vector<float> b = RandomF32(20 * 130, 42);
+  tpusim::isa::WriteNpy((dir / "a.npy").string(), ElementType::kF32, Dims({20, 130}), F32Bytes(a));
+  tpusim::isa::WriteNpy((dir / "b.npy").string(), ElementType::kF32, Dims({20, 130}), F32Bytes(b));
+  const Result run = RunTpusim("run " + module.string() + " --input a=" + (dir / "a.npy").string() + " --input b=" +
+                               (dir / "b.npy").string() + " --check --dump-memory " + (dir / "dump").string());
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.output, Catch::Contains("every element equal"));
+  std::vector<uint8_t> expected(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) expected[i] = a[i] >= b[i] ? 1 : 0;
+  const tpusim::isa::Shape shape = tpusim::isa::ParseShape("pred[20,130]{1,0:T(8,128)(4,1)}");
+  CHECK(ReadBytes(dir / "dump" / "output_0.bin") == tpusim::isa::Materialize(shape, expected));
+}

@@ -76,14 +76,52 @@ TEST_CASE("sort kernel: s32 descending output equals a sort computed in the test
 namespace tpusim::exec_test {
 namespace {
 
-// bf16 keys with an s32 payload: refused with a CannotLower error naming the sort (their rows
-// would be unpacked in different orders), never a wrong answer.
-TEST_CASE("sort kernel: mixed 16- and 32-bit operands are refused clearly") {
-  const Result r = RunTpusim("run " + Module("argsort_bf16_s32") + " --check");
+// Mixed 16- and 32-bit operands (the argsort workload's shape: bf16 keys, s32 iota): the 16-bit
+// arrays are unpacked in row order then. bf16[20,70] GT (two sublanes of rows), bf16[300,70] LT
+// (four), and s32 keys along dim 0 carrying a bf16 and an f32 payload (1000 rows: all eight).
+TEST_CASE("sort kernel: mixed 16- and 32-bit operands pass --check") {
+  for (const char* name : {"argsort_bf16_s32", "argsort_bf16_s32_wide", "s32_key_bf16_payload"}) {
+    SECTION(name) {
+      for (int seed : {0, 1}) RequireCheckPasses(name, seed);
+    }
+  }
+}
+
+// Known values: the argsort of bf16[20,70] (descending, total order, stable) computed here.
+TEST_CASE("sort kernel: bf16 argsort indices equal a stable sort computed in the test") {
+  const fs::path dir = TempDir("argsort_known");
+  const int rows = 20, n = 70;
+  // Values in 9 levels (ties in every row), both zeros, and a NaN.
+  std::vector<uint16_t> x(rows * n);
+  for (int i = 0; i < rows * n; ++i) {
+    const float v = static_cast<float>((i * 13) % 9) - 4.0f;
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    x[i] = static_cast<uint16_t>(bits >> 16);  // exact: small integers
+  }
+  x[5] = 0x8000;   // -0
+  x[75] = 0x7fc0;  // +NaN
+  std::vector<uint8_t> bytes(x.size() * 2);
+  std::memcpy(bytes.data(), x.data(), bytes.size());
+  const std::vector<int64_t> dims = {rows, n};
+  isa::WriteNpy((dir / "x.npy").string(), isa::ElementType::kBF16, dims, bytes);
+  const Result r = RunTpusim("run " + Module("argsort_bf16_s32") + " --check --input 0=" + (dir / "x.npy").string() +
+                             " --out " + dir.string());
   INFO(r.output);
-  CHECK(r.exit_code != 0);
-  CHECK(r.output.find("cannot lower sort") != std::string::npos);
-  CHECK(r.output.find("mixed 16- and 32-bit") != std::string::npos);
+  REQUIRE(r.exit_code == 0);
+  const isa::NpyArray got = ReadOutput(dir / "output_0.npy", isa::ElementType::kS32);
+  REQUIRE(got.data.size() == static_cast<std::size_t>(rows * n * 4));
+  std::vector<int32_t> out(rows * n);
+  std::memcpy(out.data(), got.data.data(), got.data.size());
+  // Total order of bf16 bits: negative values reversed below the positive ones.
+  const auto key = [](uint16_t b) { return (b & 0x8000) ? -static_cast<int32_t>(b & 0x7fff) - 1 : static_cast<int32_t>(b); };
+  for (int row = 0; row < rows; ++row) {
+    std::vector<int32_t> order(n);
+    for (int i = 0; i < n; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int32_t a, int32_t b) { return key(x[row * n + a]) > key(x[row * n + b]); });
+    for (int i = 0; i < n; ++i) CHECK(out[row * n + i] == order[i]);
+  }
 }
 
 }  // namespace

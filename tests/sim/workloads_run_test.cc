@@ -25,6 +25,7 @@ const char* const kCheckedWorkloads[] = {
     "mha_block_1x12x128x64_bf16",
     "sort_full_1024x4096_bf16",
     "sum_axis_1x4096x1024_bf16",
+    "topk_logits_k10_1x50000_bf16",
     "while",
 };
 
