@@ -5,8 +5,6 @@
 // dumps memory to check that a result written over stale bytes has zero layout padding.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -17,42 +15,14 @@
 
 #include "isa/layout_index.h"
 #include "isa/shape.h"
+#include "tests/sim/exec_support.h"
 
 namespace {
 
-namespace fs = std::filesystem;
-
-struct Result {
-  int exit_code;
-  std::string output;
-};
-
-Result RunTpusim(const std::string& args) {
-  const std::string command = std::string(TPUSIM_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string output;
-  char buffer[4096];
-  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
-
-const fs::path& TempRoot() {
-  struct Root {
-    fs::path path = fs::temp_directory_path() / ("tpusim_dma_test_" + std::to_string(getpid()));
-    ~Root() {
-      std::error_code ignored;
-      fs::remove_all(path, ignored);
-    }
-  };
-  static const Root root;
-  return root.path;
-}
+using namespace tpusim::exec_test;
 
 fs::path WriteModule(const std::string& name, const std::string& body) {
-  const fs::path dir = TempRoot() / name;
-  fs::create_directories(dir);
+  const fs::path dir = TempDir(name);
   const fs::path path = dir / (name + ".hlo");
   std::ofstream(path) << "HloModule " << name << "\n\nENTRY main {\n" << body << "\n}\n";
   return path;
@@ -217,7 +187,7 @@ TEST_CASE("data movement: results written over stale bytes keep zero layout padd
                                  "  s2 = f32[20,130] slice(t), slice={[1:21], [1:131]}\n  ") +
                              test.root;
     const std::string name = std::string("stale_") + test.name;
-    const fs::path dump = TempRoot() / name / "dump";
+    const fs::path dump = TempDir(name) / "dump";
     RunChecked(name, body, "--dump-memory " + dump.string());
     std::ifstream in(dump / "output_0.bin", std::ios::binary);
     const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), {}};

@@ -6,8 +6,6 @@
 // exact whatever order the MXUs and the evaluator add in, and the tests compare bit for bit.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <bit>
 #include <cstdio>
@@ -22,38 +20,12 @@
 #include <fmt/format.h>
 
 #include "isa/npy.h"
+#include "tests/sim/exec_support.h"
 
 namespace {
 
-namespace fs = std::filesystem;
+using namespace tpusim::exec_test;
 using tpusim::isa::ElementType;
-
-struct Result {
-  int exit_code;
-  std::string output;
-};
-
-Result RunTpusim(const std::string& args) {
-  const std::string command = std::string(TPUSIM_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string output;
-  char buffer[4096];
-  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
-
-fs::path TempDir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("tpusim_dot_test_" + std::to_string(getpid())) / name;
-  fs::create_directories(dir);
-  return dir;
-}
-
-void WriteText(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-}
 
 uint16_t Bf16Bits(float value) { return static_cast<uint16_t>(std::bit_cast<uint32_t>(value) >> 16); }
 

@@ -4,8 +4,6 @@
 // type, and results compared with values computed here from first principles.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstring>
@@ -15,45 +13,12 @@
 #include <vector>
 
 #include "isa/npy.h"
+#include "tests/sim/exec_support.h"
 
 namespace {
 
-namespace fs = std::filesystem;
+using namespace tpusim::exec_test;
 using tpusim::isa::ElementType;
-
-struct Result {
-  int exit_code;
-  std::string output;  // stdout and stderr together
-};
-
-Result RunTpusim(const std::string& args) {
-  const std::string command = std::string(TPUSIM_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string output;
-  char buffer[4096];
-  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
-
-const fs::path& TempRoot() {
-  struct Root {
-    fs::path path = fs::temp_directory_path() / ("tpusim_reduce_test_" + std::to_string(getpid()));
-    ~Root() {
-      std::error_code ignored;
-      fs::remove_all(path, ignored);
-    }
-  };
-  static const Root root;
-  return root.path;
-}
-
-fs::path TempDir(const std::string& name) {
-  const fs::path dir = TempRoot() / name;
-  fs::create_directories(dir);
-  return dir;
-}
 
 // A module whose root reduces x (TYPE[DIMS]) over REDUCED with op(a, b) from init INIT.
 std::string ReduceModule(const std::string& type, const std::string& dims, const std::string& reduced,
