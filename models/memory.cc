@@ -34,6 +34,12 @@ void Memory::CheckRange(std::string_view what, uint64_t address, uint64_t bytes)
 sc_core::sc_time Memory::Access(AccessKind kind, uint64_t address, uint64_t bytes,
                                 const sc_core::sc_time& issue) {
   CheckRange(ToString(kind), address, bytes);
+  CountRequest(kind, bytes);
+  if (bytes == 0) return issue;
+  return Serve(kind, address, bytes, issue);
+}
+
+void Memory::CountRequest(AccessKind kind, uint64_t bytes) {
   if (kind == AccessKind::kRead) {
     ++counters_.read_requests;
     counters_.bytes_read += bytes;
@@ -41,8 +47,6 @@ sc_core::sc_time Memory::Access(AccessKind kind, uint64_t address, uint64_t byte
     ++counters_.write_requests;
     counters_.bytes_written += bytes;
   }
-  if (bytes == 0) return issue;
-  return Serve(kind, address, bytes, issue);
 }
 
 void Memory::Read(uint64_t address, std::span<uint8_t> out) const {

@@ -65,6 +65,8 @@ class Memory {
 
  protected:
   Memory(std::string name, uint64_t capacity_bytes);
+  // Counts a request in stats() (Access does; so does a memory's own second way in).
+  void CountRequest(AccessKind kind, uint64_t bytes);
   // The timing of an in-range request of at least one byte.
   virtual sc_core::sc_time Serve(AccessKind kind, uint64_t address, uint64_t bytes,
                                  const sc_core::sc_time& issue) = 0;

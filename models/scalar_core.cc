@@ -13,6 +13,7 @@
 #include "isa/disassembler.h"
 #include "isa/error.h"
 #include "isa/instruction_set.h"
+#include "models/vmem.h"
 
 namespace tpusim::models {
 namespace {
@@ -629,11 +630,18 @@ void ScalarCore::DispatchVectorMemory(const isa::Instruction& in,
   const sc_core::sc_time issue_time = start_time_ + clock_.ToTime(issue);
   const AccessKind kind = load ? AccessKind::kRead : AccessKind::kWrite;
   sc_core::sc_time done = issue_time;
+  // VMEM serves the vector unit on its own ports (models/vmem.h); other memories in the VMEM slot
+  // (unit tests) on their only ones.
+  auto* vector_vmem = dynamic_cast<Vmem*>(vmem);
+  const auto access = [&](uint64_t at, uint64_t bytes) {
+    return vector_vmem != nullptr ? vector_vmem->VectorAccess(kind, at, bytes, issue_time)
+                                  : vmem->Access(kind, at, bytes, issue_time);
+  };
   if (block) {
-    done = vmem->Access(kind, address, row_bytes * sublanes, issue_time);
+    done = access(address, row_bytes * sublanes);
   } else {
     for (uint32_t s = 0; s < sublanes; ++s) {
-      if (selected(s)) done = std::max(done, vmem->Access(kind, row_address(s), row_bytes, issue_time));
+      if (selected(s)) done = std::max(done, access(row_address(s), row_bytes));
     }
   }
   const uint64_t complete = std::max(issue, CycleOfTime(done));

@@ -39,14 +39,16 @@ class Sram : public Memory {
  public:
   const SramTiming& timing() const { return timing_; }
 
- protected:
+  // Public so that a memory with two sets of ports (Vmem: one for the vector unit, one for the
+  // DMA engines) can time requests on a second Sram that holds no data of its own.
+  sc_core::sc_time Serve(AccessKind kind, uint64_t address, uint64_t bytes,
+                         const sc_core::sc_time& issue) override;
+  void AppendResourceStats(std::vector<ResourceStats>& out) const override;
+
   // `timing` is valid (the derived class validated its parameters).
   Sram(std::string name, uint64_t capacity_bytes, const SramTiming& timing);
 
  private:
-  sc_core::sc_time Serve(AccessKind kind, uint64_t address, uint64_t bytes,
-                         const sc_core::sc_time& issue) override;
-  void AppendResourceStats(std::vector<ResourceStats>& out) const override;
 
   SramTiming timing_;
   BandwidthResource read_port_;

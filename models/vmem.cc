@@ -33,7 +33,34 @@ SramTiming TimingOf(const VmemParams& params) {
 
 }  // namespace
 
+// The vector unit's ports and banks: an Sram used for its timing alone (its sparse bytes stay
+// empty).
+class VectorPorts final : public Sram {
+ public:
+  VectorPorts(std::string name, const SramTiming& timing) : Sram(std::move(name), 1, timing) {}
+};
+
 Vmem::Vmem(std::string name, const VmemParams& params)
-    : Sram(std::move(name), params.capacity_bytes, TimingOf(params)), params_(params) {}
+    : Sram(name, params.capacity_bytes, TimingOf(params)),
+      params_(params),
+      vector_ports_(std::make_unique<VectorPorts>(name + " vector", TimingOf(params))) {}
+
+sc_core::sc_time Vmem::VectorAccess(AccessKind kind, uint64_t address, uint64_t bytes,
+                                    const sc_core::sc_time& issue) {
+  CheckRange(ToString(kind), address, bytes);
+  CountRequest(kind, bytes);
+  if (bytes == 0) return issue;
+  return vector_ports_->Serve(kind, address, bytes, issue);
+}
+
+void Vmem::AppendResourceStats(std::vector<ResourceStats>& out) const {
+  Sram::AppendResourceStats(out);
+  std::vector<ResourceStats> vector;
+  vector_ports_->AppendResourceStats(vector);
+  for (ResourceStats& resource : vector) {
+    resource.name = "vector " + resource.name;
+    out.push_back(std::move(resource));
+  }
+}
 
 }  // namespace tpusim::models

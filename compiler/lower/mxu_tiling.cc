@@ -120,9 +120,15 @@ std::optional<MxuTiling> PlanMxuTiling(const DotForm& form, const isa::Target& t
                 " bytes of VMEM for double-buffered panels of one row group, more than the " +
                 std::to_string(vmem_capacity) + " there are (splitting K over panels is not lowered yet)");
   }
-  t.chunk_rows = rows;
-  t.groups = rows / p;
-  t.m_chunks = CeilDiv(form.m, t.chunk_rows);
+  // As few chunks as that allows, of equal size: the last chunk pushes whole row groups like the
+  // others, so [4096 rows in chunks of at most 448] is 10 chunks of 416 (64 rows past M), not
+  // 9 of 448 and a last one with 384 rows past M.
+  t.m_chunks = CeilDiv(form.m, rows);
+  t.chunk_rows = CeilDiv(CeilDiv(form.m, t.m_chunks), p) * p;
+  t.groups = t.chunk_rows / p;
+  t.lhs_panel_bytes = static_cast<uint64_t>(t.chunk_rows) * k_cols * static_cast<uint64_t>(in_bytes);
+  t.stage_bytes = static_cast<uint64_t>(t.chunk_rows) * width * static_cast<uint64_t>(out_bytes);
+  t.vmem_bytes = 2 * (t.lhs_panel_bytes + t.weight_panel_bytes) + t.stage_bytes;
   return t;
 }
 

@@ -129,12 +129,32 @@ TEST_CASE("VMEM has separate read and write ports and serializes within a bank",
   CHECK(Ps(banks.Access(AccessKind::kRead, 512, 128, t0)) == Ps(t0) + 2'000 + 4'000);
   CHECK(Ps(banks.Access(AccessKind::kRead, 128, 128, t0)) == Ps(t0) + 1'000 + 4'000);
   const MemoryStats stats = banks.stats();
-  REQUIRE(stats.resources.size() == 6);  // read port, write port, 4 banks
+  // The DMA side's read port, write port and 4 banks, then the vector side's, unused here.
+  REQUIRE(stats.resources.size() == 12);
   CHECK(stats.resources[0].name == "read port");
   CHECK(Ps(stats.resources[0].busy) == 750);
   CHECK(stats.resources[2].name == "bank 0");
   CHECK(Ps(stats.resources[2].busy) == 2'000);
   CHECK(stats.resources[2].bytes == 256);
+  CHECK(stats.resources[6].name == "vector read port");
+  CHECK(stats.resources[8].name == "vector bank 0");
+  CHECK(stats.resources[8].requests == 0);
+}
+
+TEST_CASE("VMEM serves the vector unit and the DMA engines on separate ports and banks", "[models]") {
+  Vmem vmem("vmem", TestVmem());
+  const sc_time t0 = Nanoseconds(100);
+  // A vector load timed ahead (the scalar core runs ahead of SystemC time) keeps the vector
+  // side's banks busy until t0 + 50 ns + 1 ns...
+  CHECK(Ps(vmem.VectorAccess(AccessKind::kRead, 0, 512, t0 + Nanoseconds(50))) == Ps(t0) + 51'000 + 4'000);
+  // ...and a DMA burst to the same bytes at t0 does not wait for it: 1 ns on the DMA side's port.
+  CHECK(Ps(vmem.Access(AccessKind::kRead, 0, 512, t0)) == Ps(t0) + 1'000 + 4'000);
+  // Two vector requests still contend with each other: the second waits for the banks.
+  CHECK(Ps(vmem.VectorAccess(AccessKind::kRead, 0, 512, t0 + Nanoseconds(50))) == Ps(t0) + 52'000 + 4'000);
+  // Both count in the memory's traffic.
+  const MemoryStats stats = vmem.stats();
+  CHECK(stats.read_requests == 3);
+  CHECK(stats.bytes_read == 1536);
 }
 
 TEST_CASE("a request's bytes per SRAM bank, in closed form", "[models]") {
@@ -259,7 +279,7 @@ TEST_CASE("VMEM's banks time every request as the piece-by-piece definition does
     REQUIRE(Ps(vmem.Access(kind, address, bytes, t)) == Ps(reference(kind, address, bytes, t)));
   }
   const MemoryStats stats = vmem.stats();
-  REQUIRE(stats.resources.size() == 2 + params.bank_count);
+  REQUIRE(stats.resources.size() == 2 * (2 + params.bank_count));  // the DMA side, then the vector side
   std::vector<ResourceStats> expected = {read_port.stats(), write_port.stats()};
   for (const BandwidthResource& b : bank) expected.push_back(b.stats());
   for (std::size_t r = 0; r < expected.size(); ++r) {

@@ -294,8 +294,8 @@ void CheckBigDot(double fraction) {
   CHECK(t.bytes / (t.time_us * 1e-6) <= t.hbm_bytes_per_s);
 }
 
-TEST_CASE("dot kernel: bf16 4096^3 on tpu_v4 keeps at least 48% of the MXU peak (measured 50.4%)", "[dot][timing]") {
-  CheckBigDot(0.48);
+TEST_CASE("dot kernel: bf16 4096^3 on tpu_v4 reaches 85-100% of the MXU peak", "[dot][timing]") {
+  CheckBigDot(0.85);
 }
 
 TEST_CASE("dot kernel: achieved FLOP/s and bytes/s stay under both rooflines", "[dot][timing]") {
