@@ -64,9 +64,6 @@ class Builder {
         CannotLower(kernel_, "operand '" + x->name() + "' " + isa::ToString(x->shape()) +
                                  " is neither a scalar nor of the result's dims (broadcasts of arrays are not lowered yet)");
       }
-      if ((Is8Bit(type) || type == isa::ElementType::kPred) && node.kind == ExprNode::Kind::kScalar) {
-        CannotLower(kernel_, "8-bit scalar operand '" + x->name() + "' (not lowered yet)");
-      }
       return Add(node);
     }
     switch (x->opcode()) {

@@ -162,8 +162,13 @@ class Emitter {
         continue;
       }
       if (DomainOf(node.type) == Domain::kPred) {
-        if (next_pinned_mask_ >= kMaskRegisters) CannotLower(c_.instruction, "too many pred constants");
+        if (node.kind == ExprNode::Kind::kScalar && scalar_mask_.contains(node.operand)) {
+          pinned_[static_cast<int>(n)] = scalar_mask_.at(node.operand);
+          continue;
+        }
+        if (next_pinned_mask_ >= kMaskRegisters) CannotLower(c_.instruction, "too many pred constants and scalars");
         pinned_[static_cast<int>(n)] = next_pinned_mask_++;
+        if (node.kind == ExprNode::Kind::kScalar) scalar_mask_[node.operand] = pinned_.at(static_cast<int>(n));
         continue;
       }
       pinned_[static_cast<int>(n)] = next_pinned--;
@@ -205,8 +210,21 @@ class Emitter {
         if (type == isa::ElementType::kBF16) {
           out_->Emit("and s{}, s{}, 0xffff", kScalarTemp, kScalarTemp);
           out_->Emit("shl s{}, s{}, 16", kScalarTemp, kScalarTemp);
+        } else if (isa::ElementBitWidth(type) == 8) {
+          // One byte: pred 0/1, u8 zero-extended, s8 sign-extended, as the vector loads leave them.
+          out_->Emit("and s{}, s{}, 0xff", kScalarTemp, kScalarTemp);
+          if (type == isa::ElementType::kS8) {
+            out_->Emit("shl s{}, s{}, 56", kScalarTemp, kScalarTemp);
+            out_->Emit("sra s{}, s{}, 56", kScalarTemp, kScalarTemp);
+          }
         }
-        out_->Emit("vbcast v{}, s{}", scalar_reg_.at(operand), kScalarTemp);
+        if (type == isa::ElementType::kPred) {
+          out_->Emit("vbcast v0, s{}", kScalarTemp);
+          out_->Emit("vbcast v1, 0");
+          out_->Emit("vcmp.ne.s32 m{}, v0, v1", scalar_mask_.at(operand));
+        } else {
+          out_->Emit("vbcast v{}, s{}", scalar_reg_.at(operand), kScalarTemp);
+        }
       }
     }
     for (const auto& [node, reg] : pinned_) {
@@ -773,6 +791,7 @@ class Emitter {
   std::map<int, std::size_t> loads_;  // operand -> inputs_ index
   std::set<int> scalars_;
   std::map<int, int> scalar_reg_;     // operand -> vreg
+  std::map<int, int> scalar_mask_;    // pred scalar operand -> mask register
   std::map<int, int> pinned_;         // node -> register
   int next_pinned_mask_ = kFirstTempMask;
   int first_pinned_ = 32;

@@ -378,3 +378,39 @@ ENTRY main {
   CHECK(fraction >= 0.80);
   CHECK(fraction <= 1.0);
 }
+
+TEST_CASE("tpusim run: a pred scalar computed on the scalar core selects between arrays", "[run]") {
+  // c = x < y is a scalar-core kernel's byte in HBM; the element-wise kernel reads it through SMEM
+  // into a mask register. With x < y the result is a, otherwise b.
+  const fs::path dir = TempDir("run_pred_scalar");
+  const fs::path module = WriteModule(dir, R"(HloModule pred_scalar
+ENTRY main {
+  a = f32[20,130] parameter(0)
+  b = f32[20,130] parameter(1)
+  x = s32[] parameter(2)
+  y = s32[] parameter(3)
+  c = pred[] compare(x, y), direction=LT
+  cb = pred[20,130] broadcast(c), dimensions={}
+  ROOT s = f32[20,130] select(cb, a, b)
+}
+)");
+  const std::vector<float> a = RandomF32(20 * 130, 51);
+  const std::vector<float> b = RandomF32(20 * 130, 52);
+  tpusim::isa::WriteNpy((dir / "a.npy").string(), ElementType::kF32, Dims({20, 130}), F32Bytes(a));
+  tpusim::isa::WriteNpy((dir / "b.npy").string(), ElementType::kF32, Dims({20, 130}), F32Bytes(b));
+  for (const int32_t x : {3, 9}) {
+    INFO("x = " << x << ", y = 5");
+    std::vector<uint8_t> xb(4), yb(4);
+    const int32_t y = 5;
+    std::memcpy(xb.data(), &x, 4);
+    std::memcpy(yb.data(), &y, 4);
+    tpusim::isa::WriteNpy((dir / "x.npy").string(), ElementType::kS32, Dims({}), xb);
+    tpusim::isa::WriteNpy((dir / "y.npy").string(), ElementType::kS32, Dims({}), yb);
+    const Result run = RunTpusim("run " + module.string() + " --input a=" + (dir / "a.npy").string() + " --input b=" +
+                                 (dir / "b.npy").string() + " --input x=" + (dir / "x.npy").string() + " --input y=" +
+                                 (dir / "y.npy").string() + " --check --out " + (dir / "out").string());
+    INFO(run.output);
+    REQUIRE(run.exit_code == 0);
+    CHECK(ReadOutput(dir / "out" / "output_0.npy", ElementType::kF32).data == F32Bytes(x < y ? a : b));
+  }
+}
