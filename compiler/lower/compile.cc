@@ -21,6 +21,7 @@
 #include "compiler/lower/reduce_kernel.h"
 #include "compiler/lower/sort_kernel.h"
 #include "compiler/lower/scalar_kernel.h"
+#include "compiler/lower/scatter_kernel.h"
 #include "compiler/lower/topk_kernel.h"
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/elementwise_fusion.h"
@@ -71,6 +72,9 @@ void EmitKernel(KernelContext& context) {
       return;
     case Opcode::kGather:
       EmitGatherKernel(context);
+      return;
+    case Opcode::kScatter:
+      EmitScatterKernel(context);
       return;
     case Opcode::kConvolution:
       EmitConvolutionKernel(context);

@@ -4,6 +4,7 @@
 // lower must give.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -413,4 +414,41 @@ ENTRY main {
     REQUIRE(run.exit_code == 0);
     CHECK(ReadOutput(dir / "out" / "output_0.npy", ElementType::kF32).data == F32Bytes(x < y ? a : b));
   }
+}
+
+TEST_CASE("tpusim run: scatter assigns update rows in index order and skips windows outside", "[run]") {
+  // Rows of f32[50,130] replaced by rows of f32[7,130] at indices 3, 49, -1, 50, 3, 0, 17: -1 and
+  // 50 do not fit and are skipped (XLA), and row 3 ends as update 4, written after update 0.
+  const fs::path dir = TempDir("run_scatter");
+  const fs::path module = WriteModule(dir, R"(HloModule scatter_rows
+take {
+  a = f32[] parameter(0)
+  ROOT b = f32[] parameter(1)
+}
+ENTRY main {
+  operand = f32[50,130] parameter(0)
+  idx = s32[7,1] parameter(1)
+  upd = f32[7,130] parameter(2)
+  ROOT s = f32[50,130] scatter(operand, idx, upd), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=take
+}
+)");
+  const std::vector<float> operand = RandomF32(50 * 130, 61);
+  const std::vector<float> updates = RandomF32(7 * 130, 62);
+  const std::vector<int32_t> rows = {3, 49, -1, 50, 3, 0, 17};
+  std::vector<uint8_t> index_bytes(rows.size() * 4);
+  std::memcpy(index_bytes.data(), rows.data(), index_bytes.size());
+  tpusim::isa::WriteNpy((dir / "o.npy").string(), ElementType::kF32, Dims({50, 130}), F32Bytes(operand));
+  tpusim::isa::WriteNpy((dir / "i.npy").string(), ElementType::kS32, Dims({7, 1}), index_bytes);
+  tpusim::isa::WriteNpy((dir / "u.npy").string(), ElementType::kF32, Dims({7, 130}), F32Bytes(updates));
+  const Result run = RunTpusim("run " + module.string() + " --input operand=" + (dir / "o.npy").string() +
+                               " --input idx=" + (dir / "i.npy").string() + " --input upd=" + (dir / "u.npy").string() +
+                               " --check --out " + (dir / "out").string());
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  std::vector<float> expected = operand;
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    if (rows[k] < 0 || rows[k] > 49) continue;
+    std::copy(updates.begin() + 130 * k, updates.begin() + 130 * (k + 1), expected.begin() + 130 * rows[k]);
+  }
+  CHECK(ReadOutput(dir / "out" / "output_0.npy", ElementType::kF32).data == F32Bytes(expected));
 }
