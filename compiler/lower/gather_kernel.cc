@@ -9,21 +9,7 @@
 #include "isa/element_type.h"
 
 namespace tpusim::compiler {
-namespace {
-
 using hlo::Instruction;
-
-std::vector<int64_t> IntList(const Instruction& x, std::string_view name) {
-  return x.HasAttribute(name) ? x.GetIntList(name) : std::vector<int64_t>{};
-}
-
-bool Contains(const std::vector<int64_t>& v, int64_t value) { return std::find(v.begin(), v.end(), value) != v.end(); }
-
-int64_t IndexOf(const std::vector<int64_t>& v, int64_t value) {
-  return static_cast<int64_t>(std::find(v.begin(), v.end(), value) - v.begin());
-}
-
-}  // namespace
 
 void EmitGatherKernel(KernelContext& c) {
   const Instruction& x = c.instruction;

@@ -4,13 +4,25 @@
 // top-k, gather"). Slow (one DMA or more per index vector) but general.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <string_view>
 #include <vector>
 
 #include "compiler/lower/dma_region.h"
 
 namespace tpusim::compiler {
+
+// Dimension-number lists of gather and scatter: an absent attribute is an empty list.
+inline std::vector<int64_t> IntList(const hlo::Instruction& x, std::string_view name) {
+  return x.HasAttribute(name) ? x.GetIntList(name) : std::vector<int64_t>{};
+}
+inline bool Contains(const std::vector<int64_t>& v, int64_t value) { return std::find(v.begin(), v.end(), value) != v.end(); }
+// Position of `value` in `v`, or v.size().
+inline int64_t IndexOf(const std::vector<int64_t>& v, int64_t value) {
+  return static_cast<int64_t>(std::find(v.begin(), v.end(), value) - v.begin());
+}
 
 struct IndexLoop {
   std::vector<int64_t> batch_dims;   // the indices' dims other than index_vector_dim
