@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <string>
+#include <vector>
 
 namespace tpusim::sim {
 
@@ -12,5 +14,8 @@ struct Command {
   CLI::App* parser;
   std::function<void()> run;
 };
+
+// `--config FILE|PRESET` and the repeatable `--set PATH=VALUE` of the commands that build a chip.
+void AddConfigOptions(CLI::App* command, std::string& config, std::vector<std::string>& overrides);
 
 }  // namespace tpusim::sim

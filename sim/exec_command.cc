@@ -82,6 +82,13 @@ void RunExec(const ExecOptions& options) {
 
 }  // namespace
 
+void AddConfigOptions(CLI::App* command, std::string& config, std::vector<std::string>& overrides) {
+  command->add_option("--config", config,
+                      "Config file, or the name of a preset in configs/ (tiny, tpu_v4, tpu_v5e, tpu_v6e)")
+      ->capture_default_str();
+  command->add_option("--set", overrides, "Override a config field: PATH=VALUE; repeatable")->allow_extra_args(false);
+}
+
 Command AddExecCommand(CLI::App& app) {
   auto options = std::make_shared<ExecOptions>();
   CLI::App* command = app.add_subcommand(
@@ -89,11 +96,7 @@ Command AddExecCommand(CLI::App& app) {
       "Assemble a .tpuasm program and run it on the simulated chip; print a summary and write "
       "each output buffer as DIR/<buffer name>.npy.");
   command->add_option("PROGRAM", options->program_path, "Assembly file (.tpuasm)")->required();
-  command->add_option("--config", options->config,
-                      "Config file, or the name of a preset in configs/ (tiny, tpu_v4, tpu_v5e, tpu_v6e)")
-      ->capture_default_str();
-  command->add_option("--set", options->overrides, "Override a config field: PATH=VALUE; repeatable")
-      ->allow_extra_args(false);
+  AddConfigOptions(command, options->config, options->overrides);
   command->add_option("--input", options->inputs,
                       "NAME=FILE.npy: the row-major array of parameter buffer NAME; repeatable. "
                       "A parameter without one starts as zeros.")

@@ -16,6 +16,7 @@
 #include "isa/error.h"
 #include "isa/npy.h"
 #include "sim/inputs.h"
+#include "sim/logging.h"
 #include "sim/module_loading.h"
 
 namespace tpusim::sim {
@@ -35,9 +36,6 @@ struct EvalOptions {
   bool no_verify = false;
 };
 
-double SecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 void RunParse(const ParseOptions& options) {
   const auto module = LoadModule(options.module_path, !options.no_verify);

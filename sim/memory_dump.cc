@@ -6,20 +6,9 @@
 #include <fstream>
 
 #include "isa/error.h"
+#include "sim/chip/report_json.h"
 
 namespace tpusim::sim {
-namespace {
-
-std::string Quote(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
-}  // namespace
 
 void DumpMemory(const compiler::CompiledModule& compiled, const Chip& chip, const std::string& dir) {
   std::filesystem::create_directories(dir);
@@ -34,8 +23,8 @@ void DumpMemory(const compiler::CompiledModule& compiled, const Chip& chip, cons
     if (!out) throw Error(dir + "/" + file + ": cannot write");
     index += fmt::format("{}\n  {{\"name\": {}, \"role\": \"{}\", \"shape\": {}, \"memory_space\": \"hbm\", "
                          "\"address\": {}, \"size_bytes\": {}, \"file\": {}}}",
-                         first ? "" : ",", Quote(array.name), role, Quote(isa::ToString(array.shape)), array.hbm_address,
-                         array.size_bytes, Quote(file));
+                         first ? "" : ",", JsonString(array.name), role, JsonString(isa::ToString(array.shape)), array.hbm_address,
+                         array.size_bytes, JsonString(file));
     first = false;
   };
   for (const compiler::ModuleArray& array : compiled.parameters) dump(array, "parameter");

@@ -9,16 +9,9 @@
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/verifier.h"
 #include "isa/error.h"
+#include "sim/logging.h"
 
 namespace tpusim::sim {
-namespace {
-
-double SecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-}  // namespace
-
 std::unique_ptr<hlo::Module> LoadModule(const std::string& path, bool verify) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path + ": cannot open for reading");

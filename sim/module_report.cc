@@ -14,22 +14,6 @@ namespace {
 constexpr char kDeviceBegin[] = "device_begin";
 constexpr char kDeviceEnd[] = "device_end";
 
-std::string Quote(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
 
 uint64_t OnlyMark(const RunReport& run, const std::string& label) {
   const auto it = run.label_cycles.find(label);
@@ -103,8 +87,8 @@ std::string ModuleReportJson(const ModuleReport& module, const RunReport& run, c
     out += fmt::format(
         "{}\n    {{\"name\": {}, \"opcode\": {}, \"category\": {}, \"start_us\": {:.6f}, \"time_us\": {:.6f}, "
         "\"cycles\": {}, \"flops\": {}, \"bytes_accessed\": {}, \"bound\": {}, \"long_name\": {}}}",
-        i == 0 ? "" : ",", Quote(op.kernel->name), Quote(op.kernel->opcode), Quote(op.kernel->category), op.start_us,
-        op.time_us, op.cycles, op.kernel->flops, op.kernel->bytes_accessed, Quote(op.bound), Quote(op.kernel->long_name));
+        i == 0 ? "" : ",", JsonString(op.kernel->name), JsonString(op.kernel->opcode), JsonString(op.kernel->category), op.start_us,
+        op.time_us, op.cycles, op.kernel->flops, op.kernel->bytes_accessed, JsonString(op.bound), JsonString(op.kernel->long_name));
   }
   out += "\n  ],\n  \"run\": ";
   std::string run_json = RunReportJson(run, config, timing_only);

@@ -20,6 +20,7 @@
 #include "sim/config/load.h"
 #include "sim/config/presets.h"
 #include "sim/inputs.h"
+#include "sim/logging.h"
 #include "sim/memory_dump.h"
 #include "sim/module_loading.h"
 #include "sim/module_report.h"
@@ -48,16 +49,7 @@ struct CompileCommandOptions {
   std::string output_path;
 };
 
-double SecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
-void AddConfigOptions(CLI::App* command, std::string& config, std::vector<std::string>& overrides) {
-  command->add_option("--config", config,
-                      "Config file, or the name of a preset in configs/ (tiny, tpu_v4, tpu_v5e, tpu_v6e)")
-      ->capture_default_str();
-  command->add_option("--set", overrides, "Override a config field: PATH=VALUE; repeatable")->allow_extra_args(false);
-}
 
 void WriteFile(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);

@@ -8,6 +8,7 @@
 #include "compiler/eval/evaluator_impl.h"
 #include "compiler/eval/literal_util.h"
 #include "compiler/hlo/shape_inference.h"
+#include "compiler/hlo/sort_key_pattern.h"
 #include "isa/error.h"
 
 namespace tpusim::eval {
@@ -65,36 +66,6 @@ Plan MakePlan(const Computation& computation) {
   return plan;
 }
 
-bool IsScalarConstant(const Instruction& instruction, bool (*test)(double)) {
-  const Literal* value = instruction.opcode() == Opcode::kConstant ? instruction.literal() : nullptr;
-  return value && !value->is_tuple() && value->element_count() == 1 && test(value->GetDouble(0));
-}
-
-bool IsCompare(const Instruction& instruction, std::string_view direction) {
-  return instruction.opcode() == Opcode::kCompare && instruction.GetIdentifier("direction") == direction;
-}
-
-// Matches JAX's canonicalization of a sort key, select(x != x, +NaN, select(x == 0, +0, x)), and
-// returns x.
-const Instruction* CanonicalizedOperand(const Instruction& node) {
-  if (node.opcode() != Opcode::kSelect) return nullptr;
-  const Instruction& is_nan = *node.operand(0);
-  const Instruction& inner = *node.operand(2);
-  if (!IsCompare(is_nan, "NE") || is_nan.operand(0) != is_nan.operand(1)) return nullptr;
-  const Instruction* x = is_nan.operand(0);
-  auto positive_nan = [](double v) { return std::isnan(v) && !std::signbit(v); };
-  auto positive_zero = [](double v) { return v == 0 && !std::signbit(v); };
-  if (!IsScalarConstant(*node.operand(1), positive_nan)) return nullptr;
-  if (inner.opcode() != Opcode::kSelect || inner.operand(2) != x) return nullptr;
-  const Instruction& is_zero = *inner.operand(0);
-  if (!IsCompare(is_zero, "EQ") || is_zero.operand(0) != x ||
-      !IsScalarConstant(*is_zero.operand(1), positive_zero) ||
-      !IsScalarConstant(*inner.operand(1), positive_zero)) {
-    return nullptr;
-  }
-  return x;
-}
-
 // A comparator the kernels can run natively: compare(p0, p1), or compare(canon(p0), canon(p1))
 // as JAX writes sort comparators. Other parameters may exist but must not be used.
 std::optional<CompareSpec> KnownComparison(const Computation& computation) {
@@ -104,8 +75,8 @@ std::optional<CompareSpec> KnownComparison(const Computation& computation) {
   const Instruction* rhs = root.operand(1);
   bool canonical = false;
   if (lhs->opcode() != Opcode::kParameter) {
-    lhs = CanonicalizedOperand(*lhs);
-    rhs = CanonicalizedOperand(*rhs);
+    lhs = hlo::CanonicalizedSortKey(*lhs);
+    rhs = hlo::CanonicalizedSortKey(*rhs);
     canonical = true;
     if (!lhs || !rhs) return std::nullopt;
   }

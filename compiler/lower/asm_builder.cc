@@ -29,13 +29,14 @@ std::string Sanitize(std::string_view hint) {
 AsmBuilder::AsmBuilder(std::string program_name, const isa::Target& target)
     : name_(Sanitize(program_name)), target_(target) {}
 
-std::string AsmBuilder::UniqueName(std::string_view hint, std::unordered_map<std::string, int>& used) {
-  std::string base = Sanitize(hint);
-  int& count = used[base];
-  std::string name = count == 0 ? base : base + "." + std::to_string(count);
-  ++count;
-  while (used.contains(name) && name != base) name = base + "." + std::to_string(count++);
-  used[name];
+std::string AsmBuilder::UniqueName(std::string_view hint, Names& names) {
+  const std::string base = Sanitize(hint);
+  int& next = names.next_suffix[base];
+  std::string name = next == 0 ? base : base + "." + std::to_string(next);
+  // "x.1" may already be taken as a hint of its own.
+  while (names.used.contains(name)) name = base + "." + std::to_string(++next);
+  ++next;
+  names.used.insert(name);
   return name;
 }
 

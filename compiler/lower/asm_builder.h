@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "isa/program.pb.h"
@@ -42,15 +43,20 @@ class AsmBuilder {
   std::string Text() const;
 
  private:
-  std::string UniqueName(std::string_view hint, std::unordered_map<std::string, int>& used);
+  // Names handed out, and the next suffix to try for each base.
+  struct Names {
+    std::unordered_set<std::string> used;
+    std::unordered_map<std::string, int> next_suffix;
+  };
+  std::string UniqueName(std::string_view hint, Names& names);
 
   std::string name_;
   isa::Target target_;
   std::vector<std::string> directives_;
   std::vector<std::string> code_;
   std::size_t instructions_ = 0;
-  std::unordered_map<std::string, int> labels_;
-  std::unordered_map<std::string, int> symbols_;
+  Names labels_;
+  Names symbols_;
 };
 
 }  // namespace tpusim::compiler

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/lower/dma_region.h"
 #include <fmt/format.h>
 
 #include "isa/element_type.h"
@@ -19,18 +20,6 @@ std::string Item(int reg, int64_t offset) {
   if (reg < 0) return std::to_string(offset);
   if (offset == 0) return "s" + std::to_string(reg);
   return fmt::format("s{} + {}", reg, offset);
-}
-
-// `shape` seen with its dims in the order `perm` (view dim i = dim perm[i]), over the same bytes.
-isa::Shape PermutedView(const isa::Shape& shape, const std::vector<int64_t>& perm) {
-  isa::Shape view = shape;
-  std::vector<int64_t> inverse(perm.size());
-  for (std::size_t i = 0; i < perm.size(); ++i) {
-    view.dims[i] = shape.dims[perm[i]];
-    inverse[perm[i]] = static_cast<int64_t>(i);
-  }
-  for (int64_t& dim : view.layout->minor_to_major) dim = inverse[dim];
-  return view;
 }
 
 // The convolution in canonical form: input [B, H, W, Cin] (in_perm), kernel [KH, KW, I, O]

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/lower/dma_region.h"
 #include "compiler/lower/mxu_tiling.h"
 #include "isa/element_type.h"
 
@@ -51,19 +52,6 @@ std::string Item(int reg, int64_t offset) {
 }
 
 std::string List(const std::vector<std::string>& items) { return "[" + fmt::format("{}", fmt::join(items, ", ")) + "]"; }
-
-// `shape` (an array with a layout) seen with its dims in the order `perm` (view dim i = dim
-// perm[i]), over the same bytes: the layout's minor_to_major renamed, its tiles unchanged.
-isa::Shape PermutedView(const isa::Shape& shape, const std::vector<int64_t>& perm) {
-  isa::Shape view = shape;
-  std::vector<int64_t> inverse(perm.size());
-  for (std::size_t i = 0; i < perm.size(); ++i) {
-    view.dims[i] = shape.dims[perm[i]];
-    inverse[perm[i]] = static_cast<int64_t>(i);
-  }
-  for (int64_t& dim : view.layout->minor_to_major) dim = inverse[dim];
-  return view;
-}
 
 class DotEmitter {
  public:

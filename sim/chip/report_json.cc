@@ -7,21 +7,6 @@
 namespace tpusim::sim {
 namespace {
 
-std::string Quote(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 double Utilization(double busy, uint64_t total) {
   return total == 0 ? 0.0 : busy / static_cast<double>(total);
 }
@@ -51,10 +36,26 @@ std::string MxusJson(const std::vector<models::MxuStats>& mxus, uint64_t cycles)
 
 }  // namespace
 
+std::string JsonString(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+
 std::string RunReportJson(const RunReport& report, const ArchConfig& config, bool timing_only) {
   const models::ScalarCoreStats& s = report.scalar_core;
   std::string out = "{\n";
-  out += fmt::format("  \"program\": {},\n  \"config\": {},\n", Quote(report.program), Quote(config.name()));
+  out += fmt::format("  \"program\": {},\n  \"config\": {},\n", JsonString(report.program), JsonString(config.name()));
   out += fmt::format("  \"cycles\": {},\n  \"device_time_us\": {:.6f},\n", report.cycles, report.device_time_us);
   out += fmt::format("  \"clock_mhz\": {},\n", config.tensor_core().clock_mhz());
   out += fmt::format("  \"peak_flops_per_s\": {:.6e},\n", PeakFlopsPerSecond(config));
@@ -75,7 +76,7 @@ std::string RunReportJson(const RunReport& report, const ArchConfig& config, boo
     const DmaEngineReport& e = report.dma_engines[i];
     out += fmt::format("{}\n    {{\"name\": {}, \"transfers\": {}, \"payload_bytes\": {}, \"busy_cycles\": {}, "
                        "\"utilization\": {:.6f}}}",
-                       i == 0 ? "" : ",", Quote(e.name), e.transfers, e.payload_bytes, e.busy_cycles,
+                       i == 0 ? "" : ",", JsonString(e.name), e.transfers, e.payload_bytes, e.busy_cycles,
                        Utilization(e.busy_cycles, report.cycles));
   }
   out += "\n  ],\n  \"memories\": [";
@@ -83,7 +84,7 @@ std::string RunReportJson(const RunReport& report, const ArchConfig& config, boo
     const MemoryReport& m = report.memories[i];
     out += fmt::format("{}\n    {{\"name\": {}, \"bytes_read\": {}, \"bytes_written\": {}, \"busy_cycles\": {}, "
                        "\"utilization\": {:.6f}}}",
-                       i == 0 ? "" : ",", Quote(m.name), m.bytes_read, m.bytes_written, m.busy_cycles,
+                       i == 0 ? "" : ",", JsonString(m.name), m.bytes_read, m.bytes_written, m.busy_cycles,
                        Utilization(m.busy_cycles, report.cycles));
   }
   out += "\n  ]\n}\n";

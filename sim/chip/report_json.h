@@ -12,6 +12,9 @@ namespace tpusim::sim {
 //  "hbm_bytes_per_s", "timing_only", "scalar_core": {...}, "dma_engines": [...], "memories": [...]}
 std::string RunReportJson(const RunReport& report, const ArchConfig& config, bool timing_only);
 
+// `text` as a JSON string: quoted, with '"', '\\' and control characters escaped.
+std::string JsonString(const std::string& text);
+
 // A short human summary: time, cycles, per-unit utilization, bytes moved.
 std::string RunSummary(const RunReport& report, const ArchConfig& config);
 
