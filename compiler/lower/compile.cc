@@ -129,10 +129,27 @@ ComputationPlan PlanComputation(const hlo::Computation& computation) {
   return plan;
 }
 
+// Whether the kernel rooted at `writer` may write its result over `operand`'s buffer: an
+// element-wise kernel whose members read `operand` only as element-wise operands of the result's
+// shape and layout, so each block of it is read before the same block of the result is written.
+bool MayOverwriteOperand(const ComputationPlan& plan, const hlo::Instruction& writer, const hlo::Instruction& operand) {
+  const auto group = std::find_if(plan.groups.begin(), plan.groups.end(),
+                                  [&](const KernelGroup& g) { return g.root == &writer; });
+  if (group == plan.groups.end() || !IsElementwiseGroup(*group) || IsScalarCoreGroup(*group) ||
+      writer.opcode() == Opcode::kFusion || operand.shape() != writer.shape()) {
+    return false;
+  }
+  return std::all_of(group->members.begin(), group->members.end(), [&](const hlo::Instruction* member) {
+    const bool reads = std::find(member->operands().begin(), member->operands().end(), &operand) != member->operands().end();
+    return !reads || (IsElementwiseOpcode(member->opcode()) && member->shape().dims == writer.shape().dims);
+  });
+}
+
 // Emits the kernels of the entry computation and, in line, of the computations that its
-// control flow calls. HBM: the entry's buffers from 0, then a pool with the constants of every
-// called computation (written before the program starts, so they must not lie where a region
-// below is reused), then the regions of called computations, each above its caller's peak.
+// control flow calls. HBM: from 0 a pool with the constants of every called computation (written
+// before the program starts, so no region may reuse it), then the entry's buffers; a called
+// computation's region, and a kernel's scratch, begin above the caller's buffers live at the
+// calling instruction (BufferAssignment::LiveTopAt), not above the caller's whole peak.
 class ProgramEmitter final : public NestedEmitter {
  public:
   ProgramEmitter(AsmBuilder& out, const CompileOptions& options, CompiledModule& compiled)
@@ -175,9 +192,12 @@ class ProgramEmitter final : public NestedEmitter {
   }
 
   void EmitGroups(const ComputationPlan& plan, const BufferAssignment& buffers, const std::string& prefix) {
-    const uint64_t free_above = std::max(AlignUp(buffers.peak_bytes, kBufferAlignmentBytes), pool_end_);
+    std::unordered_map<const hlo::Instruction*, std::size_t> position;
+    for (std::size_t i = 0; i < plan.schedule.size(); ++i) position[plan.schedule[i]] = i;
     for (const KernelGroup& group : plan.groups) {
       const hlo::Instruction* instruction = group.root;
+      const uint64_t free_above =
+          std::max(AlignUp(buffers.LiveTopAt(position.at(instruction)), kBufferAlignmentBytes), pool_end_);
       if (IsControlFlowOpcode(instruction->opcode())) {
         ControlFlowContext context{out_, options_, *instruction, {}, buffers.leaves.at(instruction), free_above, prefix,
                                    *this};
@@ -320,7 +340,15 @@ CompiledModule Compile(hlo::Module& module, const CompileOptions& options) {
   AsmBuilder out(module.name(), options.target);
   ProgramEmitter emitter(out, options, compiled);
   const ComputationPlan& plan = emitter.Plan(entry);
-  const BufferAssignment buffers = AssignBuffers(plan.schedule, options.hbm_capacity_bytes, plan.computed_inside);
+  NestedBinding above_pool;
+  above_pool.base_address = emitter.PlaceConstantPool(plan, 0);
+  Donations donations;
+  donations.aliases = ParseInputOutputAlias(module);
+  donations.may_overwrite = [&plan](const hlo::Instruction& writer, const hlo::Instruction& parameter) {
+    return MayOverwriteOperand(plan, writer, parameter);
+  };
+  const BufferAssignment buffers =
+      AssignBuffers(plan.schedule, options.hbm_capacity_bytes, plan.computed_inside, above_pool, donations);
   emitter.NotePeak(buffers.peak_bytes);
 
   // Host copies of the parameters and outputs, in their device layouts.
@@ -367,7 +395,6 @@ CompiledModule Compile(hlo::Module& module, const CompileOptions& options) {
   }
   // Constants: their device images, written before the program starts.
   emitter.AddConstantData(plan, buffers);
-  emitter.PlaceConstantPool(plan, buffers.peak_bytes);
 
   out.Comment("parameters: host -> HBM over PCIe");
   EmitHostCopies(out, compiled.parameters, true, parameter_hosts);

@@ -47,6 +47,57 @@ bool LivesWholeProgram(const hlo::Instruction& instruction) {
   return instruction.opcode() == hlo::Opcode::kParameter || instruction.opcode() == hlo::Opcode::kConstant;
 }
 
+// "the largest buffers live here: a (N bytes), b (M bytes), ... of K bytes live in all", for the
+// capacity error, so a user sees what fills HBM.
+std::string LargestLive(const std::vector<std::unique_ptr<DeviceBuffer>>& buffers,
+                        const std::unordered_map<const DeviceBuffer*, const DeviceBuffer*>& view_of,
+                        std::size_t position) {
+  std::vector<const DeviceBuffer*> live;
+  uint64_t total = 0;
+  for (const auto& buffer : buffers) {
+    if (view_of.contains(buffer.get()) || buffer->first > position || buffer->last < position) continue;
+    live.push_back(buffer.get());
+    total += buffer->size_bytes;
+  }
+  std::sort(live.begin(), live.end(),
+            [](const DeviceBuffer* a, const DeviceBuffer* b) { return a->size_bytes > b->size_bytes; });
+  std::string text = "the largest buffers live here:";
+  for (std::size_t i = 0; i < live.size() && i < 5; ++i) {
+    text += (i ? ", " : " ") + live[i]->name + " (" + std::to_string(live[i]->size_bytes) + " bytes)";
+  }
+  return text + "; " + std::to_string(live.size()) + " buffers of " + std::to_string(total) + " bytes live in all";
+}
+
+// Places `order`'s buffers one after another, each at the lowest address from `base` where it
+// overlaps no buffer placed before it that is live at the same time (a buffer's space is free
+// after its last read). Returns the peak (highest end); addresses[i] is order[i]'s. In order of
+// first write this is first fit; in order of decreasing size it is XLA's and TFLite's "greedy by
+// size", which fragments less when big buffers come and go.
+uint64_t PlaceInOrder(const std::vector<DeviceBuffer*>& order, uint64_t base, std::vector<uint64_t>& addresses) {
+  struct Placed { uint64_t begin, end; std::size_t first, last; };
+  std::vector<Placed> done;
+  std::vector<Placed> conflicts;
+  uint64_t peak = base;
+  addresses.clear();
+  for (const DeviceBuffer* buffer : order) {
+    conflicts.clear();
+    for (const Placed& placed : done) {
+      if (placed.first <= buffer->last && buffer->first <= placed.last) conflicts.push_back(placed);
+    }
+    std::sort(conflicts.begin(), conflicts.end(), [](const Placed& a, const Placed& b) { return a.begin < b.begin; });
+    const uint64_t size = AlignUp(std::max<uint64_t>(buffer->size_bytes, 1), kBufferAlignmentBytes);
+    uint64_t address = base;
+    for (const Placed& placed : conflicts) {
+      if (address + size <= placed.begin) break;
+      address = std::max(address, placed.end);
+    }
+    addresses.push_back(address);
+    done.push_back({address, address + size, buffer->first, buffer->last});
+    peak = std::max(peak, address + size);
+  }
+  return peak;
+}
+
 }  // namespace
 
 bool SameRowMajorImage(const isa::Shape& a, const isa::Shape& b) {
@@ -124,14 +175,34 @@ std::vector<const hlo::Instruction*> Schedule(const hlo::Computation& computatio
     done.insert(instruction);
     order.push_back(instruction);
   };
-  for (const auto& instruction : computation.instructions()) visit(instruction.get());
+  // Broadcasts and iotas read little and write much: they wait for their first reader, so their
+  // results do not live (and hold HBM) from where the text happens to put them.
+  const auto deferred = [](const hlo::Instruction& instruction) {
+    return (instruction.opcode() == hlo::Opcode::kBroadcast || instruction.opcode() == hlo::Opcode::kIota) &&
+           !instruction.is_root();
+  };
+  for (const auto& instruction : computation.instructions()) {
+    if (!deferred(*instruction)) visit(instruction.get());
+  }
+  for (const auto& instruction : computation.instructions()) visit(instruction.get());  // unread ones
   return order;
 }
 
+uint64_t BufferAssignment::LiveTopAt(std::size_t position) const {
+  uint64_t top = base_address;
+  for (const auto& buffer : buffers) {
+    if (buffer->first > position || buffer->last < position) continue;
+    top = std::max(top, buffer->address + AlignUp(std::max<uint64_t>(buffer->size_bytes, 1), kBufferAlignmentBytes));
+  }
+  return top;
+}
+
 BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& schedule, uint64_t hbm_capacity_bytes,
-                               const KernelOf& computed_inside, const NestedBinding& binding) {
+                               const KernelOf& computed_inside, const NestedBinding& binding,
+                               const Donations& donations) {
   BufferAssignment result;
   result.peak_bytes = binding.base_address;
+  result.base_address = binding.base_address;
   const std::size_t end = schedule.size();
   std::unordered_map<const hlo::Instruction*, std::size_t> position;
   for (std::size_t i = 0; i < schedule.size(); ++i) position[schedule[i]] = i;
@@ -215,10 +286,12 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
   // Lives: a buffer is read wherever a value holding it is an operand; the root's live to the end.
   std::unordered_map<const DeviceBuffer*, DeviceBuffer*> owned;
   for (const auto& buffer : result.buffers) owned[buffer.get()] = buffer.get();
+  std::unordered_map<const DeviceBuffer*, std::size_t> last_read;  // whole-program buffers included
   const auto extend = [&](const DeviceBuffer* buffer, std::size_t at) {
     if (buffer == nullptr || !owned.contains(buffer)) return;  // a token, or a buffer given by the caller
     DeviceBuffer* mutable_buffer = owned.at(buffer);
     mutable_buffer->last = std::max(mutable_buffer->last, at);
+    last_read[buffer] = std::max(last_read[buffer], at);
   };
   for (std::size_t i = 0; i < schedule.size(); ++i) {
     const auto kernel = computed_inside.find(schedule[i]);
@@ -243,35 +316,98 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
     DeviceBuffer* mutable_source = owned.at(source);
     mutable_source->last = std::max(mutable_source->last, view->last);
   }
-  // First fit in order of first write; a buffer's space is free after its last read.
-  struct Placed { uint64_t begin, end; std::size_t last; };
-  std::vector<Placed> active;
-  std::vector<DeviceBuffer*> order;
-  for (const auto& buffer : result.buffers) order.push_back(buffer.get());
-  std::stable_sort(order.begin(), order.end(), [](const DeviceBuffer* a, const DeviceBuffer* b) { return a->first < b->first; });
-  for (DeviceBuffer* buffer : order) {
-    if (view_of.contains(buffer)) continue;  // placed with its source below
-    std::erase_if(active, [&](const Placed& placed) { return placed.last < buffer->first; });
-    std::sort(active.begin(), active.end(), [](const Placed& a, const Placed& b) { return a.begin < b.begin; });
-    const uint64_t size = AlignUp(std::max<uint64_t>(buffer->size_bytes, 1), kBufferAlignmentBytes);
-    uint64_t address = binding.base_address;
-    for (const Placed& placed : active) {
-      if (address + size <= placed.begin) break;
-      address = std::max(address, placed.end);
-    }
-    buffer->address = address;
-    active.push_back({address, address + size, buffer->last});
-    if (address + size > result.peak_bytes) {
-      result.peak_bytes = address + size;
-      if (result.peak_bytes > hbm_capacity_bytes) {
-        const hlo::Instruction* at = schedule.at(std::min(buffer->first, schedule.size() - 1));
-        throw Error(at->Describe() + ": the module needs at least " + std::to_string(result.peak_bytes) +
-                    " bytes of HBM here (buffer '" + buffer->name + "', " + std::to_string(buffer->size_bytes) +
-                    " bytes), more than the chip's " + std::to_string(hbm_capacity_bytes));
-      }
+  // A while loop's state takes over its init's buffers when nothing reads them after the loop (as
+  // XLA's buffer assignment does): no second copy of the state, and no copy into it.
+  const auto root_of = [&](const DeviceBuffer* buffer) {
+    while (view_of.contains(buffer)) buffer = view_of.at(buffer);
+    return buffer;
+  };
+  for (std::size_t i = 0; i < schedule.size(); ++i) {
+    const hlo::Instruction& instruction = *schedule[i];
+    if (instruction.opcode() != hlo::Opcode::kWhile || binding.bound.contains(&instruction)) continue;
+    const std::vector<const DeviceBuffer*>& init = result.leaves.at(instruction.operand(0));
+    const std::vector<const DeviceBuffer*>& state = result.leaves.at(&instruction);
+    for (std::size_t k = 0; k < init.size() && k < state.size(); ++k) {
+      if (init[k] == nullptr || state[k] == nullptr || !owned.contains(state[k])) continue;
+      const DeviceBuffer* root = root_of(init[k]);
+      if (!owned.contains(root) || root->last != i || init[k]->shape != state[k]->shape) continue;
+      const auto shares_root = [&](const DeviceBuffer* other) { return other != nullptr && root_of(other) == root; };
+      if (std::count_if(init.begin(), init.end(), shares_root) != 1) continue;
+      view_of[state[k]] = root;
+      owned.at(root)->last = std::max(root->last, state[k]->last);
     }
   }
-  for (const auto& [view, source] : view_of) owned.at(view)->address = source->address;
+  // Donated parameters: the output's buffer (through its views) becomes a view of the parameter's.
+  if (root != nullptr) {
+    std::unordered_map<const DeviceBuffer*, std::size_t> last_read_of_root;
+    for (const auto& [buffer, at] : last_read) {
+      std::size_t& last = last_read_of_root[root_of(buffer)];
+      last = std::max(last, at);
+    }
+    std::unordered_set<const DeviceBuffer*> taken;
+    std::unordered_set<const DeviceBuffer*> whole_program;  // parameters' and constants' buffers
+    for (const hlo::Instruction* instruction : schedule) {
+      if (!LivesWholeProgram(*instruction)) continue;
+      for (const DeviceBuffer* buffer : result.leaves.at(instruction)) whole_program.insert(buffer);
+    }
+    for (const DonatedParameter& alias : donations.aliases) {
+      const std::vector<const DeviceBuffer*>& outputs = result.leaves.at(root);
+      const std::vector<const DeviceBuffer*>& parameters = result.leaves.at(alias.parameter);
+      if (alias.output_leaf >= outputs.size() || alias.parameter_leaf >= parameters.size()) continue;
+      const DeviceBuffer* parameter = parameters[alias.parameter_leaf];
+      const DeviceBuffer* output = outputs[alias.output_leaf];
+      if (parameter == nullptr || output == nullptr) continue;
+      const DeviceBuffer* written = root_of(output);
+      if (!owned.contains(written) || whole_program.contains(written) || written == parameter ||
+          written->shape != parameter->shape || view_of.contains(parameter) || taken.contains(parameter)) {
+        continue;
+      }
+      const std::size_t parameter_read = last_read_of_root[parameter];
+      const hlo::Instruction& writer = *schedule[written->first];
+      const bool in_place = parameter_read == written->first && donations.may_overwrite &&
+                            donations.may_overwrite(writer, *alias.parameter);
+      if (parameter_read > written->first || (parameter_read == written->first && !in_place)) continue;
+      view_of[written] = parameter;
+      taken.insert(parameter);
+    }
+  }
+  // Addresses: two placements, the one with the lower peak wins (PlaceInOrder).
+  std::vector<DeviceBuffer*> placed;
+  for (const auto& buffer : result.buffers) {
+    if (!view_of.contains(buffer.get())) placed.push_back(buffer.get());  // views go with their source
+  }
+  std::vector<DeviceBuffer*> by_first = placed;
+  std::stable_sort(by_first.begin(), by_first.end(),
+                   [](const DeviceBuffer* a, const DeviceBuffer* b) { return a->first < b->first; });
+  std::vector<DeviceBuffer*> by_size = placed;
+  std::stable_sort(by_size.begin(), by_size.end(), [](const DeviceBuffer* a, const DeviceBuffer* b) {
+    return a->size_bytes != b->size_bytes ? a->size_bytes > b->size_bytes : a->first < b->first;
+  });
+  std::vector<uint64_t> first_fit;
+  const uint64_t first_fit_peak = PlaceInOrder(by_first, binding.base_address, first_fit);
+  std::vector<uint64_t> size_fit;
+  const uint64_t size_fit_peak = PlaceInOrder(by_size, binding.base_address, size_fit);
+  const bool use_size = size_fit_peak < first_fit_peak;
+  const std::vector<DeviceBuffer*>& order = use_size ? by_size : by_first;
+  const std::vector<uint64_t>& addresses = use_size ? size_fit : first_fit;
+  for (std::size_t i = 0; i < order.size(); ++i) order[i]->address = addresses[i];
+  result.peak_bytes = std::max(result.peak_bytes, std::min(first_fit_peak, size_fit_peak));
+  if (result.peak_bytes > hbm_capacity_bytes) {
+    // Name the instruction where the most bytes are live, and what they are.
+    std::size_t worst = 0;
+    uint64_t worst_bytes = 0;
+    for (std::size_t i = 0; i < schedule.size(); ++i) {
+      uint64_t bytes = 0;
+      for (const DeviceBuffer* buffer : placed) {
+        if (buffer->first <= i && buffer->last >= i) bytes += buffer->size_bytes;
+      }
+      if (bytes > worst_bytes) std::tie(worst, worst_bytes) = std::make_pair(i, bytes);
+    }
+    throw Error(schedule.at(worst)->Describe() + ": the module needs " + std::to_string(result.peak_bytes) +
+                " bytes of HBM at its peak, more than the chip's " + std::to_string(hbm_capacity_bytes) + "; " +
+                LargestLive(result.buffers, view_of, worst));
+  }
+  for (const auto& entry : view_of) owned.at(entry.first)->address = root_of(entry.first)->address;
   return result;
 }
 

@@ -4,16 +4,20 @@
 // get-tuple-element, bitcasts and other aliases), and buffers whose lives do not overlap share
 // addresses (first fit, 4 KiB aligned so every buffer starts on a whole vreg tile). Parameters,
 // constants and the root's arrays live for the whole program: parameters and outputs are dumped
-// after the run, constants are written before it.
+// after the run, constants are written before it. A while loop's state reuses its init's buffers
+// when the init is not read after the loop, and donated parameters hold their outputs
+// (Donations), as XLA's buffer assignment does.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "compiler/hlo/ir.h"
+#include "compiler/passes/input_output_alias.h"
 #include "isa/shape.h"
 
 namespace tpusim::compiler {
@@ -36,6 +40,13 @@ struct BufferAssignment {
   // a token leaf is nullptr.
   std::unordered_map<const hlo::Instruction*, std::vector<const DeviceBuffer*>> leaves;
   uint64_t peak_bytes = 0;  // highest address in use
+  uint64_t base_address = 0;  // where this assignment's own buffers begin (NestedBinding)
+
+  // The end of the highest buffer live at schedule position `position` (written at or before it
+  // and read at or after it), and at least base_address: the space above it is free while the
+  // instruction at `position` runs, so a kernel's scratch and a called computation's region may go
+  // there even when buffers written later lie higher.
+  uint64_t LiveTopAt(std::size_t position) const;
 };
 
 // Whether two array shapes have the same byte image for the same row-major element order, so that
@@ -54,7 +65,8 @@ bool IsAliasingReshape(const hlo::Instruction& instruction);
 bool IsAliasingInstruction(const hlo::Instruction& instruction);
 
 // Instructions of `computation` in an order where operands (and control predecessors) come first:
-// the text's order when it already is one.
+// the text's order when it already is one, except that broadcasts and iotas come just before
+// their first reader.
 std::vector<const hlo::Instruction*> Schedule(const hlo::Computation& computation);
 
 // Which instructions run inside another's kernel (element-wise fusion): they get no buffer, and
@@ -72,10 +84,21 @@ struct NestedBinding {
   std::unordered_map<const hlo::Instruction*, std::vector<const DeviceBuffer*>> bound;
 };
 
+// Entry parameters donated to outputs (input_output_alias). A donated parameter's buffer holds
+// its output when nothing reads the parameter after the output's kernel, or when that kernel is
+// the last reader and may write over it while reading it (`may_overwrite`: an element-wise
+// kernel reading it at the result's own indices, each block read before it is written). Else the
+// output gets a buffer of its own, as XLA copies when it cannot alias.
+struct Donations {
+  std::vector<DonatedParameter> aliases;
+  std::function<bool(const hlo::Instruction& writer, const hlo::Instruction& parameter)> may_overwrite;
+};
+
 // Assigns HBM to the values of `schedule` (every instruction of one computation). Throws
 // tpusim::Error when the peak exceeds `hbm_capacity_bytes`, naming the peak, the capacity and
 // the instruction where it is reached. peak_bytes is at least binding.base_address.
 BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& schedule, uint64_t hbm_capacity_bytes,
-                               const KernelOf& computed_inside = {}, const NestedBinding& binding = {});
+                               const KernelOf& computed_inside = {}, const NestedBinding& binding = {},
+                               const Donations& donations = {});
 
 }  // namespace tpusim::compiler

@@ -1,5 +1,6 @@
-// Buffer assignment (compiler/passes/buffer_assignment.h): lives from the schedule, first-fit
-// reuse of dead buffers' space, aliases that write nothing, and the HBM capacity error.
+// Buffer assignment (compiler/passes/buffer_assignment.h): lives from the schedule, reuse of dead
+// buffers' space (first fit or greedy by size, whichever peaks lower), aliases that write nothing,
+// while loops reusing their init, donated parameters, and the HBM capacity error.
 #include <catch2/catch.hpp>
 
 #include "compiler/hlo/parser.h"
@@ -12,6 +13,8 @@ namespace {
 using tpusim::compiler::AssignBuffers;
 using tpusim::compiler::AssignLayouts;
 using tpusim::compiler::BufferAssignment;
+using tpusim::compiler::Donations;
+using tpusim::compiler::ParseInputOutputAlias;
 using tpusim::compiler::Schedule;
 
 // f32[1024] is one T(1024) tile: 4096 bytes, exactly one alignment unit.
@@ -75,8 +78,11 @@ TEST_CASE("buffer assignment refuses a module larger than HBM, naming the peak a
   } catch (const tpusim::Error& error) {
     const std::string message = error.what();
     CHECK_THAT(message, Catch::Contains("chain.hlo:5:"));  // where b is written: the third buffer
-    CHECK_THAT(message, Catch::Contains("at least 12288 bytes of HBM"));
+    CHECK_THAT(message, Catch::Contains("needs 12288 bytes of HBM at its peak"));
     CHECK_THAT(message, Catch::Contains("more than the chip's 8192"));
+    // What fills it: p (whole program), a (read by b) and b itself, largest first.
+    CHECK_THAT(message, Catch::Contains("the largest buffers live here: p (4096 bytes), a (4096 bytes), b (4096 bytes); "
+                                        "3 buffers of 12288 bytes live in all"));
   }
 }
 
@@ -98,4 +104,101 @@ ENTRY e {
   CHECK(ToString(entry.FindInstruction("r")->shape()) == "f32[256]{0:T(256)}");
   CHECK(ToString(entry.FindInstruction("t")->shape()) ==
         "(bf16[40,300]{1,0:T(8,128)(2,1)}, f32[3,5]{0,1:T(8,128)}, f32[256]{0:T(256)})");
+}
+
+TEST_CASE("buffer assignment places big buffers first when that peaks lower than first fit", "[compiler][buffers]") {
+  // Lives (schedule positions 0..4): p whole program, x [1,2], y [2,end], z (8 KiB) [3,end].
+  // First fit: p 0, x 4K, y 8K, z cannot use x's 4 KiB hole -> 12K: peak 20 KiB. Greedy by size:
+  // z 0, p 8K (it overlaps z), x 0 (dead before z is written), y 12K: peak 16 KiB.
+  auto module = tpusim::hlo::ParseModule(R"(HloModule frag
+ENTRY e {
+  p = f32[1024] parameter(0)
+  x = f32[1024] negate(p)
+  y = f32[1024] abs(x)
+  z = f32[2048] concatenate(p, p), dimensions={0}
+  ROOT t = (f32[1024], f32[2048]) tuple(y, z)
+}
+)", "frag");
+  AssignLayouts(*module);
+  const BufferAssignment buffers = AssignBuffers(Schedule(*module->entry()), 1 << 20);
+  CHECK(buffers.peak_bytes == 16384);
+  CHECK(AddressOf(buffers, *module, "z") == 0);
+  CHECK(AddressOf(buffers, *module, "p") == 8192);
+  CHECK(AddressOf(buffers, *module, "x") == 0);
+  CHECK(AddressOf(buffers, *module, "y") == 12288);
+  CHECK(buffers.LiveTopAt(1) == 12288);  // p and x
+  CHECK(buffers.LiveTopAt(3) == 16384);  // z, p, y
+}
+
+TEST_CASE("the schedule puts a broadcast just before its first reader", "[compiler][buffers]") {
+  auto module = tpusim::hlo::ParseModule(R"(HloModule late
+ENTRY e {
+  p = f32[1024] parameter(0)
+  c = f32[] constant(2)
+  b = f32[1024] broadcast(c), dimensions={}
+  x = f32[1024] negate(p)
+  y = f32[1024] negate(x)
+  ROOT r = f32[1024] multiply(y, b)
+}
+)", "late");
+  std::vector<std::string> names;
+  for (const auto* instruction : Schedule(*module->entry())) names.push_back(instruction->name());
+  CHECK(names == std::vector<std::string>{"p", "c", "x", "y", "b", "r"});
+}
+
+namespace {
+
+constexpr char kLoop[] = R"(HloModule loop
+cond {
+  s = (s32[], f32[1024]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[1024]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  v = f32[1024] get-tuple-element(s), index=1
+  w = f32[1024] negate(v)
+  ROOT t = (s32[], f32[1024]) tuple(j, w)
+}
+ENTRY e {
+  p = f32[1024] parameter(0)
+  zero = s32[] constant(0)
+  a = f32[1024] negate(p)
+  init = (s32[], f32[1024]) tuple(zero, a)
+  w = (s32[], f32[1024]) while(init), condition=cond, body=body
+  TAIL
+}
+)";
+
+// kLoop with `tail` (what reads the loop's result) in place of TAIL.
+BufferAssignment AssignLoop(const std::string& tail, std::unique_ptr<tpusim::hlo::Module>& module) {
+  std::string text = kLoop;
+  text.replace(text.find("TAIL"), 4, tail);
+  module = tpusim::hlo::ParseModule(text, "loop");
+  AssignLayouts(*module);
+  return AssignBuffers(Schedule(*module->entry()), 1 << 20);
+}
+
+}  // namespace
+
+TEST_CASE("a while loop's state takes over its init's buffers when nothing reads them later", "[compiler][buffers]") {
+  std::unique_ptr<tpusim::hlo::Module> module;
+  const BufferAssignment buffers = AssignLoop("ROOT r = f32[1024] get-tuple-element(w), index=1", module);
+  const auto& state = buffers.leaves.at(module->entry()->FindInstruction("w"));
+  // a is read last by the while: the state's array is a's buffer. The counter's init is a
+  // constant, which lives for the whole program: the state gets a buffer of its own.
+  CHECK(state.at(1)->address == AddressOf(buffers, *module, "a"));
+  CHECK(state.at(0)->address != AddressOf(buffers, *module, "zero"));
+}
+
+TEST_CASE("a while loop's state does not take over an init buffer read after the loop", "[compiler][buffers]") {
+  std::unique_ptr<tpusim::hlo::Module> module;
+  const BufferAssignment buffers =
+      AssignLoop("g = f32[1024] get-tuple-element(w), index=1\n  ROOT r = (f32[1024], f32[1024]) tuple(g, a)", module);
+  const auto& state = buffers.leaves.at(module->entry()->FindInstruction("w"));
+  CHECK(state.at(1)->address != AddressOf(buffers, *module, "a"));
 }

@@ -452,3 +452,35 @@ ENTRY main {
   }
   CHECK(ReadOutput(dir / "out" / "output_0.npy", ElementType::kF32).data == F32Bytes(expected));
 }
+
+TEST_CASE("tpusim run: a donated parameter's buffer receives its output (input_output_alias)", "[run]") {
+  // r = p + q with p donated to the output, as JAX's donate_argnums writes it: r's kernel reads
+  // each block of p before it writes the same block of r, so XLA (and tpusim) update p in place.
+  const fs::path dir = TempDir("run_donated");
+  const fs::path module = WriteModule(dir, R"(HloModule donated, input_output_alias={ {}: (0, {}, may-alias) }
+ENTRY e {
+  p = f32[64,256] parameter(0)
+  q = f32[64,256] parameter(1)
+  ROOT r = f32[64,256] add(p, q)
+}
+)");
+  const std::vector<float> p = RandomF32(64 * 256, 1);
+  const std::vector<float> q = RandomF32(64 * 256, 2);
+  tpusim::isa::WriteNpy((dir / "p.npy").string(), ElementType::kF32, Dims({64, 256}), F32Bytes(p));
+  tpusim::isa::WriteNpy((dir / "q.npy").string(), ElementType::kF32, Dims({64, 256}), F32Bytes(q));
+  const Result run = RunTpusim("run " + module.string() + " --input p=" + (dir / "p.npy").string() + " --input q=" +
+                               (dir / "q.npy").string() + " --check --dump-memory " + (dir / "dump").string());
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.output, Catch::Contains("check passed"));
+  const std::string index = ReadText(dir / "dump" / "index.json");
+  std::smatch parameter, output;
+  REQUIRE(std::regex_search(index, parameter, std::regex(R"("name": "p", "role": "parameter", .*"address": ([0-9]+))")));
+  REQUIRE(std::regex_search(index, output, std::regex(R"("role": "output", .*"address": ([0-9]+))")));
+  CHECK(parameter[1] == output[1]);
+  // After the run p's bytes are r's: p + q, each sum rounded once (f32 add, 0 ulp).
+  std::vector<float> sum(p.size());
+  for (std::size_t i = 0; i < p.size(); ++i) sum[i] = p[i] + q[i];
+  const tpusim::isa::Shape shape = tpusim::isa::ParseShape("f32[64,256]{1,0:T(8,128)}");
+  CHECK(ReadBytes(dir / "dump" / "parameter_0.bin") == tpusim::isa::Materialize(shape, F32Bytes(sum)));
+}
