@@ -38,9 +38,18 @@ bool IsRowMajor(const isa::Layout& layout) {
   return layout.minor_to_major == isa::MajorToMinorOrder(static_cast<int64_t>(layout.minor_to_major.size()));
 }
 
+// custom-call "Sharding": a partitioning annotation (jax.lax.with_sharding_constraint); on one
+// device its value is its operand.
+bool IsShardingAnnotation(const hlo::Instruction& instruction) {
+  if (instruction.opcode() != hlo::Opcode::kCustomCall || instruction.operand_count() != 1) return false;
+  const auto* target = instruction.Find<hlo::QuotedString>("custom_call_target");
+  return target != nullptr && target->value == "Sharding" && instruction.shape() == instruction.operand(0)->shape();
+}
+
 // Instructions whose value is their operand's bytes seen with another shape.
 bool IsView(const hlo::Instruction& instruction) {
-  return instruction.opcode() == hlo::Opcode::kBitcast || IsAliasingReshape(instruction);
+  return instruction.opcode() == hlo::Opcode::kBitcast || IsAliasingReshape(instruction) ||
+         IsShardingAnnotation(instruction);
 }
 
 bool LivesWholeProgram(const hlo::Instruction& instruction) {
@@ -155,6 +164,8 @@ bool IsAliasingInstruction(const hlo::Instruction& instruction) {
       return true;
     case hlo::Opcode::kReshape:
       return IsAliasingReshape(instruction);
+    case hlo::Opcode::kCustomCall:
+      return IsShardingAnnotation(instruction);
     default:
       return false;
   }
@@ -240,8 +251,11 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
       case hlo::Opcode::kAfterAll:
         leaves = {nullptr};
         continue;
+      case hlo::Opcode::kCustomCall:
+        if (!IsShardingAnnotation(instruction)) break;
+        [[fallthrough]];
       case hlo::Opcode::kReshape:
-        if (!IsAliasingReshape(instruction)) break;
+        if (instruction.opcode() == hlo::Opcode::kReshape && !IsAliasingReshape(instruction)) break;
         [[fallthrough]];
       case hlo::Opcode::kBitcast: {
         const DeviceBuffer* source = operand_leaves(0).at(0);

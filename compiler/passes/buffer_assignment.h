@@ -61,7 +61,7 @@ bool IsAliasingReshape(const hlo::Instruction& instruction);
 
 // True for instructions that name existing buffers instead of writing new ones: parameter,
 // tuple, get-tuple-element, bitcast, reshapes that are bitcasts, optimization-barrier,
-// add-dependency, after-all.
+// add-dependency, after-all, and custom-call "Sharding" (a partitioning annotation).
 bool IsAliasingInstruction(const hlo::Instruction& instruction);
 
 // Instructions of `computation` in an order where operands (and control predecessors) come first:
