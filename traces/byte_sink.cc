@@ -23,8 +23,9 @@ ByteSink::ByteSink(const std::string& path, bool gzip) : path_(path) {
   if (gzip) {
     deflater_ = std::make_unique<Deflater>();
     // windowBits 15 + 16: a gzip header and trailer around the deflate stream (what gunzip and
-    // Perfetto's UI read), not a zlib one.
-    if (deflateInit2(&deflater_->stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+    // Perfetto's UI read), not a zlib one. Level 1: traces are written while the simulation runs,
+    // and it is ~3x faster than the default level for ~30% more bytes (docs/traces.md).
+    if (deflateInit2(&deflater_->stream, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8,
                      Z_DEFAULT_STRATEGY) != Z_OK) {
       std::fclose(file_);
       throw Error("cannot start gzip compression for " + path);

@@ -1,41 +1,38 @@
 #include "traces/perfetto_writer.h"
 
 #include "isa/error.h"
+#include "traces/perfetto/trace.pb.h"
+#include "traces/proto_encoder.h"
 
 namespace tpusim::traces {
 namespace {
 
 using perfetto::protos::CounterDescriptor;
 using perfetto::protos::DebugAnnotation;
+using perfetto::protos::Trace;
+using perfetto::protos::TracePacket;
 using perfetto::protos::TrackDescriptor;
 using perfetto::protos::TrackEvent;
 
-void SetAnnotation(const Annotation& annotation, DebugAnnotation& out) {
-  out.set_name(annotation.name);
+void AppendAnnotation(std::string& out, const Annotation& annotation) {
+  wire::AppendBytesField(out, DebugAnnotation::kNameFieldNumber, annotation.name);
   std::visit(
       [&out](const auto& value) {
         using T = std::decay_t<decltype(value)>;
         if constexpr (std::is_same_v<T, int64_t>) {
-          out.set_int_value(value);
+          wire::AppendVarintField(out, DebugAnnotation::kIntValueFieldNumber,
+                                  static_cast<uint64_t>(value));
         } else if constexpr (std::is_same_v<T, uint64_t>) {
-          out.set_uint_value(value);
+          wire::AppendVarintField(out, DebugAnnotation::kUintValueFieldNumber, value);
         } else if constexpr (std::is_same_v<T, double>) {
-          out.set_double_value(value);
+          wire::AppendDoubleField(out, DebugAnnotation::kDoubleValueFieldNumber, value);
         } else if constexpr (std::is_same_v<T, bool>) {
-          out.set_bool_value(value);
+          wire::AppendVarintField(out, DebugAnnotation::kBoolValueFieldNumber, value ? 1 : 0);
         } else {
-          out.set_string_value(value);
+          wire::AppendBytesField(out, DebugAnnotation::kStringValueFieldNumber, value);
         }
       },
       annotation.value);
-}
-
-void AppendVarint(std::string& out, uint64_t value) {
-  while (value >= 0x80) {
-    out.push_back(static_cast<char>((value & 0x7F) | 0x80));
-    value >>= 7;
-  }
-  out.push_back(static_cast<char>(value));
 }
 
 }  // namespace
@@ -46,12 +43,26 @@ PerfettoTraceWriter::PerfettoTraceWriter(const std::string& path, bool gzip)
 void PerfettoTraceWriter::WritePacket() {
   bytes_.clear();
   packet_.AppendToString(&bytes_);
-  // Trace.packet (field 1, length-delimited): tag 0x0A, varint length, the packet's bytes.
-  std::string header(1, '\x0A');
-  AppendVarint(header, bytes_.size());
-  sink_.Write(header);
-  sink_.Write(bytes_);
+  WriteFramed(bytes_);
   packet_.Clear();
+}
+
+void PerfettoTraceWriter::WriteFramed(std::string_view packet) {
+  // Trace.packet (field 1, length-delimited): tag 0x0A, varint length, the packet's bytes.
+  frame_.clear();
+  wire::AppendTag(frame_, Trace::kPacketFieldNumber, wire::kLengthDelimited);
+  wire::AppendVarint(frame_, packet.size());
+  sink_.Write(frame_);
+  sink_.Write(packet);
+}
+
+void PerfettoTraceWriter::WriteEventPacket(uint64_t time_ps) {
+  // TracePacket { timestamp, trusted_packet_sequence_id, track_event = event_ }
+  bytes_.clear();
+  wire::AppendVarintField(bytes_, TracePacket::kTimestampFieldNumber, PsToNs(time_ps));
+  wire::AppendVarintField(bytes_, TracePacket::kTrustedPacketSequenceIdFieldNumber, kSequenceId);
+  wire::AppendBytesField(bytes_, TracePacket::kTrackEventFieldNumber, event_);
+  WriteFramed(bytes_);
 }
 
 void PerfettoTraceWriter::WriteTrackDescriptor(const TrackInfo& track) {
@@ -104,12 +115,10 @@ TrackId PerfettoTraceWriter::AddCounterTrack(TrackId parent, const std::string& 
 }
 
 void PerfettoTraceWriter::WriteSliceEnd(TrackId track, uint64_t end_ps) {
-  packet_.set_timestamp(PsToNs(end_ps));
-  packet_.set_trusted_packet_sequence_id(kSequenceId);
-  TrackEvent& e = *packet_.mutable_track_event();
-  e.set_type(TrackEvent::TYPE_SLICE_END);
-  e.set_track_uuid(track);
-  WritePacket();
+  event_.clear();
+  wire::AppendVarintField(event_, TrackEvent::kTypeFieldNumber, TrackEvent::TYPE_SLICE_END);
+  wire::AppendVarintField(event_, TrackEvent::kTrackUuidFieldNumber, track);
+  WriteEventPacket(end_ps);
 }
 
 void PerfettoTraceWriter::WriteSlice(const Slice& slice) {
@@ -117,31 +126,36 @@ void PerfettoTraceWriter::WriteSlice(const Slice& slice) {
   registry_.BeginSlice(slice, [this](TrackId track, uint64_t end_ps) {
     WriteSliceEnd(track, end_ps);
   });
-  packet_.set_timestamp(PsToNs(slice.begin_ps));
-  packet_.set_trusted_packet_sequence_id(kSequenceId);
-  TrackEvent& e = *packet_.mutable_track_event();
-  e.set_type(TrackEvent::TYPE_SLICE_BEGIN);
-  e.set_track_uuid(slice.track);
-  e.set_name(slice.name);
-  if (!slice.category.empty()) e.add_categories(slice.category);
-  for (const Annotation& annotation : slice.annotations) {
-    SetAnnotation(annotation, *e.add_debug_annotations());
+  event_.clear();
+  wire::AppendVarintField(event_, TrackEvent::kTypeFieldNumber, TrackEvent::TYPE_SLICE_BEGIN);
+  wire::AppendVarintField(event_, TrackEvent::kTrackUuidFieldNumber, slice.track);
+  wire::AppendBytesField(event_, TrackEvent::kNameFieldNumber, slice.name);
+  if (!slice.category.empty()) {
+    wire::AppendBytesField(event_, TrackEvent::kCategoriesFieldNumber, slice.category);
   }
-  for (uint64_t id : slice.flow_out) e.add_flow_ids(id);
-  for (uint64_t id : slice.flow_in) e.add_terminating_flow_ids(id);
-  WritePacket();
+  for (const Annotation& annotation : slice.annotations) {
+    annotation_.clear();
+    AppendAnnotation(annotation_, annotation);
+    wire::AppendBytesField(event_, TrackEvent::kDebugAnnotationsFieldNumber, annotation_);
+  }
+  // repeated fixed64, unpacked (proto2's default, as upstream declares them).
+  for (uint64_t id : slice.flow_out) {
+    wire::AppendFixed64Field(event_, TrackEvent::kFlowIdsFieldNumber, id);
+  }
+  for (uint64_t id : slice.flow_in) {
+    wire::AppendFixed64Field(event_, TrackEvent::kTerminatingFlowIdsFieldNumber, id);
+  }
+  WriteEventPacket(slice.begin_ps);
 }
 
 void PerfettoTraceWriter::WriteCounter(TrackId track, uint64_t time_ps, double value) {
   if (finished_) throw Error("trace: counter sample written after Finish");
   registry_.CheckCounter(track, time_ps, value);
-  packet_.set_timestamp(PsToNs(time_ps));
-  packet_.set_trusted_packet_sequence_id(kSequenceId);
-  TrackEvent& e = *packet_.mutable_track_event();
-  e.set_type(TrackEvent::TYPE_COUNTER);
-  e.set_track_uuid(track);
-  e.set_double_counter_value(value);
-  WritePacket();
+  event_.clear();
+  wire::AppendVarintField(event_, TrackEvent::kTypeFieldNumber, TrackEvent::TYPE_COUNTER);
+  wire::AppendVarintField(event_, TrackEvent::kTrackUuidFieldNumber, track);
+  wire::AppendDoubleField(event_, TrackEvent::kDoubleCounterValueFieldNumber, value);
+  WriteEventPacket(time_ps);
 }
 
 void PerfettoTraceWriter::Finish() {

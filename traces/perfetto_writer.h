@@ -2,7 +2,9 @@
 // TracePacket goes out as one length-delimited `packet` field (1) of a Trace as soon as it is
 // made, so the file is a valid Trace whose first byte is 0x0A, and memory stays flat.
 //
-// Every packet is on one trusted packet sequence; names are written as strings (no interning, so
+// Track descriptors are built as messages of the schema; the packets written per event are
+// encoded by hand (traces/proto_encoder.h) with the schema's field numbers. Every packet is on
+// one trusted packet sequence; names are written as strings (no interning, so
 // no sequence flags). A slice is a TYPE_SLICE_BEGIN at its begin (name, category, annotations,
 // flow_ids, terminating_flow_ids) and a TYPE_SLICE_END at its end; the END is written when the
 // next slice on the track begins after it (or at Finish), so that at equal timestamps an END comes
@@ -41,12 +43,18 @@ class PerfettoTraceWriter final : public TraceSink {
  private:
   void WriteTrackDescriptor(const TrackInfo& track);
   void WriteSliceEnd(TrackId track, uint64_t end_ps);
-  void WritePacket();  // writes packet_ and clears it
+  void WritePacket();                        // writes packet_ (a descriptor) and clears it
+  void WriteEventPacket(uint64_t time_ps);   // writes a packet around event_ (hand-encoded)
+  void WriteFramed(std::string_view packet);  // as one Trace.packet field
 
   ByteSink sink_;
   TrackRegistry registry_;
-  perfetto::protos::TracePacket packet_;  // reused: keeps its allocations between packets
-  std::string bytes_;                     // reused likewise
+  perfetto::protos::TracePacket packet_;  // for track descriptors
+  // Reused buffers: writing an event allocates nothing once they have grown to the largest one.
+  std::string event_;       // a TrackEvent's bytes
+  std::string annotation_;  // a DebugAnnotation's bytes
+  std::string bytes_;       // a TracePacket's bytes
+  std::string frame_;       // a packet's field tag and length
   bool finished_ = false;
 };
 

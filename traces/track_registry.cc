@@ -71,72 +71,80 @@ const TrackInfo& TrackRegistry::AddCounterTrack(TrackId parent, const std::strin
 
 void TrackRegistry::BeginSlice(const Slice& slice, const EndSlice& end_slice) {
   const TrackInfo& track = Track(slice.track);
-  const std::string what = "trace: slice '" + slice.name + "' " +
-                           Interval(slice.begin_ps, slice.end_ps) + " on " +
-                           Describe(slice.track);
+  // Built only for an error: this runs for every slice of a trace.
+  auto what = [&] {
+    return "trace: slice '" + slice.name + "' " + Interval(slice.begin_ps, slice.end_ps) +
+           " on " + Describe(slice.track);
+  };
   if (track.kind != TrackKind::kSlice) {
-    throw Error(what + ": slices go on slice tracks, this is a " +
+    throw Error(what() + ": slices go on slice tracks, this is a " +
                 (track.kind == TrackKind::kProcess ? "process" : "counter") + " track");
   }
-  if (slice.end_ps < slice.begin_ps) throw Error(what + ": ends before it begins");
+  if (slice.end_ps < slice.begin_ps) throw Error(what() + ": ends before it begins");
   TrackState& state = states_[slice.track - 1];
   if (slice.begin_ps < state.last_begin_ps) {
-    throw Error(what + ": written after a slice that begins later (" +
+    throw Error(what() + ": written after a slice that begins later (" +
                 std::to_string(state.last_begin_ps) +
                 " ps); slices on a track must come in order of begin time");
   }
-  while (!state.open.empty()) {
-    const OpenSlice& top = state.open.back();
+  while (state.depth > 0) {
+    const OpenSlice& top = state.open[state.depth - 1];
     const bool inside = slice.begin_ps >= top.begin_ps && slice.end_ps <= top.end_ps;
     if (inside) break;
     if (top.end_ps > slice.begin_ps) {
-      throw Error(what + ": overlaps slice '" + top.name + "' " +
+      throw Error(what() + ": overlaps slice '" + top.name + "' " +
                   Interval(top.begin_ps, top.end_ps) +
                   " without lying inside it (a parent must be written before its children)");
     }
     end_slice(slice.track, top.end_ps);
-    state.open.pop_back();
+    --state.depth;
   }
   for (uint64_t id : slice.flow_in) {
     auto it = open_flows_.find(id);
     if (it == open_flows_.end()) {
-      throw Error(what + ": ends flow " + std::to_string(id) +
+      throw Error(what() + ": ends flow " + std::to_string(id) +
                   ", which no earlier written slice started (or another slice ended already)");
     }
     if (it->second > slice.begin_ps) {
-      throw Error(what + ": ends flow " + std::to_string(id) + ", which starts later (" +
+      throw Error(what() + ": ends flow " + std::to_string(id) + ", which starts later (" +
                   std::to_string(it->second) + " ps)");
     }
     open_flows_.erase(it);
   }
   for (uint64_t id : slice.flow_out) {
     if (!open_flows_.emplace(id, slice.begin_ps).second) {
-      throw Error(what + ": starts flow " + std::to_string(id) + ", which another slice started");
+      throw Error(what() + ": starts flow " + std::to_string(id) + ", which another slice started");
     }
   }
   state.last_begin_ps = slice.begin_ps;
-  state.open.push_back(OpenSlice{slice.name, slice.begin_ps, slice.end_ps});
+  // Slots above `depth` are kept, so their names' storage is reused: no allocation per slice.
+  if (state.depth == state.open.size()) state.open.emplace_back();
+  OpenSlice& slot = state.open[state.depth++];
+  slot.name.assign(slice.name);
+  slot.begin_ps = slice.begin_ps;
+  slot.end_ps = slice.end_ps;
 }
 
 void TrackRegistry::EndAll(const EndSlice& end_slice) {
   for (std::size_t i = 0; i < states_.size(); ++i) {
-    std::vector<OpenSlice>& open = states_[i].open;
-    while (!open.empty()) {
-      end_slice(i + 1, open.back().end_ps);
-      open.pop_back();
+    TrackState& state = states_[i];
+    while (state.depth > 0) {
+      end_slice(i + 1, state.open[state.depth - 1].end_ps);
+      --state.depth;
     }
   }
 }
 
 void TrackRegistry::CheckCounter(TrackId id, uint64_t time_ps, double value) {
   const TrackInfo& track = Track(id);
-  const std::string what = "trace: counter sample at " + std::to_string(time_ps) + " ps on " +
-                           Describe(id);
-  if (track.kind != TrackKind::kCounter) throw Error(what + ": not a counter track");
-  if (!std::isfinite(value)) throw Error(what + ": value is not finite");
+  auto what = [&] {  // built only for an error
+    return "trace: counter sample at " + std::to_string(time_ps) + " ps on " + Describe(id);
+  };
+  if (track.kind != TrackKind::kCounter) throw Error(what() + ": not a counter track");
+  if (!std::isfinite(value)) throw Error(what() + ": value is not finite");
   TrackState& state = states_[id - 1];
   if (state.has_counter && time_ps < state.last_counter_ps) {
-    throw Error(what + ": earlier than the previous sample (" +
+    throw Error(what() + ": earlier than the previous sample (" +
                 std::to_string(state.last_counter_ps) + " ps)");
   }
   state.has_counter = true;
@@ -145,7 +153,7 @@ void TrackRegistry::CheckCounter(TrackId id, uint64_t time_ps, double value) {
 
 std::size_t TrackRegistry::open_slices() const {
   std::size_t n = 0;
-  for (const TrackState& s : states_) n += s.open.size();
+  for (const TrackState& s : states_) n += s.depth;
   return n;
 }
 

@@ -60,7 +60,8 @@ class TrackRegistry {
     uint64_t end_ps;
   };
   struct TrackState {
-    std::vector<OpenSlice> open;  // nested, outermost first
+    std::vector<OpenSlice> open;  // open[0, depth): the open slices, outermost first
+    std::size_t depth = 0;
     uint64_t last_begin_ps = 0;
     uint64_t last_counter_ps = 0;
     bool has_counter = false;
