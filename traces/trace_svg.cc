@@ -128,9 +128,13 @@ class Renderer {
     std::string out = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
                       std::to_string(width_) + "\" height=\"" + std::to_string(height) +
                       "\" font-family=\"sans-serif\" font-size=\"11\">\n"
+                      "<defs><marker id=\"arrow\" viewBox=\"0 0 6 6\" refX=\"6\" refY=\"3\" "
+                      "markerWidth=\"6\" markerHeight=\"6\" orient=\"auto\"><path d=\"M0,0 L6,3 "
+                      "L0,6 z\" fill=\"#2c3e50\"/></marker></defs>\n"
                       "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
     out += Axis(height);
     out += body_;
+    out += Flows();
     out += "</svg>\n";
     return out;
   }
@@ -219,6 +223,9 @@ class Renderer {
       if (pending.size() <= s->depth) pending.resize(s->depth + 1);
       const int lane_y = y + 2 + static_cast<int>(s->depth) * kLaneHeight;
       const double x0 = X(s->begin_ns), x1 = X(s->end_ns);
+      const double mid_y = lane_y + kLaneHeight / 2.0;
+      for (uint64_t id : s->flow_out) flow_from_[id] = Point{x1, mid_y};
+      for (uint64_t id : s->flow_in) flow_to_[id] = Point{x0, mid_y};
       Pending& p = pending[s->depth];
       if (x1 - x0 < 1.0) {  // too narrow to see: merge with its narrow neighbours
         if (p.count > 0 && x0 > p.x1 + 1.0) FlushPending(p, lane_y);
@@ -299,8 +306,29 @@ class Renderer {
     return kCounterHeight;
   }
 
+  // Flow arrows from the end of the slice a flow leaves to the start of the one it enters.
+  std::string Flows() const {
+    std::string out = "<g class=\"flows\" stroke=\"#2c3e50\" stroke-width=\"0.8\" fill=\"none\">\n";
+    std::size_t drawn = 0;
+    for (const auto& [id, from] : flow_from_) {
+      const auto to = flow_to_.find(id);
+      if (to == flow_to_.end()) continue;
+      if (++drawn > kMaxFlows) break;  // beyond this, arrows hide the slices
+      out += "<path d=\"M" + Num(from.x) + "," + Num(from.y) + " L" + Num(to->second.x) + "," +
+             Num(to->second.y) + "\" marker-end=\"url(#arrow)\"><title>flow " +
+             std::to_string(id) + "</title></path>\n";
+    }
+    return out + "</g>\n";
+  }
+
+  struct Point {
+    double x, y;
+  };
+  static constexpr std::size_t kMaxFlows = 2000;
+
   const ParsedTrace& trace_;
   int width_;
+  std::unordered_map<uint64_t, Point> flow_from_, flow_to_;
   uint64_t from_ = 0, to_ = 1;
   int plot_width_ = 0;
   double scale_ = 1;

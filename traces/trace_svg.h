@@ -2,7 +2,8 @@
 // first look without Perfetto's UI (`tpusim trace-svg`): one row per track in the trace's own
 // order (processes as headers, tracks indented under their parents, siblings by sibling order),
 // slices as boxes at their nesting depth with their names where they fit and a tooltip, counters
-// as step lines, a time axis in microseconds. Slices narrower than a pixel are merged per row and
+// as step lines, flows as arrows (end of the source slice to the start of the target), a time
+// axis in microseconds. Slices narrower than a pixel are merged per row and
 // depth into one box ("N slices"), so a big trace gives a small picture.
 #pragma once
 

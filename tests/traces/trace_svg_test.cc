@@ -41,6 +41,7 @@ TEST_CASE("Trace SVG: one labelled row per track and one box per slice", "[trace
   CHECK(Count(svg, "<title>marker (0.010 us + 0.000 us)</title>") == 1);
   CHECK(Count(svg, "<title>fusion.1 (0.001 us + 0.009 us)\nhlo_op: fusion.1\nflops: 1024") == 1);
   CHECK(Count(svg, "<polyline") == 1);  // the one counter track
+  CHECK(Count(svg, "<title>flow 42</title>") == 1);
   // Rows follow the tree: the process header, then the group, then its children by order.
   CHECK(svg.find(">TPU 0<") < svg.find(">TensorCore 0<"));
   CHECK(svg.find(">XLA Ops<") < svg.find(">DMA 0<"));
