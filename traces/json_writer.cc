@@ -117,8 +117,12 @@ void ChromeJsonTraceWriter::WriteSlice(const Slice& slice) {
   const TrackInfo& track = registry_.Track(slice.track);
   const uint64_t begin_ns = PsToNs(slice.begin_ps);
   const uint64_t end_ns = PsToNs(slice.end_ps);
-  std::string where = ",\"pid\":" + std::to_string(track.pid) +
-                      ",\"tid\":" + std::to_string(track.id) + ",\"ts\":";
+  std::string& where = where_;  // reused: no allocation per slice once grown
+  where.assign(",\"pid\":");
+  where += std::to_string(track.pid);
+  where += ",\"tid\":";
+  where += std::to_string(track.id);
+  where += ",\"ts\":";
   AppendMicros(where, begin_ns);
 
   BeginEvent();

@@ -39,6 +39,7 @@ class ChromeJsonTraceWriter final : public TraceSink {
   ByteSink sink_;
   TrackRegistry registry_;
   std::string event_;  // reused buffer for one event's text
+  std::string where_;  // reused: ,"pid":P,"tid":T,"ts":US of the slice being written
   bool first_event_ = true;
   bool finished_ = false;
 };
