@@ -66,6 +66,9 @@ void PerfettoTraceWriter::WriteEventPacket(uint64_t time_ps) {
 }
 
 void PerfettoTraceWriter::WriteTrackDescriptor(const TrackInfo& track) {
+  // On the same sequence as the events, as Perfetto's SDK writes them (the importer does not
+  // need it for these tracks, but one sequence for everything leaves nothing to doubt).
+  packet_.set_trusted_packet_sequence_id(kSequenceId);
   TrackDescriptor& d = *packet_.mutable_track_descriptor();
   d.set_uuid(track.id);
   d.set_sibling_order_rank(track.order);
