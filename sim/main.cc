@@ -14,6 +14,7 @@
 #include "sim/layout_command.h"
 #include "sim/logging.h"
 #include "sim/run_command.h"
+#include "sim/trace_svg_command.h"
 
 // SystemC's entry point: the program proper, run by sc_elab_and_sim from main() below.
 int sc_main(int argc, char** argv) {
@@ -33,7 +34,7 @@ int sc_main(int argc, char** argv) {
       tpusim::sim::AddLayoutCommand(app), tpusim::sim::AddParseCommand(app),
       tpusim::sim::AddEvalCommand(app), tpusim::sim::AddExecCommand(app),
       tpusim::sim::AddConfigCommand(app), tpusim::sim::AddCompileCommand(app),
-      tpusim::sim::AddRunCommand(app)};
+      tpusim::sim::AddRunCommand(app), tpusim::sim::AddTraceSvgCommand(app)};
 
   try {
     app.parse(argc, argv);
