@@ -32,6 +32,7 @@ struct ParsedSlice {
   std::string name;
   uint64_t begin_ns = 0;
   uint64_t end_ns = 0;
+  uint32_t depth = 0;  // how many slices of the same track enclose it (0: a top-level slice)
   std::vector<Annotation> annotations;  // as written (uint/int/double/bool/string)
   std::vector<uint64_t> flow_out;
   std::vector<uint64_t> flow_in;
