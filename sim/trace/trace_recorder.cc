@@ -39,6 +39,7 @@ TraceRecorder::TraceRecorder(traces::TraceSink& sink, const TraceRecorderSetup& 
   for (const isa::Instruction& instruction : program.instructions()) {
     const isa::InstructionInfo* info = isa::FindInstruction(instruction.opcode());
     mnemonics_.push_back(info != nullptr ? info->mnemonic : std::string_view("?"));
+    step_ends_.push_back(instruction.opcode() == isa::OPCODE_SEM_WAIT);
   }
   process_ = sink_.AddProcess(setup_.process_name, 0, 0);
   int32_t order = 0;
@@ -56,11 +57,12 @@ TraceRecorder::TraceRecorder(traces::TraceSink& sink, const TraceRecorderSetup& 
     vpu_units_.push_back(unit("VPU transcendental", "vpu", aggregate));
     vpu_units_.push_back(unit("VPU cross-lane", "vpu", aggregate));
     vector_memory_ = unit("VPU load/store", "vpu", aggregate);
-    for (const std::string& name : setup_.dma_engine_names) dma_engines_.push_back(unit("DMA " + name, "dma", false));
+    for (const std::string& name : setup_.dma_engine_names) dma_engines_.push_back(unit(name, "dma", false));
     pcie_ = sink_.AddSliceTrack(process_, "PCIe link", order++);
     pcie_lanes_.assign(setup_.dma_engine_names.size(), nullptr);
   }
   const uint64_t bin_ps = Ps(setup_.counter_bin_cycles);
+  bin_ps_ = bin_ps;
   const double gbps = 1000.0 / static_cast<double>(bin_ps);  // bytes per bin -> GB/s
   hbm_read_ = std::make_unique<BinnedCounter>(
       &sink_, sink_.AddCounterTrack(process_, "HBM read bandwidth", CounterUnit::kRate, "GB/s", order++), bin_ps, gbps);
@@ -98,6 +100,8 @@ void TraceRecorder::OnScalarInstruction(uint32_t pc, uint64_t issue_cycle) {
     op.end_cycle = issue_cycle + 1;
     if (all()) op.details = InstructionDetails(pc);
     scalar_->Add(std::move(op));
+    // A sem.wait ends a kernel step: the units' slices so far close with it.
+    if (step_ends_[pc] && setup_.level == TraceLevel::kUnits) CloseUnitSlices();
   }
   last_scalar_cycle_ = issue_cycle;
   mxu_utilization_->Flush(core_ps_);
@@ -195,8 +199,27 @@ void TraceRecorder::OnMxu(const models::MxuActivity& activity) {
   mxus_[activity.mxu]->Add(std::move(op));
 }
 
-void TraceRecorder::WriteOutstanding(uint64_t time_ps) {
-  sink_.WriteCounter(outstanding_, time_ps, static_cast<double>(outstanding_count_));
+void TraceRecorder::WriteOutstanding(uint64_t time_ps, int64_t before) {
+  if (units()) {
+    sink_.WriteCounter(outstanding_, time_ps, static_cast<double>(outstanding_count_));
+    return;
+  }
+  // --trace-level ops keeps the file small on long runs: the peak of each counter bin, written at
+  // the bin's start (a value that does not change is not repeated).
+  const uint64_t bin = time_ps / bin_ps_;
+  if (bin != outstanding_bin_) {
+    FlushOutstanding();
+    outstanding_bin_ = bin;
+    outstanding_peak_ = std::max(before, outstanding_count_);
+  } else {
+    outstanding_peak_ = std::max(outstanding_peak_, outstanding_count_);
+  }
+}
+
+void TraceRecorder::FlushOutstanding() {
+  if (outstanding_peak_ < 0 || outstanding_peak_ == outstanding_written_) return;
+  sink_.WriteCounter(outstanding_, outstanding_bin_ * bin_ps_, static_cast<double>(outstanding_peak_));
+  outstanding_written_ = outstanding_peak_;
 }
 
 void TraceRecorder::FlushCounters() {
@@ -215,7 +238,7 @@ void TraceRecorder::OnDmaIssued(const models::DmaIssue& issue) {
   dma_queues_[issue.engine].push_back({issue});
   now_ps_ = std::max(now_ps_, issue.submit_ps);
   ++outstanding_count_;
-  WriteOutstanding(now_ps_);
+  WriteOutstanding(now_ps_, outstanding_count_ - 1);
   if (issue.destination_space == isa::MEMORY_SPACE_VMEM) {
     NoteVmem(issue.destination_address, issue.destination_address + issue.destination_bytes);
   }
@@ -229,7 +252,7 @@ void TraceRecorder::OnDmaCompleted(const models::DmaDone& done) {
   dma_queues_[done.engine].pop_front();
   now_ps_ = std::max(now_ps_, done.completed_ps);
   --outstanding_count_;
-  WriteOutstanding(now_ps_);
+  WriteOutstanding(now_ps_, outstanding_count_ + 1);
   const double bytes = static_cast<double>(done.payload_bytes);
   if (issue.source_space == isa::MEMORY_SPACE_HBM) hbm_read_->Add(done.started_ps, done.completed_ps, bytes);
   if (issue.destination_space == isa::MEMORY_SPACE_HBM) hbm_write_->Add(done.started_ps, done.completed_ps, bytes);
@@ -255,7 +278,7 @@ void TraceRecorder::OnDmaCompleted(const models::DmaDone& done) {
     UnitTrack*& lane = pcie_lanes_.at(done.engine);
     if (lane == nullptr) {
       tracks_.push_back(std::make_unique<UnitTrack>(
-          &sink_, sink_.AddSliceTrack(pcie_, "via DMA " + setup_.dma_engine_names[done.engine], static_cast<int32_t>(done.engine)),
+          &sink_, sink_.AddSliceTrack(pcie_, "via " + setup_.dma_engine_names[done.engine], static_cast<int32_t>(done.engine)),
           "pcie", false));
       lane = tracks_.back().get();
     }
@@ -281,6 +304,10 @@ void TraceRecorder::Finish(uint64_t end_cycle, const std::vector<XlaSlice>& modu
   hbm_read_->FlushAll(end_ps);
   hbm_write_->FlushAll(end_ps);
   mxu_utilization_->FlushAll(end_ps);
+  if (!units()) {
+    FlushOutstanding();
+    if (outstanding_written_ != 0) sink_.WriteCounter(outstanding_, std::max(end_ps, outstanding_bin_ * bin_ps_), 0.0);
+  }
   const auto write = [&](traces::TrackId track, const std::vector<XlaSlice>& slices, const char* category) {
     for (const XlaSlice& line : slices) {
       traces::Slice slice;

@@ -80,7 +80,9 @@ class TraceRecorder : public models::ActivityObserver {
   std::vector<traces::Annotation> InstructionDetails(uint32_t pc) const;
   void CloseUnitSlices();
   void FlushCounters();
-  void WriteOutstanding(uint64_t time_ps);
+  // After a change of the outstanding DMAs from `before`.
+  void WriteOutstanding(uint64_t time_ps, int64_t before);
+  void FlushOutstanding();
   void NoteVmem(uint64_t low, uint64_t high);
   uint64_t TakeFlow(uint64_t low, uint64_t high, uint64_t* begin_ps);
 
@@ -90,6 +92,7 @@ class TraceRecorder : public models::ActivityObserver {
   models::ClockDomain clock_;
   double period_ps_;
   std::vector<std::string_view> mnemonics_;  // per pc
+  std::vector<bool> step_ends_;              // per pc: a sem.wait
 
   traces::TrackId process_ = 0;
   traces::TrackId xla_modules_ = 0, xla_ops_ = 0;
@@ -110,6 +113,10 @@ class TraceRecorder : public models::ActivityObserver {
   uint64_t now_ps_ = 0;   // SystemC time last seen (DMA submissions and completions)
   std::vector<std::deque<PendingDma>> dma_queues_;  // per engine, submitted and not completed
   int64_t outstanding_count_ = 0;
+  uint64_t bin_ps_ = 1;
+  uint64_t outstanding_bin_ = 0;     // ops level: the bin being summarised
+  int64_t outstanding_peak_ = -1;    // its peak so far (-1: none yet)
+  int64_t outstanding_written_ = -1; // the last value written
   std::deque<PendingFlow> flows_;
   uint64_t next_flow_ = 1;
   uint64_t flows_ended_ = 0;

@@ -32,8 +32,7 @@ void UnitTrack::Add(UnitOp op) {
   last_begin_ps_ = begin;
   end_ps_ = begin + op.duration_ps;
   // A slice may only end a flow that began no later than the slice itself.
-  const bool joins = aggregate_ && open_ && begin <= slice_.end_ps &&
-                     (op.flow_in == 0 || op.flow_begin_ps <= slice_.begin_ps);
+  const bool joins = aggregate_ && open_ && (op.flow_in == 0 || op.flow_begin_ps <= slice_.begin_ps);
   if (!joins) {
     Close();
     Open(op, begin);

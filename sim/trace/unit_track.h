@@ -1,8 +1,12 @@
 // One hardware unit's slice track. Each operation occupies the unit for its busy time (what the
 // run statistics charge it), beginning at its start or, if the unit is still occupied by the
-// previous operation, when that ends; so slices never overlap and their durations sum to the
-// unit's busy time. Aggregating (--trace-level units), an operation that begins no later than the
-// open slice ends joins it; Close() (a kernel boundary) ends the open slice.
+// previous operation, when that ends; so operations never overlap and their busy times sum to the
+// unit's busy time. Without aggregating (--trace-level all) each operation is a slice of its own,
+// written at once. Aggregating (--trace-level units), operations join the open slice, which spans
+// the first one's begin to the last one's end and carries their count and summed busy cycles,
+// until Close() (the recorder closes at kernel boundaries and after each sem.wait: one slice per
+// unit per kernel step). An operation that ends a flow which began after the open slice began
+// starts a new slice (a flow may not end in a slice that begins before it starts).
 #pragma once
 
 #include <array>

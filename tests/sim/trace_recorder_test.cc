@@ -11,6 +11,7 @@
 
 #include "compiler/lower/compile.h"
 #include "isa/assembler.h"
+#include "models/clock_domain.h"
 #include "sim/chip/chip.h"
 #include "sim/compile_options.h"
 #include "sim/config/load.h"
@@ -27,14 +28,12 @@ using tpusim::sim::TraceLevel;
 using tpusim::trace_test::AnnotationOf;
 using tpusim::trace_test::RecordingSink;
 
-// One chip per preset for the whole test binary (SystemC elaborates once per process).
+// A fresh chip for each run (nothing in it is an sc_module, so it can be made between sc_start
+// calls; a chip's DMA statistics count over all its runs, so each traced run gets its own). The
+// last one is kept alive until the next: its DMA threads may still be referenced until then.
 tpusim::sim::Chip& ChipFor(const std::string& preset) {
-  static std::map<std::string, std::unique_ptr<tpusim::sim::Chip>> chips;
-  auto& chip = chips[preset];
-  if (!chip) {
-    chip = std::make_unique<tpusim::sim::Chip>(
-        tpusim::sim::LoadArchConfig(tpusim::sim::ResolveConfigPath(preset), {}));
-  }
+  static std::unique_ptr<tpusim::sim::Chip> chip;
+  chip = std::make_unique<tpusim::sim::Chip>(tpusim::sim::LoadArchConfig(tpusim::sim::ResolveConfigPath(preset), {}));
   return *chip;
 }
 
@@ -104,7 +103,7 @@ TEST_CASE("trace recorder: a DMA into VMEM starts a flow that the vld reading it
     INFO("level " << static_cast<int>(level));
     CHECK(sink.problems.empty());
     CHECK(sink.finished);
-    const auto dmas = sink.SlicesOn("DMA " + traced->run.dma_engines.at(0).name);
+    const auto dmas = sink.SlicesOn(traced->run.dma_engines.at(0).name);
     REQUIRE(dmas.size() == 1);
     const tpusim::traces::Slice& dma = *dmas[0];
     CHECK(dma.name == "hbm -> vmem");
@@ -123,7 +122,7 @@ TEST_CASE("trace recorder: a DMA into VMEM starts a flow that the vld reading it
   }
 }
 
-TEST_CASE("trace recorder: back-to-back operations of a unit merge into one slice at --trace-level units",
+TEST_CASE("trace recorder: a unit's operations within one kernel step merge into one slice at --trace-level units",
           "[trace]") {
   // tiny's element-wise unit takes one vreg per cycle: the four vadds occupy four consecutive
   // cycles, 1 busy cycle each (VpuStats: operations / throughput = 4).
@@ -141,6 +140,13 @@ TEST_CASE("trace recorder: back-to-back operations of a unit merge into one slic
   double scalar_busy = 0;
   for (const auto* slice : units->sink.SlicesOn("Scalar core")) scalar_busy += DoubleOf(*slice, "busy_cycles");
   CHECK(scalar_busy == static_cast<double>(units->run.scalar_core.issue_cycles));
+  // The sem.wait ends the first step: dma and sem.wait, then vld, the vadds and halt.
+  const auto scalar = units->sink.SlicesOn("Scalar core");
+  REQUIRE(scalar.size() == 2);
+  CHECK(scalar[0]->name == "dma, sem.wait");
+  CHECK(UintOf(*scalar[0], "instructions") == 2);
+  CHECK(scalar[1]->name == "vld, vadd.f32, halt");
+  CHECK(UintOf(*scalar[1], "instructions") == 6);
 
   const auto all = RunProgram(kDmaThenLoad, TraceLevel::kAll);
   CHECK(all->sink.problems.empty());
@@ -167,11 +173,13 @@ struct TracedModule {
   tpusim::compiler::CompiledModule compiled;
   tpusim::sim::RunReport run;
   tpusim::sim::ModuleReport report;
+  double clock_mhz = 0;
 };
 
 std::unique_ptr<TracedModule> RunAttention(TraceLevel level) {
   tpusim::sim::Chip& chip = ChipFor(tpusim::sim::kDefaultPreset);
   auto traced = std::make_unique<TracedModule>();
+  traced->clock_mhz = chip.config().tensor_core().clock_mhz();
   auto module = tpusim::sim::LoadModule(TPUSIM_SOURCE_DIR "/tests/workloads/mha_block_1x12x128x64_bf16.hlo", true);
   traced->compiled = tpusim::compiler::Compile(*module, tpusim::sim::CompileOptionsFor(chip.config()));
   tpusim::sim::TraceRecorder recorder(traced->sink, SetupFor(chip, level), traced->compiled.program);
@@ -203,7 +211,7 @@ TEST_CASE("trace recorder: the attention workload's trace matches its statistics
   std::vector<std::string> expected = {"XLA Modules", "XLA Ops", "Scalar core"};
   for (std::size_t i = 0; i < run.mxus.size(); ++i) expected.push_back("MXU " + std::to_string(i));
   for (const char* name : {"VPU", "VPU transcendental", "VPU cross-lane", "VPU load/store"}) expected.push_back(name);
-  for (const auto& engine : run.dma_engines) expected.push_back("DMA " + engine.name);
+  for (const auto& engine : run.dma_engines) expected.push_back(engine.name);
   for (const char* name : {"PCIe link", "HBM read bandwidth", "HBM write bandwidth", "VMEM in use", "MXU utilization",
                            "Outstanding DMAs"}) {
     expected.push_back(name);
@@ -231,7 +239,7 @@ TEST_CASE("trace recorder: the attention workload's trace matches its statistics
     CHECK(std::get<std::string>(AnnotationOf(*ops[i], "hlo_op")->value) == op.kernel->opcode);
     CHECK(std::get<std::string>(AnnotationOf(*ops[i], "long_name")->value) == op.kernel->long_name);
     // Slice times are ps from the start of the run; the report's start_us counts from device_begin.
-    const double period_ps = 1e6 / ChipFor(tpusim::sim::kDefaultPreset).config().tensor_core().clock_mhz();
+    const double period_ps = 1e6 / traced->clock_mhz;
     CHECK(std::abs(static_cast<double>(ops[i]->begin_ps) - (begin_cycle + op.start_cycle) * period_ps) <= 0.5);
     CHECK(std::abs(static_cast<double>(ops[i]->end_ps - ops[i]->begin_ps) - op.time_us * 1e6) <= 1.0);
   }
@@ -248,9 +256,16 @@ TEST_CASE("trace recorder: the attention workload's trace matches its statistics
   }
   uint64_t transfers = 0;
   for (const auto& engine : run.dma_engines) {
-    // The statistic rounds the engine's summed busy time up to whole cycles once.
-    CHECK(static_cast<uint64_t>(std::ceil(BusyOn(sink, "DMA " + engine.name) - 1e-9)) == engine.busy_cycles);
-    CHECK(sink.SlicesOn("DMA " + engine.name).size() == engine.transfers);
+    // The slices' durations add up to the engine's busy time in ps; the statistic converts that
+    // sum to cycles as Chip does (the first whole cycle at or after it).
+    uint64_t busy_ps = 0;
+    for (const auto* slice : sink.SlicesOn(engine.name)) busy_ps += slice->end_ps - slice->begin_ps;
+    const tpusim::models::ClockDomain clock(traced->clock_mhz);
+    const sc_core::sc_time busy(static_cast<double>(busy_ps), sc_core::SC_PS);
+    uint64_t busy_cycles = clock.ToCycles(busy);
+    if (clock.ToTime(busy_cycles) < busy) ++busy_cycles;
+    CHECK(busy_cycles == engine.busy_cycles);
+    CHECK(sink.SlicesOn(engine.name).size() == engine.transfers);
     transfers += engine.transfers;
   }
   CHECK(run.vpu.units[0].busy_cycles > 0);
