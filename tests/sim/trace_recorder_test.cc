@@ -200,7 +200,9 @@ double BusyOn(const RecordingSink& sink, const std::string& track) {
 }
 
 TEST_CASE("trace recorder: the attention workload's trace matches its statistics and report", "[trace]") {
-  const auto traced = RunAttention(TraceLevel::kUnits);
+  const TraceLevel level = GENERATE(TraceLevel::kUnits, TraceLevel::kAll);
+  INFO("level " << static_cast<int>(level));
+  const auto traced = RunAttention(level);
   const RecordingSink& sink = traced->sink;
   const tpusim::sim::RunReport& run = traced->run;
   REQUIRE(sink.problems.empty());

@@ -174,6 +174,12 @@ TEST_CASE("tpusim run --trace: the attention workload's trace passes the self-ch
   CHECK(ops_only.parsed.slices.size() == 1 + ops.size());
   CHECK(Track(ops_only.parsed, "MXU utilization") != nullptr);
   CHECK(fs::file_size(ops_only.trace) < fs::file_size(traced.trace));
+
+  // At --trace-level all: every instruction a slice, still a valid trace, and larger.
+  const TracedCli all = RunTraced(kAttention, "all", "attention_all");
+  for (const std::string& problem : all.parsed.problems) FAIL_CHECK(problem);
+  CHECK(SlicesOn(all.parsed, "Scalar core").size() > SlicesOn(trace, "Scalar core").size());
+  CHECK(fs::file_size(all.trace) > fs::file_size(traced.trace));
 }
 
 TEST_CASE("tpusim run --trace-level all: a tiny module, every instruction its own slice", "[trace]") {
