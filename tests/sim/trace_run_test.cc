@@ -200,7 +200,7 @@ TEST_CASE("tpusim run --trace-level all: a tiny module, every instruction its ow
   CHECK(SlicesOn(units.parsed, "Scalar core").size() < scalar.size());
 }
 
-TEST_CASE("tpusim run --trace-format json writes Chrome JSON; bad trace options are errors", "[trace]") {
+TEST_CASE("tpusim run --trace-format json writes Chrome JSON, and bad trace options are errors", "[trace]") {
   const fs::path dir = TempDir("trace_run_json");
   const fs::path json = dir / "t.json";
   const Result run = RunTpusim("run " + kAttention + " --timing-only --trace " + json.string());
