@@ -251,3 +251,20 @@ TEST_CASE("tpusim exec --trace: the program's run in XLA Modules, the units belo
 }
 
 }  // namespace
+
+namespace {
+
+TEST_CASE("tpusim run --trace: a functional run and a timing-only run write the same trace", "[trace]") {
+  // Timing-only gives identical times (DESIGN.md), and the trace holds nothing but times, names
+  // and addresses, so the two files are byte for byte equal.
+  const fs::path dir = TempDir("trace_run_functional");
+  const Result functional = RunTpusim("run " + kAttention + " --trace " + (dir / "f.pftrace").string());
+  const Result timing = RunTpusim("run " + kAttention + " --timing-only --trace " + (dir / "t.pftrace").string());
+  REQUIRE(functional.exit_code == 0);
+  REQUIRE(timing.exit_code == 0);
+  const std::string a = ReadText(dir / "f.pftrace");
+  CHECK(!a.empty());
+  CHECK(a == ReadText(dir / "t.pftrace"));
+}
+
+}  // namespace
