@@ -13,6 +13,7 @@
 #include "isa/disassembler.h"
 #include "isa/error.h"
 #include "isa/instruction_set.h"
+#include "isa/layout_index.h"
 #include "models/vmem.h"
 
 namespace tpusim::models {
@@ -274,7 +275,10 @@ bool ScalarCore::Step() {
                 " instructions) without halt");
   }
   const isa::Instruction& in = program_->instructions(static_cast<int>(pc_));
-  if (marked_[pc_]) marks_.push_back({static_cast<uint32_t>(pc_), Cycle()});
+  if (marked_[pc_]) {
+    marks_.push_back({static_cast<uint32_t>(pc_), Cycle()});
+    if (observer_ != nullptr) observer_->OnMark(static_cast<uint32_t>(pc_), Cycle());
+  }
   const isa::InstructionInfo* info = infos_[pc_];  // isa::FindInstruction(in.opcode()), from Start
   if (info == nullptr) throw Fault("unknown opcode " + std::to_string(in.opcode()));
   const bool vector = info->unit == isa::Unit::kVpu || info->unit == isa::Unit::kVpuTranscendental ||
@@ -298,6 +302,7 @@ bool ScalarCore::Step() {
   const uint64_t issue_cycle = Cycle();
   issue_cycle_ = issue_cycle;
   IssueSlot();
+  if (observer_ != nullptr) observer_->OnScalarInstruction(static_cast<uint32_t>(pc_), issue_cycle);
   auto op = [&](int i) -> const isa::Operand& { return in.operands(i); };
   auto set = [&](int64_t value) {
     regs_.at(op(0).sreg()) = value;
@@ -497,6 +502,22 @@ void ScalarCore::DispatchDma(const isa::Instruction& in) {
   ValidateTransfer(transfer);  // faults here, before any time passes
   SyncToCycle(issue_cycle_);
   dma_->Submit(static_cast<uint32_t>(engine), transfer);  // waits while the queue is full
+  if (observer_ != nullptr) {
+    DmaIssue issue;
+    issue.pc = static_cast<uint32_t>(pc_);
+    issue.engine = static_cast<uint32_t>(engine);
+    issue.source_space = static_cast<int>(operand("from").address().space());
+    issue.destination_space = static_cast<int>(operand("to").address().space());
+    issue.source_address = transfer.source.base_address;
+    issue.destination_address = transfer.destination.base_address;
+    issue.destination_bytes = static_cast<uint64_t>(isa::LayoutMap(transfer.destination.shape).byte_size());
+    uint64_t elements = 1;
+    for (int64_t size : transfer.sizes) elements *= static_cast<uint64_t>(size);
+    issue.payload_bytes =
+        elements * static_cast<uint64_t>(isa::ElementByteWidth(transfer.source.shape.element_type));
+    issue.submit_ps = static_cast<uint64_t>((sc_core::sc_time_stamp() - start_time_).value());
+    observer_->OnDmaIssued(issue);
+  }
   CatchUpToSystemCTime(&stats_.dispatch_stall_cycles);
   ++stats_.dispatched_dma;
 }
@@ -571,6 +592,15 @@ void ScalarCore::DispatchVpu(const isa::Instruction& in, const isa::InstructionI
   a_or_b(op->b, instr.b);
   const VpuTiming timing = vpu.Execute(instr, issue_cycle_);
   vpu_starts_.push_back(timing.issue);
+  if (observer_ != nullptr) {
+    const VpuParams& params = vpu.params();
+    const VpuUnitParams& unit = op->unit == VpuSubUnit::kTranscendental ? params.transcendental
+                                : op->unit == VpuSubUnit::kCrossLane    ? params.cross_lane
+                                                                        : params.elementwise;
+    // The same expression as UnitPipeline's interval, so the slots sum to its busy_cycles.
+    observer_->OnVpu({static_cast<uint32_t>(pc_), op->unit, timing.issue, timing.ready,
+                      1.0 / unit.throughput_vregs_per_cycle});
+  }
 }
 
 void ScalarCore::DispatchVectorMemory(const isa::Instruction& in,
@@ -647,6 +677,16 @@ void ScalarCore::DispatchVectorMemory(const isa::Instruction& in,
   const uint64_t complete = std::max(issue, CycleOfTime(done));
   vpu.CommitIssue(issue, use, complete);
   vpu_starts_.push_back(issue);
+  if (observer_ != nullptr) {
+    uint64_t low = UINT64_MAX, high = 0;
+    for (uint32_t s = 0; s < sublanes; ++s) {
+      if (!selected(s)) continue;
+      low = std::min(low, row_address(s));
+      high = std::max(high, row_address(s) + row_bytes);
+    }
+    if (low > high) low = high = address;
+    observer_->OnVectorMemory({static_cast<uint32_t>(pc_), load, low, high - low, issue, complete});
+  }
   if (timing_only_) return;
   std::vector<uint8_t> row(row_bytes);
   if (load) {
@@ -684,6 +724,7 @@ void ScalarCore::DispatchMxu(const isa::Instruction& in, const isa::InstructionI
   Mxu& mxu = *units_.mxus.at(index);
   VectorRegisterFile& registers = *units_.registers;
   const uint64_t arrival = issue_cycle_;
+  const double busy_before = observer_ != nullptr ? mxu.stats().busy_cycles : 0.0;
   MxuTiming timing;
   switch (in.opcode()) {
     case isa::OPCODE_MXU_LATCH:
@@ -739,6 +780,10 @@ void ScalarCore::DispatchMxu(const isa::Instruction& in, const isa::InstructionI
     }
   }
   mxu_starts_[index].push_back(timing.start);
+  if (observer_ != nullptr) {
+    observer_->OnMxu({static_cast<uint32_t>(pc_), index, timing.start, timing.done,
+                      mxu.stats().busy_cycles - busy_before});
+  }
 }
 
 std::string ScalarCore::DescribeDeadlock() const {

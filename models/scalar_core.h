@@ -31,6 +31,7 @@
 #include "isa/instruction_set.h"
 #include "isa/program.pb.h"
 #include "isa/shape.h"
+#include "models/activity.h"
 #include "models/clock_domain.h"
 #include "models/dma_unit.h"
 #include "models/memory.h"
@@ -104,6 +105,8 @@ class ScalarCore {
   void AttachUnits(const TensorCoreUnits& units);
   // Timing-only: vld / vst move no data (the units' own flags are set by their owner).
   void set_timing_only(bool timing_only) { timing_only_ = timing_only; }
+  // Reports what the core and its units do to `observer` (nullptr: nobody; not owned).
+  void set_observer(ActivityObserver* observer) { observer_ = observer; }
 
   // Instructions whose issue cycle the next runs record (kernel boundaries, for reports and
   // traces): marks() lists each time one of them is reached, in order.
@@ -162,6 +165,7 @@ class ScalarCore {
   DmaUnit* dma_;
   TensorCoreUnits units_;
   bool timing_only_ = false;
+  ActivityObserver* observer_ = nullptr;
   std::deque<uint64_t> vpu_starts_;                // queued VPU instructions' issue cycles
   std::vector<std::deque<uint64_t>> mxu_starts_;   // per MXU
 

@@ -18,6 +18,7 @@
 #include "sim/chip/report_json.h"
 #include "sim/config/load.h"
 #include "sim/config/presets.h"
+#include "sim/trace/trace_session.h"
 
 namespace tpusim::sim {
 namespace {
@@ -30,6 +31,7 @@ struct ExecOptions {
   std::string out_dir;
   bool timing_only = false;
   std::string report_path;
+  TraceOptions trace;
 };
 
 std::map<std::string, isa::NpyArray> ReadInputs(const isa::Program& program,
@@ -58,12 +60,17 @@ std::map<std::string, isa::NpyArray> ReadInputs(const isa::Program& program,
 }
 
 void RunExec(const ExecOptions& options) {
+  CheckTraceOptions(options.trace);
   const isa::Program program = isa::AssembleFile(options.program_path);
   const std::string config_path = ResolveConfigPath(options.config);
   const ArchConfig config = LoadArchConfig(config_path, options.overrides);
   const std::map<std::string, isa::NpyArray> inputs = ReadInputs(program, options.inputs);
   Chip chip(config);
+  std::unique_ptr<TraceSession> trace;
+  if (!options.trace.path.empty()) trace = std::make_unique<TraceSession>(options.trace, chip, program);
   const RunReport report = chip.Run(program, inputs, options.timing_only);
+  // A program has no HLO: XLA Modules holds the whole run, named by the program; XLA Ops is empty.
+  if (trace) trace->Finish(report, {XlaSlice{program.name(), 0, report.cycles, {}}}, {});
   fmt::print("{}", RunSummary(report, config));
   if (!options.out_dir.empty() && !options.timing_only) {
     std::filesystem::create_directories(options.out_dir);
@@ -105,6 +112,7 @@ Command AddExecCommand(CLI::App& app) {
   command->add_flag("--timing-only", options->timing_only,
                     "Move no DMA data (same cycles, no outputs written)");
   command->add_option("--report", options->report_path, "Write a JSON report of the run here");
+  AddTraceOptions(command, options->trace);
   return Command{command, [options] { RunExec(*options); }};
 }
 

@@ -25,6 +25,8 @@
 #include "sim/module_loading.h"
 #include "sim/module_report.h"
 #include "sim/output_check.h"
+#include "sim/trace/trace_session.h"
+#include "sim/trace/xla_lines.h"
 
 namespace tpusim::sim {
 namespace {
@@ -40,6 +42,7 @@ struct RunOptions {
   bool timing_only = false;
   std::string report_path;
   std::string dump_dir;
+  TraceOptions trace;
 };
 
 struct CompileCommandOptions {
@@ -80,6 +83,7 @@ std::map<std::string, isa::NpyArray> HostInputs(const compiler::CompiledModule& 
 }
 
 void RunRun(const RunOptions& options) {
+  CheckTraceOptions(options.trace);
   const ArchConfig config = LoadArchConfig(ResolveConfigPath(options.config), options.overrides);
   std::unique_ptr<hlo::Module> module = LoadModule(options.module_path, true);
   const std::vector<hlo::Literal> arguments = PrepareArguments(*module->entry(), options.inputs, options.seed);
@@ -95,10 +99,13 @@ void RunRun(const RunOptions& options) {
 
   Chip chip(config);
   chip.set_marked_labels(MarkedLabels(compiled));
+  std::unique_ptr<TraceSession> trace;
+  if (!options.trace.path.empty()) trace = std::make_unique<TraceSession>(options.trace, chip, compiled.program);
   start = std::chrono::steady_clock::now();
   const RunReport run = chip.Run(compiled.program, HostInputs(compiled, arguments), options.timing_only);
   spdlog::info("simulated {} in {:.3f} s", options.module_path, SecondsSince(start));
   const ModuleReport report = MakeModuleReport(compiled, run, config);
+  if (trace) trace->Finish(run, XlaModuleSlices(module->name(), run), XlaOpSlices(report, run));
   fmt::print("{}", ModuleSummary(module->name(), report, run, config));
 
   if (!options.out_dir.empty() && !options.timing_only) {
@@ -166,6 +173,7 @@ Command AddRunCommand(CLI::App& app) {
   command->add_option("--report", options->report_path, "Write a JSON report (ops, times, unit statistics) here");
   command->add_option("--dump-memory", options->dump_dir,
                       "Write the device bytes of every parameter and output after the run, and index.json");
+  AddTraceOptions(command, options->trace);
   return Command{command, [options] { RunRun(*options); }};
 }
 

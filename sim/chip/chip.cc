@@ -224,12 +224,41 @@ void Chip::Load(const isa::Program& program, const std::map<std::string, isa::Np
   }
 }
 
+std::vector<std::string> Chip::dma_engine_names() const {
+  std::vector<std::string> names;
+  for (const models::DmaEngineStats& engine : dma_->stats()) names.push_back(engine.name);
+  return names;
+}
+
+void Chip::set_observer(models::ActivityObserver* observer) {
+  observer_ = observer;
+  scalar_core_->set_observer(observer);
+  if (observer == nullptr) {
+    dma_->set_completion_callback(nullptr);
+    return;
+  }
+  if (dma_engine_index_.empty()) {
+    const std::vector<models::DmaEngineStats> engines = dma_->stats();
+    for (std::size_t i = 0; i < engines.size(); ++i) dma_engine_index_[engines[i].name] = static_cast<uint32_t>(i);
+  }
+  dma_->set_completion_callback([this](const models::DmaCompletion& completion) {
+    if (observer_ == nullptr) return;
+    models::DmaDone done;
+    done.engine = dma_engine_index_.at(completion.engine);
+    done.started_ps = static_cast<uint64_t>((completion.started - run_start_).value());
+    done.completed_ps = static_cast<uint64_t>((completion.completed - run_start_).value());
+    done.payload_bytes = completion.payload_bytes;
+    observer_->OnDmaCompleted(done);
+  });
+}
+
 RunReport Chip::Run(const isa::Program& program, const std::map<std::string, isa::NpyArray>& inputs,
                     bool timing_only) {
   Load(program, inputs);
   dma_->set_timing_only(timing_only);
   ResetUnits(timing_only);
   const sc_core::sc_time start = sc_core::sc_time_stamp();
+  run_start_ = start;
   std::map<std::string, uint32_t> label_pcs;
   for (const isa::Label& label : program.labels()) label_pcs[label.name()] = label.instruction();
   std::vector<uint32_t> marked_pcs;

@@ -114,6 +114,11 @@ class Chip {
 
   // Labels whose arrival times the next runs report (RunReport::label_cycles).
   void set_marked_labels(std::vector<std::string> labels) { marked_labels_ = std::move(labels); }
+  // Reports the next runs' activity (instructions, unit operations, DMAs) to `observer`
+  // (nullptr: nobody; not owned, must outlive the runs).
+  void set_observer(models::ActivityObserver* observer);
+  // The DMA engines' names, by engine index.
+  std::vector<std::string> dma_engine_names() const;
 
  private:
   void Load(const isa::Program& program, const std::map<std::string, isa::NpyArray>& inputs);
@@ -123,6 +128,9 @@ class Chip {
   ArchConfig config_;
   ChipParams params_;
   std::vector<std::string> marked_labels_;
+  models::ActivityObserver* observer_ = nullptr;
+  std::map<std::string, uint32_t> dma_engine_index_;  // by engine name
+  sc_core::sc_time run_start_;
   std::unique_ptr<models::Hbm> hbm_;
   std::unique_ptr<models::Vmem> vmem_;
   std::unique_ptr<models::Smem> smem_;
