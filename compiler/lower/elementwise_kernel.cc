@@ -518,9 +518,14 @@ class Emitter {
       std::vector<int> values(copies);
       std::vector<int> temps(copies, -1);
       const bool pred = s.buffer->shape.element_type == isa::ElementType::kPred;
+      // An f16 result stored once is rounded and packed in its own register (one vreg per tile
+      // fewer: more tiles interleave, docs/validation.md).
+      const int node = expr_.outputs[o];
+      const bool f16_in_place = s.buffer->shape.element_type == isa::ElementType::kF16 && !pinned_.contains(node) &&
+                                std::count(expr_.outputs.begin(), expr_.outputs.end(), node) == 1;
       for (copy_ = 0; copy_ < copies; ++copy_) {
         values[copy_] = Regs()[expr_.outputs[o]];
-        if (variant != kNone || packed || packed8) temps[copy_] = AllocVreg();
+        if (!f16_in_place && (variant != kNone || packed || packed8)) temps[copy_] = AllocVreg();
         if (pred) {
           // The mask as bytes 0 and 1.
           out_->Emit("vbcast v{}, 1", temps[copy_]);
@@ -529,22 +534,27 @@ class Emitter {
         }
         if (variant != kNone) {
           const int mask = variant == kRow ? kRowMask : variant == kLane ? kLaneMask : kBothMask;
-          out_->Emit("vsel v{}, m{}, v{}, v{}", temps[copy_], mask, values[copy_], zero_reg_);
-          values[copy_] = temps[copy_];
+          const int into = temps[copy_] >= 0 ? temps[copy_] : values[copy_];
+          out_->Emit("vsel v{}, m{}, v{}, v{}", into, mask, values[copy_], zero_reg_);
+          values[copy_] = into;
         }
       }
       if (s.buffer->shape.element_type == isa::ElementType::kF16) {
         // f32 -> f16 in register form: vpack.bf16 then packs it unchanged (f16_emulation.h).
         std::vector<F16Emulation::Regs> regs(copies);
-        for (copy_ = 0; copy_ < copies; ++copy_) regs[copy_] = F16Temps(temps[copy_], values[copy_], true);
+        for (copy_ = 0; copy_ < copies; ++copy_) {
+          const int into = temps[copy_] >= 0 ? temps[copy_] : values[copy_];
+          regs[copy_] = F16Temps(into, values[copy_], true);
+        }
         F16().EmitNarrow(*out_, regs);
         ReleaseF16Temps(regs);
-        for (copy_ = 0; copy_ < copies; ++copy_) values[copy_] = temps[copy_];
+        for (copy_ = 0; copy_ < copies; ++copy_) values[copy_] = regs[copy_].d;
       }
       if (packed) {
         for (copy_ = 0; copy_ < copies; ++copy_) {
-          out_->Emit("vpack.bf16 v{}, v{}, v{}", temps[copy_], values[copy_], values[copy_]);
-          values[copy_] = temps[copy_];
+          const int into = temps[copy_] >= 0 ? temps[copy_] : values[copy_];
+          out_->Emit("vpack.bf16 v{}, v{}, v{}", into, values[copy_], values[copy_]);
+          values[copy_] = into;
         }
       }
       if (packed8) {

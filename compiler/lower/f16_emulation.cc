@@ -4,10 +4,8 @@ namespace tpusim::compiler {
 namespace {
 
 constexpr uint32_t kSign = 0x80000000u;
-constexpr uint32_t kF16ExpMantHigh = 0x7fff0000u;  // exponent and mantissa of h << 16
-constexpr uint32_t kThree = 3;                      // (h << 16) >> 3 = h << 13: f16 fields at f32 positions
+constexpr uint32_t kFour = 4;                       // ((h << 16) << 1) >> 4 = (h & 0x7fff) << 13
 constexpr uint32_t kTwoPow112 = 0x77800000u;        // 2^112 = 2^(127 - 15): rebias the exponent
-constexpr uint32_t kF16InfShifted = 0x0f800000u;    // 0x7C00 << 13: exponent all ones (inf or NaN)
 constexpr uint32_t kF32Inf = 0x7f800000u;
 constexpr uint32_t kHalf = 0x3f000000u;             // 0.5f: adding it rounds at 2^-24, f16's denormal step
 constexpr uint32_t kF16MinNormal = 0x38800000u;     // 2^-14 as f32 bits
@@ -22,7 +20,7 @@ constexpr uint32_t kSixteen = 16;
 }  // namespace
 
 std::vector<uint32_t> F16Emulation::WideningConstants() {
-  return {kSign, kF16ExpMantHigh, kThree, kTwoPow112, kF16InfShifted, kF32Inf};
+  return {kSign, kOne, kFour, kTwoPow112, kF16Overflow, kF32Inf};
 }
 
 std::vector<uint32_t> F16Emulation::NarrowingConstants() {
@@ -32,12 +30,14 @@ std::vector<uint32_t> F16Emulation::NarrowingConstants() {
 
 void F16Emulation::EmitWiden(AsmBuilder& out, const std::vector<Regs>& copies) const {
   for (const Regs& r : copies) out.Emit("vand v{}, v{}, v{}", r.t1, r.x, K(kSign));
-  for (const Regs& r : copies) out.Emit("vand v{}, v{}, v{}", r.t2, r.x, K(kF16ExpMantHigh));
-  for (const Regs& r : copies) out.Emit("vshr v{}, v{}, v{}", r.t2, r.t2, K(kThree));
-  for (const Regs& r : copies) out.Emit("vcmp.ge.s32 m{}, v{}, v{}", r.m, r.t2, K(kF16InfShifted));
+  // The f16 exponent and mantissa moved to the f32 positions (the sign shifted out).
+  for (const Regs& r : copies) out.Emit("vshl v{}, v{}, v{}", r.t2, r.x, K(kOne));
+  for (const Regs& r : copies) out.Emit("vshr v{}, v{}, v{}", r.t2, r.t2, K(kFour));
   // Normals and denormals at once: the f16 fields read as an f32 are the value x 2^-112 (an f32
   // denormal for an f16 denormal, kept by the VPU), so one exact multiply rebiases them.
   for (const Regs& r : copies) out.Emit("vmul.f32 v{}, v{}, v{}", r.d, r.t2, K(kTwoPow112));
+  // Infinity and NaN (exponent 31) come out at 2^16 or above, every finite f16 below.
+  for (const Regs& r : copies) out.Emit("vcmp.ge.s32 m{}, v{}, v{}", r.m, r.d, K(kF16Overflow));
   for (const Regs& r : copies) out.Emit("vor v{}, v{}, v{}", r.t2, r.t2, K(kF32Inf));
   for (const Regs& r : copies) out.Emit("vsel v{}, m{}, v{}, v{}", r.d, r.m, r.t2, r.d);
   for (const Regs& r : copies) out.Emit("vor v{}, v{}, v{}", r.d, r.d, r.t1);
