@@ -1,10 +1,12 @@
 #include "compiler/lower/dot_kernel.h"
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "compiler/lower/dma_region.h"
+#include "compiler/lower/f16_emulation.h"
 #include "compiler/lower/mxu_tiling.h"
 #include "isa/element_type.h"
 
@@ -42,6 +44,7 @@ constexpr int kMaxBatchDims = 4;
 constexpr int kRowMask = 0;
 constexpr int kLaneMask = 1;
 constexpr int kBothMask = 2;
+constexpr int kF16Mask = 3;  // scratch of the f16 rounding
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -79,18 +82,25 @@ class DotEmitter {
     const isa::Shape& rhs = c_.operands.at(1).at(0)->shape;
     const isa::Shape& result = c_.results.at(0)->shape;
     const bool both_bf16 = lhs.element_type == isa::ElementType::kBF16 && rhs.element_type == isa::ElementType::kBF16;
+    // f16 x f16: the MXU's f16 mode (mxu.*.f16, the config's f16_passes per row), exact products
+    // summed in f32 like bf16.
+    const bool both_f16 = lhs.element_type == isa::ElementType::kF16 && rhs.element_type == isa::ElementType::kF16;
     in_f32_ = lhs.element_type == isa::ElementType::kF32 && rhs.element_type == isa::ElementType::kF32;
-    if (!both_bf16 && !in_f32_) {
-      Refuse("only bf16 x bf16 and f32 x f32 dots are lowered (operands are " +
+    if (!both_bf16 && !both_f16 && !in_f32_) {
+      Refuse("only bf16 x bf16, f16 x f16 and f32 x f32 dots are lowered (operands are " +
              std::string(isa::ElementTypeName(lhs.element_type)) + " and " +
              std::string(isa::ElementTypeName(rhs.element_type)) + ")");
     }
-    if (result.element_type != isa::ElementType::kF32 && result.element_type != isa::ElementType::kBF16) {
-      Refuse("the result must be f32 or bf16");
+    if (result.element_type != isa::ElementType::kF32 && result.element_type != isa::ElementType::kBF16 &&
+        result.element_type != isa::ElementType::kF16) {
+      Refuse("the result must be f32, bf16 or f16");
     }
-    out_bf16_ = result.element_type == isa::ElementType::kBF16;
-    if (in_f32_ && out_bf16_) Refuse("f32 x f32 dots with a bf16 result are not lowered yet");
-    in_type_ = in_f32_ ? "f32" : "bf16";
+    out_f16_ = result.element_type == isa::ElementType::kF16;
+    out_bf16_ = result.element_type == isa::ElementType::kBF16 || out_f16_;  // out_bf16_: a packed 16-bit result
+    if (in_f32_ && out_bf16_) Refuse("f32 x f32 dots with a 16-bit result are not lowered yet");
+    if (both_bf16 && out_f16_) Refuse("bf16 x bf16 dots with an f16 result are not lowered yet");
+    if (both_f16 && result.element_type == isa::ElementType::kBF16) Refuse("f16 x f16 dots with a bf16 result are not lowered yet");
+    in_type_ = in_f32_ ? "f32" : both_f16 ? "f16" : "bf16";
     std::string why;
     const auto form = CanonicalDot(dot, &why);
     if (!form) Refuse(why);
@@ -127,7 +137,7 @@ class DotEmitter {
         in_f32_ ? fmt::format("T({},{})", s_, l_) : fmt::format("T({},{})(2,1)", 2 * s_, l_);
     lhs_panel_ = fmt::format("{}[{}{},{}]{{{}:{}}}", in_type_, ones, t_.chunk_rows, lhs_cols_, mtm, panel_tiling);
     weight_panel_ = fmt::format("{}[{}{},{}]{{{}:{}}}", in_type_, ones, weight_rows_, width_, mtm, panel_tiling);
-    stage_ = out_bf16_ ? fmt::format("bf16[{}{},{}]{{{}:T({},{})(2,1)}}", ones, t_.chunk_rows, width_, mtm, 2 * s_, l_)
+    stage_ = out_bf16_ ? fmt::format("{}[{}{},{}]{{{}:T({},{})(2,1)}}", out_f16_ ? "f16" : "bf16", ones, t_.chunk_rows, width_, mtm, 2 * s_, l_)
                        : fmt::format("f32[{}{},{}]{{{}:T({},{})}}", ones, t_.chunk_rows, width_, mtm, s_, l_);
 
     // The last row chunk and the last N group: their boxes reach the output's padded dims, and
@@ -140,14 +150,22 @@ class DotEmitter {
     last_n_special_ = last_cols_ != t_.group_cols || last_col_box_ != t_.group_cols;
 
     const int64_t v = out_.target().vector_registers();
-    lhs_vregs_ = 8;
-    weight_vregs_ = 8;
+    // An f16 result is rounded by f16_emulation.h: its constants and 3 scratch vregs sit below the
+    // zero register, and the operand rotations give up 2 vregs each for them.
+    const int64_t f16_regs = out_f16_ ? static_cast<int64_t>(F16Emulation::NarrowingConstants().size()) + 3 : 0;
+    lhs_vregs_ = out_f16_ ? 6 : 8;
+    weight_vregs_ = out_f16_ ? 6 : 8;
     lhs_reg0_ = 0;
     weight_reg0_ = lhs_reg0_ + lhs_vregs_;
     read_reg0_ = weight_reg0_ + weight_vregs_;
-    read_vregs_ = std::min<int64_t>(12, v - 1 - read_reg0_);
-    if (read_vregs_ < 3) Refuse("the dot kernel needs 20 vector registers");
+    read_vregs_ = std::min<int64_t>(12, v - 1 - f16_regs - read_reg0_);
+    if (read_vregs_ < 3) Refuse("the dot kernel needs " + std::to_string(read_reg0_ + 4 + f16_regs) + " vector registers");
     zero_reg_ = static_cast<int>(v - 1);
+    if (out_f16_) {
+      int next = zero_reg_ - 1;
+      for (uint32_t value : F16Emulation::NarrowingConstants()) f16_constant_reg_[value] = next--;
+      f16_temp0_ = next - 2;  // f16_temp0_ .. f16_temp0_ + 2
+    }
     engines_ = out_.target().dma_engines();
   }
 
@@ -284,6 +302,7 @@ class DotEmitter {
     const int64_t vreg_bytes = s_ * l_ * 4;
     const int64_t zero_vregs = CeilDiv(static_cast<int64_t>(stage_base_), vreg_bytes);
     out_.Emit("vbcast v{}, 0", zero_reg_);
+    for (const auto& [value, reg] : f16_constant_reg_) out_.Emit("vbcast v{}, {:#x}", reg, value);
     out_.Emit("mov s{}, 0", kTemp);
     out_.Emit("mov s{}, {}", kTemp2, zero_vregs);
     const std::string zero_loop = out_.NewLabel(c_.instruction.name() + ".zero");
@@ -498,6 +517,12 @@ class DotEmitter {
           const int lo = read(2 * u, ct);
           const int hi = read(2 * u + 1, ct);
           const int packed = static_cast<int>(read_reg0_ + (read_count_++ % read_vregs_));
+          if (out_f16_) {
+            // f32 sums -> f16 in register form, which vpack.bf16 packs unchanged (f16_emulation.h).
+            const F16Emulation f16([this](uint32_t value) { return f16_constant_reg_.at(value); });
+            f16.EmitNarrow(out_, {{lo, lo, f16_temp0_, f16_temp0_ + 1, f16_temp0_ + 2, kF16Mask}});
+            f16.EmitNarrow(out_, {{hi, hi, f16_temp0_, f16_temp0_ + 1, f16_temp0_ + 2, kF16Mask}});
+          }
           out_.Emit("vpack.bf16 v{}, v{}, v{}", packed, lo, hi);
           out_.Emit("vst v{}, vmem[{:#x}]", packed, stage_base_ + (u * tiles + ct) * vreg_bytes);
         }
@@ -522,7 +547,10 @@ class DotEmitter {
   KernelContext& c_;
   AsmBuilder& out_;
   int64_t s_ = 8, l_ = 128, r_ = 128, c_cols_ = 128;
-  bool out_bf16_ = false;
+  bool out_bf16_ = false;        // a packed 16-bit result: bf16, or f16 when out_f16_
+  bool out_f16_ = false;
+  std::map<uint32_t, int> f16_constant_reg_;  // f16_emulation.h's constants -> vreg
+  int f16_temp0_ = 0;
   bool in_f32_ = false;           // f32 x f32 (mxu.*.f32, the config's f32_passes per row)
   std::string in_type_ = "bf16";
   DotForm form_;

@@ -13,7 +13,8 @@ namespace {
 using hlo::Opcode;
 
 bool IsSupportedType(isa::ElementType type) {
-  return type == isa::ElementType::kF32 || type == isa::ElementType::kBF16 || type == isa::ElementType::kS32 ||
+  return type == isa::ElementType::kF32 || type == isa::ElementType::kBF16 || type == isa::ElementType::kF16 ||
+         type == isa::ElementType::kS32 ||
          type == isa::ElementType::kU32 || type == isa::ElementType::kS8 || type == isa::ElementType::kU8 ||
          type == isa::ElementType::kPred;
 }
@@ -44,7 +45,7 @@ class Builder {
   void CheckType(const hlo::Instruction& x) {
     if (x.shape().is_tuple || !IsSupportedType(x.shape().element_type)) {
       CannotLower(kernel_, "'" + x.name() + "' has type " + isa::ToString(x.shape()) +
-                               "; element-wise kernels hold f32, bf16, s32, u32, s8, u8 and pred");
+                               "; element-wise kernels hold f32, bf16, f16, s32, u32, s8, u8 and pred");
     }
   }
 
@@ -149,6 +150,7 @@ Domain DomainOf(isa::ElementType type) {
   switch (type) {
     case isa::ElementType::kF32:
     case isa::ElementType::kBF16:
+    case isa::ElementType::kF16:  // widened to f32 in registers (f16_emulation.h)
       return Domain::kFloat;
     case isa::ElementType::kS32:
     case isa::ElementType::kU32:

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "compiler/lower/elementwise_expr.h"
+#include "compiler/lower/f16_emulation.h"
 #include "compiler/lower/vtile.h"
 #include "isa/error.h"
 
@@ -103,6 +104,15 @@ class Emitter {
     for (int output : expr_.outputs) {
       if (!PreservesZero(expr_, output)) masked_ = true;
     }
+    // An f16 result stored to an f16 array and used by nothing else is rounded by the store alone.
+    std::set<int> used_as_input;
+    for (const ExprNode& node : expr_.nodes) used_as_input.insert(node.inputs.begin(), node.inputs.end());
+    for (std::size_t o = 0; o < expr_.outputs.size(); ++o) {
+      const int output = expr_.outputs[o];
+      const bool stored_as_f16 = outputs_.at(o).buffer->shape.element_type == isa::ElementType::kF16;
+      const int stores = static_cast<int>(std::count(expr_.outputs.begin(), expr_.outputs.end(), output));
+      if (stored_as_f16 && stores == 1 && !used_as_input.contains(output)) stored_only_.insert(output);
+    }
     const bool has_padding = grid_.partial_rows != 0 || grid_.partial_lanes != 0 || grid_.partial_elements != 0;
     masked_ = masked_ && has_padding;
 
@@ -181,6 +191,13 @@ class Emitter {
       if (stream->geometry.element_bits == 8) uses_8bit_ = true;  // s8, u8 and pred arrays
       if (stream->buffer->shape.element_type == isa::ElementType::kPred) moves_pred_ = true;
     }
+    for (const ExprNode& node : expr_.nodes) uses_f16_ = uses_f16_ || node.type == isa::ElementType::kF16;
+    if (uses_f16_) {
+      std::set<uint32_t> values;
+      for (uint32_t v : F16Emulation::WideningConstants()) values.insert(v);
+      for (uint32_t v : F16Emulation::NarrowingConstants()) values.insert(v);
+      for (uint32_t v : values) f16_constant_reg_[v] = next_pinned--;
+    }
     if (uses_8bit_) {
       c24_reg_ = next_pinned--;
       c255_reg_ = next_pinned--;
@@ -193,6 +210,7 @@ class Emitter {
 
   // ---- code ----
   void EmitPrologue() {
+    for (const auto& [value, reg] : f16_constant_reg_) out_->Emit("vbcast v{}, {:#x}", reg, value);
     // Scalars: HBM -> SMEM, one word each, then broadcast.
     if (!scalars_.empty()) {
       uint64_t smem = 0;
@@ -207,7 +225,7 @@ class Emitter {
       for (int operand : scalars_) {
         const isa::ElementType type = c_.operands.at(operand).at(0)->shape.element_type;
         out_->Emit("ld.u32 s{}, smem[{:#x}]", kScalarTemp, where.at(operand));
-        if (type == isa::ElementType::kBF16) {
+        if (type == isa::ElementType::kBF16 || type == isa::ElementType::kF16) {
           out_->Emit("and s{}, s{}, 0xffff", kScalarTemp, kScalarTemp);
           out_->Emit("shl s{}, s{}, 16", kScalarTemp, kScalarTemp);
         } else if (isa::ElementBitWidth(type) == 8) {
@@ -223,7 +241,10 @@ class Emitter {
           out_->Emit("vbcast v1, 0");
           out_->Emit("vcmp.ne.s32 m{}, v0, v1", scalar_mask_.at(operand));
         } else {
-          out_->Emit("vbcast v{}, s{}", scalar_reg_.at(operand), kScalarTemp);
+          const int reg = scalar_reg_.at(operand);
+          out_->Emit("vbcast v{}, s{}", reg, kScalarTemp);
+          // v0, v1 and m0 are free here: the masks and temporaries are set up after the scalars.
+          if (type == isa::ElementType::kF16) F16().EmitWiden(*out_, {{reg, reg, 0, 1, 2, kRowMask}});
         }
       }
     }
@@ -464,6 +485,12 @@ class Emitter {
       // for the first load's latency once, not once per tile.
       if (node.kind == ExprNode::Kind::kLoad && inputs_[loads_.at(node.operand)].geometry.element_bits == 16) {
         for (copy_ = 0; copy_ < copies; ++copy_) out_->Emit("vunpack.lo.bf16 v{}, v{}", Regs()[n], Regs()[n]);
+        if (inputs_[loads_.at(node.operand)].buffer->shape.element_type == isa::ElementType::kF16) {
+          std::vector<F16Emulation::Regs> regs(copies);
+          for (copy_ = 0; copy_ < copies; ++copy_) regs[copy_] = F16Temps(Regs()[n], Regs()[n], false);
+          F16().EmitWiden(*out_, regs);
+          ReleaseF16Temps(regs);
+        }
       }
       if (node.kind == ExprNode::Kind::kLoad && inputs_[loads_.at(node.operand)].geometry.element_bits == 8) {
         for (copy_ = 0; copy_ < copies; ++copy_) {
@@ -491,9 +518,14 @@ class Emitter {
       std::vector<int> values(copies);
       std::vector<int> temps(copies, -1);
       const bool pred = s.buffer->shape.element_type == isa::ElementType::kPred;
+      // An f16 result stored once is rounded and packed in its own register (one vreg per tile
+      // fewer: more tiles interleave, docs/validation.md).
+      const int node = expr_.outputs[o];
+      const bool f16_in_place = s.buffer->shape.element_type == isa::ElementType::kF16 && !pinned_.contains(node) &&
+                                std::count(expr_.outputs.begin(), expr_.outputs.end(), node) == 1;
       for (copy_ = 0; copy_ < copies; ++copy_) {
         values[copy_] = Regs()[expr_.outputs[o]];
-        if (variant != kNone || packed || packed8) temps[copy_] = AllocVreg();
+        if (!f16_in_place && (variant != kNone || packed || packed8)) temps[copy_] = AllocVreg();
         if (pred) {
           // The mask as bytes 0 and 1.
           out_->Emit("vbcast v{}, 1", temps[copy_]);
@@ -502,14 +534,27 @@ class Emitter {
         }
         if (variant != kNone) {
           const int mask = variant == kRow ? kRowMask : variant == kLane ? kLaneMask : kBothMask;
-          out_->Emit("vsel v{}, m{}, v{}, v{}", temps[copy_], mask, values[copy_], zero_reg_);
-          values[copy_] = temps[copy_];
+          const int into = temps[copy_] >= 0 ? temps[copy_] : values[copy_];
+          out_->Emit("vsel v{}, m{}, v{}, v{}", into, mask, values[copy_], zero_reg_);
+          values[copy_] = into;
         }
+      }
+      if (s.buffer->shape.element_type == isa::ElementType::kF16) {
+        // f32 -> f16 in register form: vpack.bf16 then packs it unchanged (f16_emulation.h).
+        std::vector<F16Emulation::Regs> regs(copies);
+        for (copy_ = 0; copy_ < copies; ++copy_) {
+          const int into = temps[copy_] >= 0 ? temps[copy_] : values[copy_];
+          regs[copy_] = F16Temps(into, values[copy_], true);
+        }
+        F16().EmitNarrow(*out_, regs);
+        ReleaseF16Temps(regs);
+        for (copy_ = 0; copy_ < copies; ++copy_) values[copy_] = regs[copy_].d;
       }
       if (packed) {
         for (copy_ = 0; copy_ < copies; ++copy_) {
-          out_->Emit("vpack.bf16 v{}, v{}, v{}", temps[copy_], values[copy_], values[copy_]);
-          values[copy_] = temps[copy_];
+          const int into = temps[copy_] >= 0 ? temps[copy_] : values[copy_];
+          out_->Emit("vpack.bf16 v{}, v{}, v{}", into, values[copy_], values[copy_]);
+          values[copy_] = into;
         }
       }
       if (packed8) {
@@ -664,7 +709,7 @@ class Emitter {
     Regs()[n] = d;
     const std::string f = domain == Domain::kFloat ? "f32" : "s32";
     const std::string fu = domain == Domain::kFloat ? "f32" : is_unsigned ? "u32" : "s32";
-    bool round = node.type == isa::ElementType::kBF16;
+    bool round = node.type == isa::ElementType::kBF16 || node.type == isa::ElementType::kF16;
     switch (x.opcode()) {
       case Opcode::kAdd: out_->Emit("vadd.{} v{}, v{}, v{}", f, d, in(0), in(1)); break;
       case Opcode::kSubtract: out_->Emit("vsub.{} v{}, v{}, v{}", f, d, in(0), in(1)); break;
@@ -706,13 +751,47 @@ class Emitter {
       default:
         CannotLower(c_.instruction, std::string(hlo::OpcodeName(x.opcode())) + " '" + x.name() + "'");
     }
-    if (round && domain == Domain::kFloat) out_->Emit("vcvt.bf16.f32 v{}, v{}", d, d);
+    if (round && domain == Domain::kFloat && node.type == isa::ElementType::kBF16) {
+      out_->Emit("vcvt.bf16.f32 v{}, v{}", d, d);
+    }
+    if (round && domain == Domain::kFloat && node.type == isa::ElementType::kF16 && !stored_only_.contains(n)) {
+      // Round to f16 and widen back; a value only stored is rounded once by the store instead.
+      const F16Emulation::Regs regs = F16Temps(d, d, true);
+      F16().EmitNarrow(*out_, {regs});
+      F16().EmitWiden(*out_, {regs});
+      ReleaseF16Temps({regs});
+    }
     // 8-bit integers wrap: bring the 32-bit result back into the type's range (select, min, max
     // and clamp of in-range values are in range; converts normalize themselves).
     const bool keeps_range = x.opcode() == Opcode::kSelect || x.opcode() == Opcode::kMaximum ||
                              x.opcode() == Opcode::kMinimum || x.opcode() == Opcode::kClamp ||
                              x.opcode() == Opcode::kConvert;
     if (Is8Bit(node.type) && !keeps_range) Normalize8(node.type, d);
+  }
+
+  F16Emulation F16() const {
+    return F16Emulation([this](uint32_t value) { return f16_constant_reg_.at(value); });
+  }
+
+  // Registers for one f16 conversion of v{x} into v{d}: scratch vregs and a mask, taken from the
+  // free ones (released by ReleaseF16Temps).
+  F16Emulation::Regs F16Temps(int d, int x, bool narrowing) {
+    F16Emulation::Regs r;
+    r.d = d;
+    r.x = x;
+    r.t1 = AllocVreg();
+    r.t2 = AllocVreg();
+    r.t3 = narrowing ? AllocVreg() : r.t2;
+    r.m = AllocMask();
+    return r;
+  }
+  void ReleaseF16Temps(const std::vector<F16Emulation::Regs>& regs) {
+    for (const F16Emulation::Regs& r : regs) {
+      vreg_used_[r.t1] = false;
+      vreg_used_[r.t2] = false;
+      vreg_used_[r.t3] = false;
+      mask_used_[r.m] = false;
+    }
   }
 
   void Normalize8(isa::ElementType type, int d) {
@@ -744,7 +823,7 @@ class Emitter {
     }
     if (from_domain == Domain::kFloat && to_domain == Domain::kFloat) {
       out_->Emit("vmov v{}, v{}", d, a);
-      return to == isa::ElementType::kBF16 && from != isa::ElementType::kBF16;
+      return (to == isa::ElementType::kBF16 || to == isa::ElementType::kF16) && from != to;
     }
     if (from_domain == Domain::kFloat && Is8Bit(to)) {
       // XLA: truncate toward zero, saturate to the type's range, NaN -> 0 (vcvt gives 0 for NaN).
@@ -798,6 +877,9 @@ class Emitter {
   int zero_reg_ = 0;
   int one_reg_ = 0;
   bool moves_pred_ = false;  // a pred array is loaded or stored: bytes 0/1 <-> mask registers
+  bool uses_f16_ = false;   // then the constants of f16_emulation.h, pinned
+  std::map<uint32_t, int> f16_constant_reg_;  // constant -> vreg
+  std::set<int> stored_only_;  // f16 op nodes whose only use is a store (which rounds them)
   bool uses_8bit_ = false;  // then: 24, 0xff, and the per-sublane shifts of 8-bit rows, pinned
   int c24_reg_ = -1;
   int c255_reg_ = -1;

@@ -14,12 +14,12 @@ bool IsTile(const isa::Tile& tile, std::initializer_list<int64_t> dims) {
 std::optional<VtileGeometry> GetVtileGeometry(const isa::Shape& shape, int64_t sublanes, int64_t lanes) {
   if (shape.is_tuple || !shape.layout) return std::nullopt;
   const isa::Layout& layout = *shape.layout;
-  const bool is_bf16 = shape.element_type == isa::ElementType::kBF16;
+  const bool is_16bit_float = shape.element_type == isa::ElementType::kBF16 || shape.element_type == isa::ElementType::kF16;
   // pred is a byte per element (0 or 1) with the 8-bit layout T(8,128)(4,1), as XLA stores it.
   const bool is_8bit = shape.element_type == isa::ElementType::kS8 || shape.element_type == isa::ElementType::kU8 ||
                        shape.element_type == isa::ElementType::kPred;
   const int bits = isa::ElementBitWidth(shape.element_type);
-  if (!is_bf16 && !is_8bit && shape.element_type != isa::ElementType::kF32 &&
+  if (!is_16bit_float && !is_8bit && shape.element_type != isa::ElementType::kF32 &&
       shape.element_type != isa::ElementType::kS32 && shape.element_type != isa::ElementType::kU32) {
     return std::nullopt;
   }

@@ -236,7 +236,7 @@ TEST_CASE("dot kernel: refuses s32 operands and multi-dim contractions with the 
   Result run = RunTpusim("run " + (dir / "s32.hlo").string() + " --config tiny");
   CHECK(run.exit_code == 1);
   CHECK_THAT(run.output, Catch::Contains("instruction 'd': cannot lower dot s32[8,8]") &&
-                             Catch::Contains("only bf16 x bf16 and f32 x f32 dots are lowered"));
+                             Catch::Contains("only bf16 x bf16, f16 x f16 and f32 x f32 dots are lowered"));
   WriteText(dir / "k2.hlo",
             "HloModule m\n\nENTRY main {\n  a = bf16[4,2,3] parameter(0)\n  b = bf16[2,3,5] parameter(1)\n"
             "  ROOT d = f32[4,5] dot(a, b), lhs_contracting_dims={1,2}, rhs_contracting_dims={0,1}\n}\n");

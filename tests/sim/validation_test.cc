@@ -1,0 +1,79 @@
+// A timing-model regression guard (docs/validation.md): a fixed sample of rows of the TPU v4
+// calibration set (../shared/validation/tpu_v4/) is simulated with `tpusim run --timing-only` on
+// the tpu_v4 preset, and each kernel's simulated time must stay within a stated bound of its
+// measured time. The bounds come from the calibration's measured error (docs/validation.md), with
+// room for small model changes but not for a broken mechanism (a lost pass, a lost fixed cost, a
+// halved bandwidth).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "tests/sim/exec_support.h"
+#include "tests/validation/calibration.h"
+
+namespace {
+
+using namespace tpusim::exec_test;
+using tpusim::validation::Row;
+
+const std::string kDataDir = std::string(TPUSIM_SHARED_DIR) + "/validation/tpu_v4";
+
+// The simulated time of the row's kernel: the op's time_us in the report (the one op there).
+double SimulatedUs(const Row& row, const std::string& name) {
+  const fs::path dir = TempDir("validation_" + name);
+  WriteText(dir / "m.hlo", tpusim::validation::ModuleText(row));
+  const Result run = RunTpusim("run " + (dir / "m.hlo").string() + " --config tpu_v4 --timing-only --report " +
+                               (dir / "r.json").string());
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  const std::string report = ReadText(dir / "r.json");
+  REQUIRE(report.find("\"opcode\": \"" + row.op + "\"") != std::string::npos);
+  return ReportNumber(dir / "r.json", "time_us");
+}
+
+const Row& FindRow(const std::vector<Row>& rows, const std::string& op, const std::vector<int64_t>& dims) {
+  for (const Row& row : rows) {
+    if (row.op == op && row.dims == dims) return row;
+  }
+  FAIL("no row " << op << " in the calibration set");
+  throw;
+}
+
+}  // namespace
+
+TEST_CASE("validation: a sample of the TPU v4 calibration set stays within the calibrated error", "[validation]") {
+  std::vector<Row> rows = tpusim::validation::ReadGemmRows(kDataDir + "/gemm.csv");
+  for (Row& row : tpusim::validation::ReadElementwiseRows(kDataDir + "/elementwise.csv")) rows.push_back(std::move(row));
+  REQUIRE(rows.size() == 686 + 256);  // the set's README
+
+  struct Sample {
+    const char* name;
+    std::string op;
+    std::vector<int64_t> dims;
+    // Bounds on simulated / measured, from docs/validation.md: the class's range of that ratio over
+    // the whole set (small gemm 1.12..1.90, large gemm 1.31..2.48, element-wise 0.78..1.74),
+    // widened by 0.1 on each side so that small model changes pass and a lost mechanism does not.
+    double low, high;
+  };
+  const Sample samples[] = {
+      // Small gemms: the model is slower on every row (structural costs of the dot kernel).
+      {"gemm_128", "dot", {128, 128, 128}, 1.02, 2.0},
+      {"gemm_32x48x32", "dot", {32, 48, 32}, 1.02, 2.0},
+      // A large gemm: the measurement ran on both TensorCores (megacore), the model on one.
+      {"gemm_1024", "dot", {1024, 1024, 1024}, 1.2, 2.6},
+      // Element-wise: f16 emulated on the VPU; the 1-D rows sit on the fixed per-kernel floor.
+      {"multiply_1024x1024", "multiply", {1024, 1024}, 0.68, 1.85},
+      {"subtract_128x128", "subtract", {128, 128}, 0.68, 1.85},
+      {"multiply_256", "multiply", {256}, 0.68, 1.85},
+  };
+  for (const Sample& sample : samples) {
+    const Row& row = FindRow(rows, sample.op, sample.dims);
+    const double simulated = SimulatedUs(row, sample.name);
+    INFO(row.Label() << ": simulated " << simulated << " us, measured " << row.measured_us << " us");
+    CHECK(simulated >= sample.low * row.measured_us);
+    CHECK(simulated <= sample.high * row.measured_us);
+  }
+}
