@@ -366,7 +366,7 @@ TEST_CASE("validation names the line of each bad value", "[config]") {
     return message.substr(path.size());
   };
   const auto at = [](const std::string& needle) { return ":" + PositionOf(TinyText(), needle) + ": "; };
-  CHECK(at("clock_mhz") == ":14:3: ");  // the helper itself, on a position read off the file
+  CHECK(at("clock_mhz") == ":13:3: ");  // the helper itself, on a position read off the file
 
   CHECK(error_with("clock_mhz: 1000", "clock_mhz: 0") ==
         at("clock_mhz") + "tensor_core.clock_mhz must be in (0, 1000000], got 0");
