@@ -14,6 +14,7 @@ using namespace tpusim::exec_test;
 // The workloads the compiler lowers completely today; the rest are named in docs/compiler.md with
 // the operation that stops them.
 const char* const kCheckedWorkloads[] = {
+    "argsort_axis_1024x512_bf16",
     "depthwise_conv_3x3_1x256x56x56_bf16",
     "dot_bf16_0",
     "dot_bf16_1",
