@@ -26,6 +26,7 @@
 #include "compiler/lower/unit_reduce_kernel.h"
 #include "compiler/lower/reduce_window_kernel.h"
 #include "compiler/passes/buffer_assignment.h"
+#include "compiler/passes/dot_transpose_folding.h"
 #include "compiler/passes/elementwise_fusion.h"
 #include "compiler/passes/layout_assignment.h"
 #include "isa/assembler.h"
@@ -324,6 +325,7 @@ class ProgramEmitter final : public NestedEmitter {
 
 CompiledModule Compile(hlo::Module& module, const CompileOptions& options) {
   AssignLayouts(module);
+  FoldTransposesIntoDots(module);
   const hlo::Computation& entry = *module.entry();
   CompiledModule compiled;
   AsmBuilder out(module.name(), options.target);

@@ -29,7 +29,8 @@ TEST_CASE("sine, cosine and power give the exact values known by hand", "[sim][e
   const auto write = [&](const std::string& name, const std::vector<float>& v) {
     std::vector<uint8_t> bytes(v.size() * 4);
     std::memcpy(bytes.data(), v.data(), bytes.size());
-    tpusim::isa::WriteNpy((dir / name).string(), ElementType::kF32, {6}, bytes);
+    const std::vector<int64_t> dims = {6};
+    tpusim::isa::WriteNpy((dir / name).string(), ElementType::kF32, dims, bytes);
   };
   write("x.npy", x);
   write("y.npy", y);

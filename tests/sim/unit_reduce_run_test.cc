@@ -34,7 +34,8 @@ TEST_CASE("reduce over a size-1 dim applies the reducer to the init value first"
   }
   std::vector<uint8_t> bytes(x.size() * 4);
   std::memcpy(bytes.data(), x.data(), bytes.size());
-  tpusim::isa::WriteNpy((dir / "x.npy").string(), ElementType::kS32, {3, 1, 130}, bytes);
+  const std::vector<int64_t> dims = {3, 1, 130};
+  tpusim::isa::WriteNpy((dir / "x.npy").string(), ElementType::kS32, dims, bytes);
   const std::string module =
       "HloModule u\nreducer {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  ROOT c = s32[] subtract(a, b)\n}\n"
       "ENTRY e {\n  x = s32[3,1,130] parameter(0)\n  i = s32[] constant(100)\n"
