@@ -207,8 +207,11 @@ struct TableBuilder {
         {OPCODE_VTANH_F32, "vtanh.f32", "vd = tanh(va)"},
         {OPCODE_VRCP_F32, "vrcp.f32", "vd = 1 / va"},
         {OPCODE_VLOGISTIC_F32, "vlogistic.f32", "vd = 1 / (1 + e^-va)"},
+        {OPCODE_VSIN_F32, "vsin.f32", "vd = sin(va)"},
+        {OPCODE_VCOS_F32, "vcos.f32", "vd = cos(va)"},
     };
     for (const Op& o : ops) Add(o.op, o.name, u, c, {VReg("vd", Access::kWrite), VReg("va")}, o.summary);
+    Add(OPCODE_VPOW_F32, "vpow.f32", u, c, {VReg("vd", Access::kWrite), VReg("va"), VReg("vb")}, "vd = va ^ vb");
   }
 
   void CrossLane() {

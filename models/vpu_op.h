@@ -38,7 +38,7 @@ enum class VpuOp : uint8_t {
   // converts and bf16 packing
   kCvtF32S32, kCvtS32F32, kCvtBf16F32, kPackBf16, kUnpackLoBf16, kUnpackHiBf16,
   // transcendental
-  kExpF32, kLogF32, kRsqrtF32, kSqrtF32, kTanhF32, kRcpF32, kLogisticF32,
+  kExpF32, kLogF32, kRsqrtF32, kSqrtF32, kTanhF32, kRcpF32, kLogisticF32, kSinF32, kCosF32, kPowF32,
   // cross-lane
   kRot, kPerm, kXpose,
   kRedAddF32, kRedMaxF32, kRedMinF32, kRedAddS32, kRedMaxS32, kRedMinS32,

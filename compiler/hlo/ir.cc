@@ -137,6 +137,23 @@ Instruction* Computation::AddInstruction(std::unique_ptr<Instruction> instructio
   return raw;
 }
 
+void Computation::RemoveInstruction(Instruction* instruction) {
+  if (instruction == root_ || instruction->opcode() == Opcode::kParameter) {
+    throw Error(instruction->Describe() + ": the root and parameters cannot be removed");
+  }
+  for (const auto& other : instructions_) {
+    const auto& operands = other->operands();
+    if (std::find(operands.begin(), operands.end(), instruction) != operands.end()) {
+      throw Error(instruction->Describe() + ": cannot be removed while '" + other->name() + "' reads it");
+    }
+  }
+  const auto it = std::find_if(instructions_.begin(), instructions_.end(),
+                               [&](const std::unique_ptr<Instruction>& x) { return x.get() == instruction; });
+  if (it == instructions_.end()) throw Error(instruction->Describe() + ": not in computation '" + name_ + "'");
+  by_name_.erase(instruction->name());
+  instructions_.erase(it);
+}
+
 std::vector<Computation*> Computation::CalledComputations() const {
   std::vector<Computation*> called;
   auto add = [&](Computation* c) {

@@ -101,6 +101,8 @@ class Instruction {
   void set_parameter_number(int64_t number) { parameter_number_ = number; }
   void set_constant(ConstantForm form, std::optional<Literal> literal, std::string text);
   void AddOperand(Instruction* operand) { operands_.push_back(operand); }
+  // Passes: operand i becomes `operand` (the caller keeps shapes consistent).
+  void ReplaceOperand(std::size_t i, Instruction* operand) { operands_.at(i) = operand; }
   void AddAttribute(Attribute attribute) { attributes_.push_back(std::move(attribute)); }
   std::vector<Attribute>& mutable_attributes() { return attributes_; }
 
@@ -146,6 +148,9 @@ class Computation {
   // Building. AddInstruction takes ownership, sets the parent, and throws tpusim::Error for a
   // duplicate name. set_parameters orders them by number.
   Instruction* AddInstruction(std::unique_ptr<Instruction> instruction);
+  // Removes an instruction nothing reads (passes: after folding it into its users); throws
+  // tpusim::Error for the root, a parameter or an instruction that is still read.
+  void RemoveInstruction(Instruction* instruction);
   void set_root(Instruction* root) { root_ = root; }
   void set_parameters(std::vector<Instruction*> parameters) { parameters_ = std::move(parameters); }
   void set_execution_thread(std::optional<std::string> thread) { execution_thread_ = std::move(thread); }

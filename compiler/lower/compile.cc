@@ -13,7 +13,7 @@
 #include "compiler/lower/cost.h"
 #include "compiler/lower/data_movement_kernel.h"
 #include "compiler/lower/conv_kernel.h"
-#include "compiler/lower/dot_kernel.h"
+#include "compiler/lower/dot_general_kernel.h"
 #include "compiler/lower/elementwise_expr.h"
 #include "compiler/lower/elementwise_kernel.h"
 #include "compiler/lower/gather_kernel.h"
@@ -23,7 +23,10 @@
 #include "compiler/lower/scalar_kernel.h"
 #include "compiler/lower/scatter_kernel.h"
 #include "compiler/lower/topk_kernel.h"
+#include "compiler/lower/unit_reduce_kernel.h"
+#include "compiler/lower/reduce_window_kernel.h"
 #include "compiler/passes/buffer_assignment.h"
+#include "compiler/passes/dot_transpose_folding.h"
 #include "compiler/passes/elementwise_fusion.h"
 #include "compiler/passes/layout_assignment.h"
 #include "isa/assembler.h"
@@ -62,10 +65,17 @@ void EmitKernel(KernelContext& context) {
   }
   switch (instruction.opcode()) {
     case Opcode::kDot:
-      EmitDotKernel(context);
+      EmitGeneralDotKernel(context);
       return;
     case Opcode::kReduce:
-      EmitReduceKernel(context);
+      if (IsUnitReduce(instruction)) {
+        EmitUnitReduceKernel(context);
+      } else {
+        EmitReduceKernel(context);
+      }
+      return;
+    case Opcode::kReduceWindow:
+      EmitReduceWindowKernel(context);
       return;
     case Opcode::kSort:
       EmitSortKernel(context);
@@ -335,6 +345,7 @@ class ProgramEmitter final : public NestedEmitter {
 
 CompiledModule Compile(hlo::Module& module, const CompileOptions& options) {
   AssignLayouts(module);
+  FoldTransposesIntoDots(module);
   const hlo::Computation& entry = *module.entry();
   CompiledModule compiled;
   AsmBuilder out(module.name(), options.target);

@@ -170,7 +170,7 @@ bool IsElementwiseOpcode(hlo::Opcode opcode) {
     case Opcode::kMaximum: case Opcode::kMinimum: case Opcode::kRemainder:
     case Opcode::kNegate: case Opcode::kAbs:
     case Opcode::kExp: case Opcode::kLog: case Opcode::kRsqrt: case Opcode::kSqrt: case Opcode::kTanh:
-    case Opcode::kLogistic:
+    case Opcode::kLogistic: case Opcode::kSin: case Opcode::kCos: case Opcode::kPower:
     case Opcode::kAnd: case Opcode::kOr: case Opcode::kXor: case Opcode::kNot:
     case Opcode::kShiftLeft: case Opcode::kShiftRightArithmetic: case Opcode::kShiftRightLogical:
     case Opcode::kCompare: case Opcode::kSelect: case Opcode::kClamp: case Opcode::kConvert:

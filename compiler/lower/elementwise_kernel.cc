@@ -732,6 +732,14 @@ class Emitter {
         out_->Emit("{}.f32 v{}, v{}", name, d, in(0));
         break;
       }
+      case Opcode::kSin: case Opcode::kCos:
+        if (domain != Domain::kFloat) CannotLower(c_.instruction, "a transcendental op on integers");
+        out_->Emit("{}.f32 v{}, v{}", x.opcode() == Opcode::kSin ? "vsin" : "vcos", d, in(0));
+        break;
+      case Opcode::kPower:
+        if (domain != Domain::kFloat) CannotLower(c_.instruction, "integer power (not lowered yet)");
+        out_->Emit("vpow.f32 v{}, v{}, v{}", d, in(0), in(1));
+        break;
       case Opcode::kAnd: out_->Emit("vand v{}, v{}, v{}", d, in(0), in(1)); break;
       case Opcode::kOr: out_->Emit("vor v{}, v{}, v{}", d, in(0), in(1)); break;
       case Opcode::kXor: out_->Emit("vxor v{}, v{}, v{}", d, in(0), in(1)); break;

@@ -21,7 +21,8 @@ std::string TypeName(isa::ElementType type) { return std::string(isa::ElementTyp
 }  // namespace
 
 std::optional<ReduceOp> ReducerOpOf(const hlo::Instruction& reduce) {
-  if (reduce.opcode() != Opcode::kReduce || !reduce.HasAttribute("to_apply")) return std::nullopt;
+  if ((reduce.opcode() != Opcode::kReduce && reduce.opcode() != Opcode::kReduceWindow) ||
+      !reduce.HasAttribute("to_apply")) return std::nullopt;
   const hlo::Computation& c = *reduce.GetComputation("to_apply");
   if (c.parameters().size() != 2 || c.instruction_count() != 3) return std::nullopt;
   const hlo::Instruction& root = *c.root();

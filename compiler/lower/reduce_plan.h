@@ -18,7 +18,7 @@ namespace tpusim::compiler {
 
 enum class ReduceOp { kAdd, kMultiply, kMaximum, kMinimum, kAnd, kOr, kXor };
 
-// The op when `reduce`'s to_apply is one binary op of its two parameters (op(p0, p1), or
+// The op when `reduce`'s (or a reduce-window's) to_apply is one binary op of its two parameters (op(p0, p1), or
 // op(p1, p0) for these commutative ops) on scalars; nullopt for any other reducer.
 std::optional<ReduceOp> ReducerOpOf(const hlo::Instruction& reduce);
 
