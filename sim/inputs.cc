@@ -74,8 +74,10 @@ Literal RandomLiteral(const isa::Shape& shape, uint64_t seed) {
   return literal;
 }
 
-std::vector<Literal> PrepareArguments(const hlo::Computation& entry,
-                                      const std::vector<std::string>& inputs, uint64_t seed) {
+namespace {
+
+// The parameters `inputs` name, read from their files (nullopt for the others).
+std::vector<std::optional<Literal>> GivenArguments(const hlo::Computation& entry, const std::vector<std::string>& inputs) {
   std::vector<std::optional<Literal>> given(entry.parameters().size());
   for (const std::string& input : inputs) {
     const std::size_t equals = input.find('=');
@@ -93,10 +95,41 @@ std::vector<Literal> PrepareArguments(const hlo::Computation& entry,
     if (slot) throw Error("--input " + input + ": parameter " + key + " is given twice");
     slot = ReadInput(*parameter, input.substr(equals + 1));
   }
+  return given;
+}
+
+// The bytes of the smallest array in `shape` (its elements' storage, no layout).
+uint64_t SmallestArrayBytes(const isa::Shape& shape) {
+  if (!shape.is_tuple) {
+    return static_cast<uint64_t>(isa::ElementCount(shape)) * static_cast<uint64_t>(isa::ElementByteWidth(shape.element_type));
+  }
+  uint64_t smallest = UINT64_MAX;
+  for (const isa::Shape& element : shape.tuple_shapes) smallest = std::min(smallest, SmallestArrayBytes(element));
+  return smallest;
+}
+
+}  // namespace
+
+std::vector<Literal> PrepareArguments(const hlo::Computation& entry,
+                                      const std::vector<std::string>& inputs, uint64_t seed) {
+  std::vector<std::optional<Literal>> given = GivenArguments(entry, inputs);
   std::vector<Literal> arguments;
   for (std::size_t p = 0; p < given.size(); ++p) {
     arguments.push_back(given[p] ? std::move(*given[p])
                                  : RandomLiteral(entry.parameters()[p]->shape(), seed * 1'000'003 + p));
+  }
+  return arguments;
+}
+
+std::vector<std::optional<Literal>> PrepareTimingArguments(const hlo::Computation& entry,
+                                                           const std::vector<std::string>& inputs, uint64_t seed,
+                                                           uint64_t max_random_bytes) {
+  std::vector<std::optional<Literal>> arguments = GivenArguments(entry, inputs);
+  for (std::size_t p = 0; p < arguments.size(); ++p) {
+    const isa::Shape& shape = entry.parameters()[p]->shape();
+    if (!arguments[p] && SmallestArrayBytes(shape) <= max_random_bytes) {
+      arguments[p] = RandomLiteral(shape, seed * 1'000'003 + p);
+    }
   }
   return arguments;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,15 @@ namespace tpusim::sim {
 // match.
 std::vector<hlo::Literal> PrepareArguments(const hlo::Computation& entry,
                                            const std::vector<std::string>& inputs, uint64_t seed);
+
+// For --timing-only runs: the same, except that a parameter no input names whose arrays all hold
+// more than `max_random_bytes` gets no value (nullopt, so it stays zero in memory). A timing-only
+// run moves no DMA of more than models::kTimingOnlyMovedBytes, so no kernel ever sees such a
+// parameter's values, and drawing them (Gemma 3: 1.2 G elements) only costs time. The small ones
+// (loop bounds, indices) get the same values as in a functional run: they steer control flow.
+std::vector<std::optional<hlo::Literal>> PrepareTimingArguments(const hlo::Computation& entry,
+                                                                const std::vector<std::string>& inputs,
+                                                                uint64_t seed, uint64_t max_random_bytes);
 
 // A value of `shape` (array or tuple) drawn as above from `seed`.
 hlo::Literal RandomLiteral(const isa::Shape& shape, uint64_t seed);

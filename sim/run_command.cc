@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "compiler/lower/compile.h"
 #include "isa/error.h"
 #include "isa/npy.h"
+#include "models/dma_unit.h"
 #include "sim/chip/chip.h"
 #include "sim/compile_options.h"
 #include "sim/config/load.h"
@@ -60,33 +62,60 @@ void WriteFile(const std::string& path, const std::string& text) {
   if (!out) throw Error(path + ": cannot write");
 }
 
-// The host-side arrays of the compiled program's parameter buffers, from the entry's arguments.
-std::map<std::string, isa::NpyArray> HostInputs(const compiler::CompiledModule& compiled,
-                                                const std::vector<hlo::Literal>& arguments) {
-  std::vector<const hlo::Literal*> leaves;
-  for (const hlo::Literal& argument : arguments) {
-    for (const hlo::Literal* leaf : FlattenLeaves(argument)) {
-      if (leaf->element_type() != isa::ElementType::kToken) leaves.push_back(leaf);
-    }
-  }
-  if (leaves.size() != compiled.parameters.size()) {
-    throw Error(fmt::format("the module's parameters have {} arrays but the program takes {}", leaves.size(),
-                            compiled.parameters.size()));
-  }
+std::size_t ArrayLeafCount(const isa::Shape& shape) {
+  if (!shape.is_tuple) return shape.element_type == isa::ElementType::kToken ? 0 : 1;
+  std::size_t count = 0;
+  for (const isa::Shape& element : shape.tuple_shapes) count += ArrayLeafCount(element);
+  return count;
+}
+
+// The host-side arrays of the compiled program's parameter buffers, from the entry's arguments;
+// a parameter without a value (a timing-only run's big ones) gets none, and its buffer stays zero.
+std::map<std::string, isa::NpyArray> HostInputs(const compiler::CompiledModule& compiled, const hlo::Computation& entry,
+                                                const std::vector<std::optional<hlo::Literal>>& arguments) {
   std::map<std::string, isa::NpyArray> inputs;
-  for (std::size_t i = 0; i < leaves.size(); ++i) {
-    const hlo::Literal& leaf = *leaves[i];
-    inputs[compiled.parameters[i].host_buffer] =
-        isa::NpyArray{leaf.element_type(), leaf.dims(), std::vector<uint8_t>(leaf.bytes().begin(), leaf.bytes().end())};
+  std::size_t next = 0;  // the parameter leaf (program parameter buffer) of the next array
+  for (std::size_t p = 0; p < arguments.size(); ++p) {
+    const std::size_t count = ArrayLeafCount(entry.parameters()[p]->shape());
+    if (next + count > compiled.parameters.size()) break;
+    if (arguments[p]) {
+      std::size_t k = next;
+      for (const hlo::Literal* leaf : FlattenLeaves(*arguments[p])) {
+        if (leaf->element_type() == isa::ElementType::kToken) continue;
+        inputs[compiled.parameters[k++].host_buffer] = isa::NpyArray{
+            leaf->element_type(), leaf->dims(), std::vector<uint8_t>(leaf->bytes().begin(), leaf->bytes().end())};
+      }
+    }
+    next += count;
+  }
+  if (next != compiled.parameters.size()) {
+    throw Error(fmt::format("the module's parameters have {} arrays but the program takes {}", next,
+                            compiled.parameters.size()));
   }
   return inputs;
 }
 
+// The entry's arguments: all of them for a run with data, only those a timing-only run reads
+// (PrepareTimingArguments) otherwise.
+std::vector<std::optional<hlo::Literal>> RunArguments(const hlo::Computation& entry, const RunOptions& options) {
+  if (options.timing_only) {
+    return PrepareTimingArguments(entry, options.inputs, options.seed, models::kTimingOnlyMovedBytes);
+  }
+  std::vector<std::optional<hlo::Literal>> arguments;
+  for (hlo::Literal& argument : PrepareArguments(entry, options.inputs, options.seed)) {
+    arguments.emplace_back(std::move(argument));
+  }
+  return arguments;
+}
+
 void RunRun(const RunOptions& options) {
   CheckTraceOptions(options.trace);
+  if (options.check && options.timing_only) {
+    throw Error("--check needs the data: it cannot be combined with --timing-only");
+  }
   const ArchConfig config = LoadArchConfig(ResolveConfigPath(options.config), options.overrides);
   std::unique_ptr<hlo::Module> module = LoadModule(options.module_path, true);
-  const std::vector<hlo::Literal> arguments = PrepareArguments(*module->entry(), options.inputs, options.seed);
+  std::vector<std::optional<hlo::Literal>> arguments = RunArguments(*module->entry(), options);
 
   // The reference result comes from the module as written (compiling assigns layouts).
   std::unique_ptr<hlo::Module> reference = options.check ? LoadModule(options.module_path, false) : nullptr;
@@ -102,7 +131,8 @@ void RunRun(const RunOptions& options) {
   std::unique_ptr<TraceSession> trace;
   if (!options.trace.path.empty()) trace = std::make_unique<TraceSession>(options.trace, chip, compiled.program);
   start = std::chrono::steady_clock::now();
-  const RunReport run = chip.Run(compiled.program, HostInputs(compiled, arguments), options.timing_only);
+  const RunReport run =
+      chip.Run(compiled.program, HostInputs(compiled, *module->entry(), arguments), options.timing_only);
   spdlog::info("simulated {} in {:.3f} s", options.module_path, SecondsSince(start));
   const ModuleReport report = MakeModuleReport(compiled, run, config);
   if (trace) trace->Finish(run, XlaModuleSlices(module->name(), run), XlaOpSlices(report, run));
@@ -120,10 +150,11 @@ void RunRun(const RunOptions& options) {
   if (!options.report_path.empty()) WriteFile(options.report_path, ModuleReportJson(report, run, config, options.timing_only));
 
   if (options.check) {
-    if (options.timing_only) throw Error("--check needs the data: it cannot be combined with --timing-only");
     eval::EvaluatorOptions evaluator_options;
     evaluator_options.seed = options.seed;
-    const eval::EvaluationResult expected = eval::EvaluateModule(*reference, arguments, std::move(evaluator_options));
+    std::vector<hlo::Literal> values;  // every argument is present in a run with data
+    for (std::optional<hlo::Literal>& argument : arguments) values.push_back(std::move(*argument));
+    const eval::EvaluationResult expected = eval::EvaluateModule(*reference, values, std::move(evaluator_options));
     std::vector<const hlo::Literal*> want;
     for (const hlo::Literal* leaf : FlattenLeaves(expected.device_results.at(0))) {
       if (leaf->element_type() != isa::ElementType::kToken) want.push_back(leaf);
