@@ -250,3 +250,31 @@ ENTRY main {
   CHECK(nonzero_padding == 0);
   CHECK(nonzero_elements > 0);  // the dump is r's image, not an untouched buffer
 }
+
+TEST_CASE("fused broadcasts: a broadcast of a parameter inside an HLO fusion", "[sim][broadcast_fusion]") {
+  // A `fusion` instruction's computation is one element-wise kernel; its broadcast of a
+  // parameter is filled the same way (this was refused before: "broadcast of a non-scalar").
+  const int64_t m = 20, n = 300;
+  const std::vector<float> x = RandomF32(m * n, 8), a = RandomF32(n, 9);
+  std::vector<float> want(m * n);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) want[i * n + j] = x[i * n + j] - a[j];
+  }
+  const auto [got, report] = Run("bcast_fusion_instruction", R"(HloModule m
+fused {
+  p0 = f32[20,300] parameter(0)
+  p1 = f32[300] parameter(1)
+  b = f32[20,300] broadcast(p1), dimensions={1}
+  ROOT s = f32[20,300] subtract(p0, b)
+}
+ENTRY main {
+  x = f32[20,300] parameter(0)
+  a = f32[300] parameter(1)
+  ROOT r = f32[20,300] fusion(x, a), kind=kLoop, calls=fused
+}
+)",
+                                 {{ElementType::kF32, {m, n}, Bytes(x)}, {ElementType::kF32, {n}, Bytes(a)}},
+                                 ElementType::kF32);
+  CHECK(got == Bytes(want));
+  CHECK(CountOf(report, "\"opcode\":") == 1);
+}
