@@ -88,11 +88,23 @@ class Builder {
         }
         return Add(node);
       }
-      case Opcode::kBroadcast:
-        if (x->operand(0)->shape().rank() != 0) {
-          CannotLower(kernel_, "broadcast '" + x->name() + "' of a non-scalar (not lowered yet)");
+      case Opcode::kBroadcast: {
+        const hlo::Instruction* operand = x->operand(0);
+        if (operand->shape().rank() == 0) return Visit(operand);
+        const auto leaf = leaves_.find(operand);
+        if (leaf == leaves_.end() || x->shape().dims != kernel_dims() || operand->shape().rank() >= x->shape().rank()) {
+          CannotLower(kernel_, "broadcast '" + x->name() + "' of a non-scalar that is not a kernel operand, or not into "
+                                   "the result's dims (not lowered yet)");
         }
-        return Visit(x->operand(0));
+        CheckType(*operand);
+        ExprNode node;
+        node.kind = ExprNode::Kind::kLoad;
+        node.hlo = x;
+        node.type = type;
+        node.operand = leaf->second;
+        node.broadcast = x;
+        return Add(node);
+      }
       case Opcode::kCopy:
       case Opcode::kReshape:
       case Opcode::kBitcast:
@@ -219,7 +231,8 @@ bool PreservesZero(const ElementwiseExpr& expr, int node) {
   const ExprNode& n = expr.nodes.at(node);
   switch (n.kind) {
     case ExprNode::Kind::kLoad:
-      return true;
+      // The replicating DMAs of a broadcast write its elements only, not the tiles' padding.
+      return n.broadcast == nullptr;
     case ExprNode::Kind::kScalar:
       return false;
     case ExprNode::Kind::kConstant:

@@ -5,6 +5,8 @@
 #include <optional>
 #include <set>
 
+#include "compiler/lower/broadcast_block_dmas.h"
+#include "compiler/lower/dma_region.h"
 #include "compiler/lower/elementwise_expr.h"
 #include "compiler/lower/f16_emulation.h"
 #include "compiler/lower/vtile.h"
@@ -57,7 +59,16 @@ struct Stream {
   const DeviceBuffer* buffer = nullptr;
   VtileGeometry geometry;
   uint64_t vmem[kBuffers] = {};
+  // A broadcast of `buffer` into the result's dims: its operand seen in the result's index space
+  // and the tiles it fills (compiler/lower/broadcast_block_dmas.h). Null for a plain stream.
+  const hlo::Instruction* broadcast = nullptr;
+  isa::Shape source_view;
+  isa::Shape tiles;
 };
+
+// Streams are one per (operand, broadcast): an operand may be read plain and broadcast.
+using LoadKey = std::pair<int, const hlo::Instruction*>;
+LoadKey KeyOf(const ExprNode& node) { return {node.operand, node.broadcast}; }
 
 class Emitter {
  public:
@@ -86,18 +97,22 @@ class Emitter {
       if (!SameTiling(buffer->shape, first_output->shape, sublanes_, lanes_)) {
         CannotLower(c_.instruction, "its results are not laid out alike");
       }
-      outputs_.push_back({buffer, *GetVtileGeometry(buffer->shape, sublanes_, lanes_), {}});
+      outputs_.push_back({buffer, *GetVtileGeometry(buffer->shape, sublanes_, lanes_), {}, nullptr, {}, {}});
     }
     for (const ExprNode& node : expr_.nodes) {
-      if (node.kind == ExprNode::Kind::kLoad && !loads_.contains(node.operand)) {
+      if (node.kind == ExprNode::Kind::kLoad && node.broadcast != nullptr && !loads_.contains(KeyOf(node))) {
+        loads_[KeyOf(node)] = inputs_.size();
+        inputs_.push_back(BroadcastStream(node, first_output->shape));
+      }
+      if (node.kind == ExprNode::Kind::kLoad && node.broadcast == nullptr && !loads_.contains(KeyOf(node))) {
         const DeviceBuffer* buffer = c_.operands.at(node.operand).at(0);
         if (!SameTiling(buffer->shape, first_output->shape, sublanes_, lanes_)) {
           CannotLower(c_.instruction, "operand " + std::to_string(node.operand) + " " + isa::ToString(buffer->shape) +
                                           " is not laid out as the result " + isa::ToString(first_output->shape) +
                                           " (re-tiling operands is not lowered yet)");
         }
-        loads_[node.operand] = inputs_.size();
-        inputs_.push_back({buffer, *GetVtileGeometry(buffer->shape, sublanes_, lanes_), {}});
+        loads_[KeyOf(node)] = inputs_.size();
+        inputs_.push_back({buffer, *GetVtileGeometry(buffer->shape, sublanes_, lanes_), {}, nullptr, {}, {}});
       }
       if (node.kind == ExprNode::Kind::kScalar) scalars_.insert(node.operand);
     }
@@ -151,6 +166,27 @@ class Emitter {
     cursor += pack_scratch_bytes_;
     if (cursor > c_.options.vmem_capacity_bytes) CannotLower(c_.instruction, "its blocks do not fit in VMEM");
     PlanRegisters();
+  }
+
+  // The stream of a broadcast load: its tiles are the result's, with the operand's element type.
+  Stream BroadcastStream(const ExprNode& node, const isa::Shape& result) {
+    Stream stream;
+    stream.buffer = c_.operands.at(node.operand).at(0);
+    stream.broadcast = node.broadcast;
+    const isa::Shape& operand = stream.buffer->shape;
+    isa::Shape tiles = result;
+    tiles.element_type = operand.element_type;
+    tiles.layout->tiles = isa::DefaultTpuLayout(operand.element_type, result.rank()).tiles;
+    tiles.layout->element_size_in_bits = 0;
+    const auto geometry = GetVtileGeometry(tiles, sublanes_, lanes_);
+    if (!geometry || result.rank() < 2 || operand.is_tuple || !operand.layout) {
+      CannotLower(c_.instruction, "broadcast '" + node.broadcast->name() + "' of " + isa::ToString(operand) +
+                                      " into " + isa::ToString(result) + " (its tiles are not ones the element-wise kernels stream)");
+    }
+    stream.geometry = *geometry;
+    stream.tiles = WithoutMemorySpace(tiles);
+    stream.source_view = ExpandedView(operand, result.rank(), node.broadcast->GetIntList("dimensions"));
+    return stream;
   }
 
   std::vector<Stream*> AllStreams() {
@@ -331,7 +367,23 @@ class Emitter {
 
   int EmitBlockLoads(int64_t block, int buffer) {
     int count = 0;
-    for (const Stream& s : inputs_) count += EmitBlockDmas(s, block, buffer, true, kLoadSem[buffer]);
+    for (const Stream& s : inputs_) {
+      if (s.broadcast == nullptr) {
+        count += EmitBlockDmas(s, block, buffer, true, kLoadSem[buffer]);
+        continue;
+      }
+      BroadcastBlock fill;
+      fill.source_address = s.buffer->address;
+      fill.source = s.source_view;
+      fill.tiles = s.tiles;
+      fill.vmem = s.vmem[buffer];
+      fill.first_strip = block * block_strips_;
+      fill.strips = std::min(block_strips_, grid_.strips - fill.first_strip);
+      fill.strips_per_matrix = grid_.strips_per_matrix;
+      fill.strip_bytes = s.geometry.strip_tiles * s.geometry.tile_bytes;
+      fill.sublanes = sublanes_;
+      count += EmitBroadcastBlockDmas(*out_, fill, kLoadSem[buffer], next_engine_);
+    }
     return count;
   }
 
@@ -466,7 +518,7 @@ class Emitter {
         if (pinned_.contains(n)) {
           Regs()[n] = pinned_.at(n);
         } else if (node.kind == ExprNode::Kind::kLoad) {
-          const Stream& s = inputs_[loads_.at(node.operand)];
+          const Stream& s = inputs_[loads_.at(KeyOf(node))];
           const int r = AllocVreg();
           if (s.geometry.element_bits == 8) {
             EmitLoad8(s, r);
@@ -483,16 +535,16 @@ class Emitter {
       }
       // A bf16 load is unpacked once every copy's load has issued: the in-order VPU then waits
       // for the first load's latency once, not once per tile.
-      if (node.kind == ExprNode::Kind::kLoad && inputs_[loads_.at(node.operand)].geometry.element_bits == 16) {
+      if (node.kind == ExprNode::Kind::kLoad && inputs_[loads_.at(KeyOf(node))].geometry.element_bits == 16) {
         for (copy_ = 0; copy_ < copies; ++copy_) out_->Emit("vunpack.lo.bf16 v{}, v{}", Regs()[n], Regs()[n]);
-        if (inputs_[loads_.at(node.operand)].buffer->shape.element_type == isa::ElementType::kF16) {
+        if (inputs_[loads_.at(KeyOf(node))].buffer->shape.element_type == isa::ElementType::kF16) {
           std::vector<F16Emulation::Regs> regs(copies);
           for (copy_ = 0; copy_ < copies; ++copy_) regs[copy_] = F16Temps(Regs()[n], Regs()[n], false);
           F16().EmitWiden(*out_, regs);
           ReleaseF16Temps(regs);
         }
       }
-      if (node.kind == ExprNode::Kind::kLoad && inputs_[loads_.at(node.operand)].geometry.element_bits == 8) {
+      if (node.kind == ExprNode::Kind::kLoad && inputs_[loads_.at(KeyOf(node))].geometry.element_bits == 8) {
         for (copy_ = 0; copy_ < copies; ++copy_) {
           out_->Emit("vshl v{}, v{}, v{}", Regs()[n], Regs()[n], load_shift_reg_);
           out_->Emit("{} v{}, v{}, v{}", node.type == isa::ElementType::kS8 ? "vsra" : "vshr", Regs()[n], Regs()[n],
@@ -875,7 +927,7 @@ class Emitter {
   VtileGeometry grid_;
   std::vector<Stream> inputs_;
   std::vector<Stream> outputs_;
-  std::map<int, std::size_t> loads_;  // operand -> inputs_ index
+  std::map<LoadKey, std::size_t> loads_;  // (operand, broadcast) -> inputs_ index
   std::set<int> scalars_;
   std::map<int, int> scalar_reg_;     // operand -> vreg
   std::map<int, int> scalar_mask_;    // pred scalar operand -> mask register

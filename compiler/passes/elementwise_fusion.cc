@@ -40,6 +40,23 @@ bool IsFusibleOp(const hlo::Instruction& x) {
   return true;
 }
 
+// A broadcast of an array (not a scalar) into `consumer`'s dims: the element-wise kernel loads its
+// operand from HBM straight into each block's tiles in the group's shape (replicating DMAs), so
+// the broadcast array is never written (so its own layout does not matter). The operand has a lower
+// rank than the result, so the result has rank >= 2: the tiled layouts the kernels stream.
+bool IsFusibleArrayBroadcast(const hlo::Instruction& x, const hlo::Instruction& consumer) {
+  if (x.opcode() != Opcode::kBroadcast || x.operand_count() != 1) return false;
+  const isa::Shape& operand = x.operand(0)->shape();
+  // A broadcast of a recomputed scalar is duplicable already; an operand of the full rank could
+  // be computed inside the group itself. Both stay as they are.
+  if (operand.is_tuple || operand.rank() == 0 || operand.rank() >= x.shape().rank() || !operand.layout ||
+      !HeldInRegisters(x.shape()) || IsDuplicable(*x.operand(0))) {
+    return false;
+  }
+  if (operand.element_type != x.shape().element_type || operand.layout->memory_space != isa::kMemorySpaceHbm) return false;
+  return x.shape().dims == consumer.shape().dims;
+}
+
 }  // namespace
 
 std::vector<KernelGroup> FuseElementwise(const std::vector<const hlo::Instruction*>& schedule) {
@@ -60,7 +77,8 @@ std::vector<KernelGroup> FuseElementwise(const std::vector<const hlo::Instructio
     if (!group_of.contains(x)) group_of[x] = x;
     const hlo::Instruction* group = group_of.at(x);
     for (const hlo::Instruction* operand : x->operands()) {
-      if (group_of.contains(operand) || !IsFusibleOp(*operand) || operand == root) continue;
+      if (group_of.contains(operand) || operand == root) continue;
+      if (!IsFusibleOp(*operand) && !IsFusibleArrayBroadcast(*operand, *x)) continue;
       if (operand->shape().dims != x->shape().dims) continue;
       const auto& operand_users = users[operand];
       const bool all_inside = std::all_of(operand_users.begin(), operand_users.end(), [&](const hlo::Instruction* u) {

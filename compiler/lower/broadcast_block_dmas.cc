@@ -1,0 +1,101 @@
+#include "compiler/lower/broadcast_block_dmas.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace tpusim::compiler {
+namespace {
+
+std::string List(const std::vector<int64_t>& items) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + std::to_string(items[i]);
+  return s + "]";
+}
+
+void EmitDma(AsmBuilder& out, std::string_view from_space, uint64_t from, const isa::Shape& src,
+             const std::vector<int64_t>& src_start, uint64_t to, const isa::Shape& dst,
+             const std::vector<int64_t>& dst_start, const std::vector<int64_t>& size, uint32_t semaphore,
+             uint32_t engine) {
+  out.Emit("dma {}[{:#x}] -> vmem[{:#x}], src={}, dst={}, src_start={}, dst_start={}, size={}, sem=sem[{}], engine={}",
+           from_space, from, to, isa::ToString(src), isa::ToString(dst), List(src_start), List(dst_start), List(size),
+           semaphore, engine);
+}
+
+}  // namespace
+
+int EmitBroadcastBlockDmas(AsmBuilder& out, const BroadcastBlock& block, uint32_t semaphore, uint32_t& next_engine) {
+  const std::vector<int64_t>& minor_to_major = block.tiles.layout->minor_to_major;
+  const std::size_t rank = minor_to_major.size();
+  const int64_t column = minor_to_major.at(0);
+  const int64_t row = minor_to_major.at(1);
+  const std::vector<int64_t>& dims = block.tiles.dims;
+  const uint32_t engines = std::max<uint32_t>(1, out.target().dma_engines());
+  int count = 0;
+  const int64_t end = block.first_strip + block.strips;
+  // The most minor major dim: whole matrices along it form one box (rank 2 has none).
+  const int64_t outer = rank > 2 ? minor_to_major[2] : -1;
+  for (int64_t s = block.first_strip; s < end;) {
+    const int64_t matrix = s / block.strips_per_matrix;
+    const int64_t row_strip = s % block.strips_per_matrix;
+    // A piece: `run` whole matrices along `outer` (within one index of the other major dims), or
+    // the strips of one matrix that the block holds.
+    int64_t run = 1;
+    if (outer >= 0 && row_strip == 0) {
+      const int64_t whole = (end - s) / block.strips_per_matrix;
+      run = std::max<int64_t>(1, std::min(whole, dims[outer] - matrix % dims[outer]));
+    }
+    const int64_t piece_end = run > 1 ? s + run * block.strips_per_matrix
+                                      : std::min(end, (matrix + 1) * block.strips_per_matrix);
+    const int64_t first_row = row_strip * block.sublanes;
+    const int64_t rows = run > 1 ? dims[row]
+                                 : std::min(dims[row], (row_strip + piece_end - s) * block.sublanes) - first_row;
+    // The piece's tiles as an array of their own: the major dims 1 (`run` along `outer`), `rows` rows.
+    isa::Shape dst = block.tiles;
+    std::vector<int64_t> src_start(rank, 0);
+    std::vector<int64_t> size(rank, 1);
+    int64_t rest = matrix;
+    for (std::size_t k = 2; k < rank; ++k) {
+      const int64_t d = minor_to_major[k];
+      const int64_t index = rest % dims[d];
+      rest /= dims[d];
+      dst.dims[d] = d == outer ? run : 1;
+      if (block.source.dims[d] != 1) {
+        src_start[d] = index;
+        if (d == outer) size[d] = run;
+      }
+    }
+    dst.dims[row] = rows;
+    if (block.source.dims[row] != 1) {
+      src_start[row] = first_row;
+      size[row] = rows;
+    }
+    if (block.source.dims[column] != 1) size[column] = dims[column];
+    const uint64_t to = block.vmem + static_cast<uint64_t>((s - block.first_strip) * block.strip_bytes);
+    const uint32_t engine = next_engine++ % engines;
+    const std::vector<int64_t> zeros(rank, 0);
+    EmitDma(out, "hbm", block.source_address, block.source, src_start, to, dst, zeros, size, semaphore, engine);
+    ++count;
+    // Doubling along the replicated dims: [0, filled) -> [filled, 2 filled).
+    std::vector<int64_t> replicated = {column, row};
+    if (outer >= 0) replicated.push_back(outer);
+    for (const int64_t d : replicated) {
+      if (size[d] != 1 || dst.dims[d] == 1) continue;
+      for (int64_t filled = 1; filled < dst.dims[d];) {
+        const int64_t n = std::min(filled, dst.dims[d] - filled);
+        std::vector<int64_t> box = size;
+        box[d] = n;
+        std::vector<int64_t> at(rank, 0);
+        at[d] = filled;
+        EmitDma(out, "vmem", to, dst, zeros, to, dst, at, box, semaphore, engine);
+        ++count;
+        filled += n;
+      }
+      size[d] = dst.dims[d];
+    }
+    s = piece_end;
+  }
+  return count;
+}
+
+}  // namespace tpusim::compiler

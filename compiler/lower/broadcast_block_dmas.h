@@ -1,0 +1,39 @@
+// The DMAs that fill one block of an element-wise kernel's VMEM tiles with a broadcast of an HBM
+// array (docs/compiler.md, "Element-wise kernels"): the block's tiles hold the broadcast's values
+// exactly as a streamed operand of the result's dims would, so the kernel body reads them like
+// any other operand, and the broadcast array itself is never written to HBM.
+//
+// Per piece of the block -- a run of whole matrices (the two most minor physical dims) along the
+// most minor major dim, or the strips of one matrix that the block holds -- one DMA reads the
+// operand's box from HBM into the first column / row / matrix of the tiles, then VMEM-to-VMEM DMAs
+// double it along the broadcast dims (lanes, rows, then matrices), each reading what the previous
+// wrote -- so a piece's DMAs go on one engine, which runs its DMAs in order (docs/isa.md). The
+// other major dims are one index per piece, so need no replication.
+// Only the elements are written: the tiles' padding keeps whatever VMEM held (the kernel masks
+// its results where the layout has padding).
+#pragma once
+
+#include <cstdint>
+
+#include "compiler/lower/asm_builder.h"
+#include "isa/shape.h"
+
+namespace tpusim::compiler {
+
+struct BroadcastBlock {
+  uint64_t source_address = 0;  // the operand in HBM
+  isa::Shape source;            // the operand seen in the result's index space (ExpandedView)
+  isa::Shape tiles;             // the result's dims with the operand's element type and tiles, no memory space
+  uint64_t vmem = 0;            // the block's first tile
+  int64_t first_strip = 0;      // the block: strips [first_strip, first_strip + strips) of the result
+  int64_t strips = 0;
+  int64_t strips_per_matrix = 1;
+  int64_t strip_bytes = 0;      // bytes of one strip of `tiles`
+  int64_t sublanes = 8;
+};
+
+// Emits the block's DMAs, each signalling `semaphore`; a matrix's DMAs go on one engine, the
+// matrices round-robin from `next_engine` (advanced). Returns the number of DMAs.
+int EmitBroadcastBlockDmas(AsmBuilder& out, const BroadcastBlock& block, uint32_t semaphore, uint32_t& next_engine);
+
+}  // namespace tpusim::compiler

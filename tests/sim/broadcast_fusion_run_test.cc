@@ -1,0 +1,280 @@
+// End-to-end tests of broadcasts of arrays fused into element-wise kernels
+// (compiler/passes/elementwise_fusion.h, compiler/lower/broadcast_block_dmas.h): the kernel loads
+// the broadcast's operand from HBM into its tiles with replicating DMAs, so the module has no
+// broadcast kernel and writes no broadcast array. Results are compared bit for bit with values
+// computed here (f32 add/subtract/multiply are correctly rounded, bf16 results are the f32 result
+// rounded to nearest even, as XLA computes bf16 arithmetic), and --check compares with the
+// evaluator. Shapes are not multiples of the 8 x 128 tile, so the padding paths run too.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tests/sim/exec_support.h"
+
+namespace {
+
+using namespace tpusim::exec_test;
+using tpusim::isa::ElementType;
+
+std::vector<float> RandomF32(std::size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
+  std::vector<float> values(n);
+  for (float& v : values) v = dist(rng);
+  return values;
+}
+
+template <typename T>
+std::vector<uint8_t> Bytes(const std::vector<T>& values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(T));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+// f32 -> bf16, round to nearest even (the values here are finite).
+uint16_t RoundBf16(float value) {
+  uint32_t word;
+  std::memcpy(&word, &value, 4);
+  return static_cast<uint16_t>((word + 0x7fff + ((word >> 16) & 1)) >> 16);
+}
+
+int64_t Count(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+struct Input {
+  ElementType type;
+  std::vector<int64_t> dims;
+  std::vector<uint8_t> bytes;
+};
+
+// Runs `hlo` with --check and a report; returns the output bytes and the report text.
+std::pair<std::vector<uint8_t>, std::string> Run(const std::string& name, const std::string& hlo,
+                                                 const std::vector<Input>& inputs, ElementType out_type,
+                                                 const std::string& preset = "tpu_v4") {
+  const fs::path dir = TempDir(name + "_" + preset);
+  WriteText(dir / "m.hlo", hlo);
+  std::string args = "run " + (dir / "m.hlo").string() + " --config " + preset + " --check --out " + (dir / "out").string() +
+                     " --report " + (dir / "r.json").string();
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const fs::path path = dir / fmt::format("in{}.npy", i);
+    tpusim::isa::WriteNpy(path.string(), inputs[i].type, inputs[i].dims, inputs[i].bytes);
+    args += fmt::format(" --input {}={}", i, path.string());
+  }
+  const Result run = RunTpusim(args);
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  return {ReadOutput(dir / "out" / "output_0.npy", out_type).data, ReadText(dir / "r.json")};
+}
+
+int CountOf(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("fused broadcasts: x - broadcast(a[M]) + broadcast(b[N]) in f32 is one kernel", "[sim][broadcast_fusion]") {
+  const int64_t m = 20, n = 300;
+  const std::vector<float> x = RandomF32(m * n, 1), a = RandomF32(m, 2), b = RandomF32(n, 3);
+  std::vector<float> want(m * n);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      const float s = x[i * n + j] - a[i];
+      want[i * n + j] = s + b[j];
+    }
+  }
+  const std::string hlo = R"(HloModule m
+ENTRY main {
+  x = f32[20,300] parameter(0)
+  a = f32[20] parameter(1)
+  b = f32[300] parameter(2)
+  ba = f32[20,300] broadcast(a), dimensions={0}
+  bb = f32[20,300] broadcast(b), dimensions={1}
+  s = f32[20,300] subtract(x, ba)
+  ROOT r = f32[20,300] add(s, bb)
+}
+)";
+  for (const char* preset : kPresets) {
+    INFO(preset);
+    const auto [got, report] = Run("bcast_f32", hlo,
+                                   {{ElementType::kF32, {m, n}, Bytes(x)}, {ElementType::kF32, {m}, Bytes(a)},
+                                    {ElementType::kF32, {n}, Bytes(b)}},
+                                   ElementType::kF32, preset);
+    CHECK(got == Bytes(want));
+    // Both broadcasts and the subtract are computed in r's kernel: one kernel, no broadcast kernel
+    // (the only thing that would write a broadcast array).
+    CHECK(CountOf(report, "\"opcode\":") == 1);
+    CHECK(CountOf(report, "\"opcode\": \"broadcast\"") == 0);
+  }
+}
+
+TEST_CASE("fused broadcasts: rank-4 bf16 along the minor dim and along major dims", "[sim][broadcast_fusion]") {
+  // (x - broadcast(m[2,3,20]) along the lanes) * broadcast(w[3,130]) along dims 0 and 2.
+  const std::vector<int64_t> dims = {2, 3, 20, 130};
+  const std::vector<uint8_t> x = RandomBf16(Count(dims), 4), m = RandomBf16(2 * 3 * 20, 5), w = RandomBf16(3 * 130, 6);
+  const std::vector<float> xf = Bf16Values(x), mf = Bf16Values(m), wf = Bf16Values(w);
+  std::vector<uint16_t> want(Count(dims));
+  for (int64_t i0 = 0; i0 < 2; ++i0) {
+    for (int64_t i1 = 0; i1 < 3; ++i1) {
+      for (int64_t i2 = 0; i2 < 20; ++i2) {
+        for (int64_t i3 = 0; i3 < 130; ++i3) {
+          const int64_t at = ((i0 * 3 + i1) * 20 + i2) * 130 + i3;
+          const uint16_t s = RoundBf16(xf[at] - mf[(i0 * 3 + i1) * 20 + i2]);
+          uint32_t word = uint32_t{s} << 16;
+          float sf;
+          std::memcpy(&sf, &word, 4);
+          want[at] = RoundBf16(sf * wf[i1 * 130 + i3]);
+        }
+      }
+    }
+  }
+  const auto [got, report] = Run("bcast_bf16", R"(HloModule m
+ENTRY main {
+  x = bf16[2,3,20,130] parameter(0)
+  m = bf16[2,3,20] parameter(1)
+  w = bf16[3,130] parameter(2)
+  bm = bf16[2,3,20,130] broadcast(m), dimensions={0,1,2}
+  bw = bf16[2,3,20,130] broadcast(w), dimensions={1,3}
+  s = bf16[2,3,20,130] subtract(x, bm)
+  ROOT r = bf16[2,3,20,130] multiply(s, bw)
+}
+)",
+                                 {{ElementType::kBF16, dims, x}, {ElementType::kBF16, {2, 3, 20}, m},
+                                  {ElementType::kBF16, {3, 130}, w}},
+                                 ElementType::kBF16);
+  CHECK(got == Bytes(want));
+  CHECK(CountOf(report, "\"opcode\":") == 1);
+}
+
+TEST_CASE("fused broadcasts: the softmax pattern x - broadcast(reduce_max(x)) in f32", "[sim][broadcast_fusion]") {
+  // As the attention block's sub.6: the reduce is a kernel, the broadcast joins the subtract.
+  const std::vector<int64_t> dims = {1, 12, 20, 130};
+  const std::vector<float> x = RandomF32(Count(dims), 7);
+  std::vector<float> want(x.size());
+  for (int64_t row = 0; row < 12 * 20; ++row) {
+    float max = x[row * 130];
+    for (int64_t j = 1; j < 130; ++j) max = std::max(max, x[row * 130 + j]);
+    for (int64_t j = 0; j < 130; ++j) want[row * 130 + j] = x[row * 130 + j] - max;
+  }
+  const auto [got, report] = Run("bcast_softmax", R"(HloModule m
+max_f32 {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT mx = f32[] maximum(p, q)
+}
+ENTRY main {
+  x = f32[1,12,20,130] parameter(0)
+  lo = f32[] constant(-inf)
+  mx = f32[1,12,20] reduce(x, lo), dimensions={3}, to_apply=max_f32
+  b = f32[1,12,20,130] broadcast(mx), dimensions={0,1,2}
+  ROOT r = f32[1,12,20,130] subtract(x, b)
+}
+)",
+                                 {{ElementType::kF32, dims, Bytes(x)}}, ElementType::kF32);
+  CHECK(got == Bytes(want));
+  CHECK(CountOf(report, "\"opcode\":") == 2);  // the reduce and the subtract
+  CHECK(CountOf(report, "\"opcode\": \"broadcast\"") == 0);
+}
+
+TEST_CASE("fused broadcasts: s32 along the rows only, replicated over a major dim and the lanes", "[sim][broadcast_fusion]") {
+  const std::vector<int64_t> dims = {4, 20, 130};
+  std::vector<int32_t> x(Count(dims)), c(20);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int32_t>(i * 7919 % 100003) - 50000;
+  for (std::size_t i = 0; i < c.size(); ++i) c[i] = static_cast<int32_t>(i * 1000 + 1);
+  std::vector<int32_t> want(x.size());
+  for (int64_t k = 0; k < 4; ++k) {
+    for (int64_t i = 0; i < 20; ++i) {
+      for (int64_t j = 0; j < 130; ++j) want[(k * 20 + i) * 130 + j] = x[(k * 20 + i) * 130 + j] + c[i];
+    }
+  }
+  const auto [got, report] = Run("bcast_s32", R"(HloModule m
+ENTRY main {
+  x = s32[4,20,130] parameter(0)
+  c = s32[20] parameter(1)
+  bc = s32[4,20,130] broadcast(c), dimensions={1}
+  ROOT r = s32[4,20,130] add(x, bc)
+}
+)",
+                                 {{ElementType::kS32, dims, Bytes(x)}, {ElementType::kS32, {20}, Bytes(c)}},
+                                 ElementType::kS32);
+  CHECK(got == Bytes(want));
+  CHECK(CountOf(report, "\"opcode\":") == 1);
+}
+
+TEST_CASE("fused broadcasts: the result's layout padding stays zero after VMEM held other values", "[sim][broadcast_fusion]") {
+  // The replicating DMAs write a broadcast's elements only; the tiles' padding keeps what VMEM
+  // held. The exp kernel runs first and leaves exp(p) > 0 in VMEM where r's kernel puts its
+  // broadcast tiles, so r's padding (rows 20..23 and lanes 300..383 of its 24 x 384 tile image)
+  // is zero only because the kernel masks its results there.
+  const fs::path dir = TempDir("bcast_padding");
+  WriteText(dir / "m.hlo", R"(HloModule m
+ENTRY main {
+  p = f32[24,384] parameter(0)
+  x = f32[20,300] parameter(1)
+  a = f32[20] parameter(2)
+  t = f32[24,384] exponential(p)
+  ba = f32[20,300] broadcast(a), dimensions={0}
+  r = f32[20,300] subtract(x, ba)
+  ROOT o = (f32[24,384], f32[20,300]) tuple(t, r)
+}
+)");
+  const Result run = RunTpusim("run " + (dir / "m.hlo").string() + " --config tpu_v4 --check --dump-memory " +
+                               (dir / "dump").string());
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  const std::string bytes = ReadText(dir / "dump" / "output_1.bin");
+  REQUIRE(bytes.size() == 3 * 3 * 4096);  // 3 x 3 tiles of 8 x 128 f32
+  int64_t nonzero_padding = 0, nonzero_elements = 0;
+  for (int64_t i = 0; i < 24; ++i) {
+    for (int64_t j = 0; j < 384; ++j) {
+      const std::size_t at = static_cast<std::size_t>(((i / 8) * 3 + j / 128) * 4096 + ((i % 8) * 128 + j % 128) * 4);
+      const bool zero = bytes.compare(at, 4, std::string(4, '\0')) == 0;
+      if (i >= 20 || j >= 300) {
+        nonzero_padding += zero ? 0 : 1;
+      } else {
+        nonzero_elements += zero ? 0 : 1;
+      }
+    }
+  }
+  CHECK(nonzero_padding == 0);
+  CHECK(nonzero_elements > 0);  // the dump is r's image, not an untouched buffer
+}
+
+TEST_CASE("fused broadcasts: a broadcast of a parameter inside an HLO fusion", "[sim][broadcast_fusion]") {
+  // A `fusion` instruction's computation is one element-wise kernel; its broadcast of a
+  // parameter is filled the same way (this was refused before: "broadcast of a non-scalar").
+  const int64_t m = 20, n = 300;
+  const std::vector<float> x = RandomF32(m * n, 8), a = RandomF32(n, 9);
+  std::vector<float> want(m * n);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) want[i * n + j] = x[i * n + j] - a[j];
+  }
+  const auto [got, report] = Run("bcast_fusion_instruction", R"(HloModule m
+fused {
+  p0 = f32[20,300] parameter(0)
+  p1 = f32[300] parameter(1)
+  b = f32[20,300] broadcast(p1), dimensions={1}
+  ROOT s = f32[20,300] subtract(p0, b)
+}
+ENTRY main {
+  x = f32[20,300] parameter(0)
+  a = f32[300] parameter(1)
+  ROOT r = f32[20,300] fusion(x, a), kind=kLoop, calls=fused
+}
+)",
+                                 {{ElementType::kF32, {m, n}, Bytes(x)}, {ElementType::kF32, {n}, Bytes(a)}},
+                                 ElementType::kF32);
+  CHECK(got == Bytes(want));
+  CHECK(CountOf(report, "\"opcode\":") == 1);
+}
