@@ -245,3 +245,26 @@ TEST_CASE("f8: other f8 variants are refused naming the type", "[f8]") {
     CHECK(run.output.find("m.hlo:5:") != std::string::npos);  // the convert's source line
   }
 }
+
+TEST_CASE("f8: fp8_gemm_loop scaled down passes --check (20 iterations of an f8 dot in a while body)", "[f8]") {
+  // The workload itself (f8e5m2[32768,1024] x f8e4m3fn[8192,1024], 20 iterations) runs only in
+  // --timing-only (4.5 minutes of wall time, docs/compiler.md Status): here its text with the dims
+  // scaled to [512,384] x [256,384], so the same loop, converts and dots are checked against the
+  // evaluator. 384 is 3 MXU depths; the dims stay multiples of the tiles' 8 and 128.
+  std::string hlo = ReadText(fs::path(TPUSIM_SHARED_DIR) / "workloads/xla/fp8_gemm_loop.hlo");
+  const auto replace_all = [&hlo](const std::string& from, const std::string& to) {
+    for (std::size_t at = hlo.find(from); at != std::string::npos; at = hlo.find(from, at + to.size())) {
+      hlo.replace(at, from.size(), to);
+    }
+  };
+  replace_all("32768", "512");
+  replace_all("8192", "256");
+  replace_all("1024", "384");
+  REQUIRE(hlo.find("f8e5m2[512,384]") != std::string::npos);
+  const fs::path dir = TempDir("f8_gemm_loop_small");
+  WriteText(dir / "m.hlo", hlo);
+  const Result run = RunTpusim("run " + (dir / "m.hlo").string() + " --config tpu_v4 --check --seed 1");
+  INFO(run.output);
+  CHECK(run.exit_code == 0);
+  CHECK(run.output.find("check passed") != std::string::npos);
+}
