@@ -28,6 +28,7 @@
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/dot_transpose_folding.h"
 #include "compiler/passes/elementwise_fusion.h"
+#include "compiler/passes/f8_conversion.h"
 #include "compiler/passes/layout_assignment.h"
 #include "isa/assembler.h"
 #include "isa/error.h"
@@ -344,6 +345,7 @@ class ProgramEmitter final : public NestedEmitter {
 }  // namespace
 
 CompiledModule Compile(hlo::Module& module, const CompileOptions& options) {
+  RewriteF8Conversions(module);  // before layouts: the ops it adds get the default ones
   AssignLayouts(module);
   FoldTransposesIntoDots(module);
   const hlo::Computation& entry = *module.entry();

@@ -127,6 +127,12 @@ class Builder {
       CannotLower(kernel_, std::string(hlo::OpcodeName(x->opcode())) + " '" + x->name() + "' on " +
                                std::string(isa::ElementTypeName(type)) + " (not lowered yet)");
     }
+    if (x->opcode() == Opcode::kBitcastConvert &&
+        (isa::ElementBitWidth(type) != 32 || isa::ElementBitWidth(x->operand(0)->shape().element_type) != 32)) {
+      // A register holds 32-bit values as their own bits; narrower ones are widened (s8 and u8
+      // differently), so only 32-bit reinterpretations are a plain register copy.
+      CannotLower(kernel_, "bitcast-convert '" + x->name() + "' between types other than f32, s32 and u32 (not lowered yet)");
+    }
     if (x->opcode() == Opcode::kCompare) {
       if (x->HasAttribute("type") && x->GetIdentifier("type") == "TOTALORDER") {
         CannotLower(kernel_, "compare '" + x->name() + "' with type=TOTALORDER (not lowered yet)");
@@ -186,6 +192,7 @@ bool IsElementwiseOpcode(hlo::Opcode opcode) {
     case Opcode::kAnd: case Opcode::kOr: case Opcode::kXor: case Opcode::kNot:
     case Opcode::kShiftLeft: case Opcode::kShiftRightArithmetic: case Opcode::kShiftRightLogical:
     case Opcode::kCompare: case Opcode::kSelect: case Opcode::kClamp: case Opcode::kConvert:
+    case Opcode::kBitcastConvert:
       return true;
     default:
       return false;

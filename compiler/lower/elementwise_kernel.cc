@@ -808,6 +808,10 @@ class Emitter {
       case Opcode::kConvert:
         round = EmitConvert(x, in_type(0), node.type, d, in(0));
         break;
+      case Opcode::kBitcastConvert:  // 32-bit to 32-bit only (elementwise_expr.cc): the same bits
+        out_->Emit("vor v{}, v{}, v{}", d, in(0), in(0));
+        round = false;
+        break;
       default:
         CannotLower(c_.instruction, std::string(hlo::OpcodeName(x.opcode())) + " '" + x.name() + "'");
     }
