@@ -133,9 +133,8 @@ int Main(const Options& options) {
 }  // namespace
 }  // namespace tpusim::validation
 
-// SystemC's entry point (libsystemc's main calls it).
+// SystemC's entry point (called by sc_elab_and_sim from main below).
 int sc_main(int argc, char** argv) {
-  setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 1);  // before the Chip creates the simulation context
   tpusim::validation::Options options;
   CLI::App app{"Simulates the TPU v4 calibration set and reports the error against the measured kernel times."};
   app.add_option("--data", options.data_dir, "Directory with gemm.csv and elementwise.csv")->capture_default_str();
@@ -152,4 +151,10 @@ int sc_main(int argc, char** argv) {
     fmt::print(stderr, "error: {}\n", error.what());
     return 1;
   }
+}
+
+int main(int argc, char** argv) {
+  // Before SystemC starts: libsystemc's own main would print its banner first.
+  setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 1);
+  return sc_core::sc_elab_and_sim(argc, argv);
 }
