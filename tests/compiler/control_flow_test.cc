@@ -13,41 +13,19 @@
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/layout_assignment.h"
 #include "isa/error.h"
+#include "tests/compiler/compile_test_support.h"
 
 using namespace tpusim;
 
 namespace {
 
-compiler::CompileOptions Options() {
-  compiler::CompileOptions options;
-  isa::Target& t = options.target;
-  t.set_sublanes(8);
-  t.set_lanes(128);
-  t.set_vector_registers(32);
-  t.set_mxu_count(1);
-  t.set_mxu_rows(128);
-  t.set_mxu_columns(128);
-  t.set_dma_engines(2);
-  t.set_semaphores(8);
-  options.hbm_capacity_bytes = 1ull << 32;
-  options.vmem_capacity_bytes = 16ull << 20;
-  options.smem_capacity_bytes = 1 << 20;
-  options.host_capacity_bytes = 1ull << 32;
-  return options;
-}
-
 compiler::CompiledModule CompileText(const std::string& text) {
   auto module = hlo::ParseModule(text, "test.hlo");
-  return compiler::Compile(*module, Options());
+  return compiler::Compile(*module, compiler_test::SmallTargetOptions());
 }
 
 std::string CompileError(const std::string& text) {
-  try {
-    CompileText(text);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
+  return compiler_test::CompileErrorOf(text, compiler_test::SmallTargetOptions());
 }
 
 bool HasKernel(const compiler::CompiledModule& compiled, const std::string& name) {

@@ -10,6 +10,7 @@
 #include "compiler/lower/reduce_plan.h"
 #include "compiler/passes/layout_assignment.h"
 #include "isa/error.h"
+#include "tests/compiler/compile_test_support.h"
 #include "isa/shape.h"
 
 using namespace tpusim;
@@ -34,32 +35,8 @@ compiler::ReducePlan Plan(const std::string& text) {
   return compiler::PlanReduce(root, root.operand(0)->shape(), root.shape(), 8, 128);
 }
 
-compiler::CompileOptions Options() {
-  compiler::CompileOptions options;
-  isa::Target& t = options.target;
-  t.set_sublanes(8);
-  t.set_lanes(128);
-  t.set_vector_registers(32);
-  t.set_mxu_count(1);
-  t.set_mxu_rows(128);
-  t.set_mxu_columns(128);
-  t.set_dma_engines(2);
-  t.set_semaphores(8);
-  options.hbm_capacity_bytes = 1ull << 32;
-  options.vmem_capacity_bytes = 16ull << 20;
-  options.smem_capacity_bytes = 1 << 20;
-  options.host_capacity_bytes = 1ull << 32;
-  return options;
-}
-
 std::string CompileError(const std::string& text) {
-  auto module = hlo::ParseModule(text, "test.hlo");
-  try {
-    compiler::Compile(*module, Options());
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
+  return compiler_test::CompileErrorOf(text, compiler_test::SmallTargetOptions());
 }
 
 }  // namespace
@@ -146,7 +123,7 @@ TEST_CASE("reduce lowering refuses what it does not lower, naming the op and lin
 
 TEST_CASE("reduce lowering compiles the sum workload into one kernel", "[compiler][reduce]") {
   auto module = hlo::ParseModule(Module("f32", "1,4096,1024", "2", "1,4096"), "test.hlo");
-  const compiler::CompiledModule compiled = compiler::Compile(*module, Options());
+  const compiler::CompiledModule compiled = compiler::Compile(*module, compiler_test::SmallTargetOptions());
   REQUIRE(compiled.kernels.size() == 1);
   CHECK(compiled.kernels[0].opcode == "reduce");
   // Rows fold across lanes with a rotation butterfly (compensated add has no vred) and land in

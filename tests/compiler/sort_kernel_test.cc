@@ -8,6 +8,7 @@
 #include "compiler/lower/compile.h"
 #include "compiler/lower/sort_kernel.h"
 #include "isa/error.h"
+#include "tests/compiler/compile_test_support.h"
 
 namespace tpusim {
 namespace {
@@ -25,32 +26,8 @@ std::optional<compiler::SortKeySpec> Match(const std::string& text) {
   return compiler::MatchSortComparator(*module->FindComputation("cmp"));
 }
 
-compiler::CompileOptions Options(uint64_t vmem) {
-  compiler::CompileOptions options;
-  isa::Target& t = options.target;
-  t.set_sublanes(8);
-  t.set_lanes(128);
-  t.set_vector_registers(32);
-  t.set_mxu_count(1);
-  t.set_mxu_rows(128);
-  t.set_mxu_columns(128);
-  t.set_dma_engines(2);
-  t.set_semaphores(8);
-  options.hbm_capacity_bytes = 1ull << 32;
-  options.vmem_capacity_bytes = vmem;
-  options.smem_capacity_bytes = 16 << 10;
-  options.host_capacity_bytes = 1ull << 32;
-  return options;
-}
-
 std::string CompileError(const std::string& text, uint64_t vmem = 16ull << 20) {
-  auto module = hlo::ParseModule(text, "test.hlo");
-  try {
-    compiler::Compile(*module, Options(vmem));
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
+  return compiler_test::CompileErrorOf(text, compiler_test::SmallTargetOptions(vmem, 16 << 10));
 }
 
 TEST_CASE("sort comparator: LT and GT on operand 0, either parameter order") {
@@ -108,7 +85,7 @@ TEST_CASE("sort refusals are CannotLower errors naming the op") {
 TEST_CASE("sort of [4096] f32 compiles to a bounded program") {
   auto module = hlo::ParseModule(SortModule("f32", "  ROOT c = pred[] compare(a, b), direction=LT", "8,4096", 1),
                                  "test.hlo");
-  const compiler::CompiledModule compiled = compiler::Compile(*module, Options(16ull << 20));
+  const compiler::CompiledModule compiled = compiler::Compile(*module, compiler_test::SmallTargetOptions(16ull << 20, 16 << 10));
   // 78 stages, each a pair of loops of a few dozen lines: the network is looped, not unrolled.
   CHECK(compiled.program.instructions_size() < 20000);
 }
