@@ -40,7 +40,6 @@ namespace {
 
 using hlo::Opcode;
 
-uint64_t AlignUp(uint64_t value, uint64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
 
 // Whether the group is computed by the element-wise kernel: fused element-wise operations, a
 // broadcast of a scalar, or a `fusion` instruction of the module.
@@ -207,8 +206,8 @@ class ProgramEmitter final : public NestedEmitter {
     for (std::size_t i = 0; i < plan.schedule.size(); ++i) position[plan.schedule[i]] = i;
     for (const KernelGroup& group : plan.groups) {
       const hlo::Instruction* instruction = group.root;
-      const uint64_t free_above =
-          std::max(AlignUp(buffers.LiveTopAt(position.at(instruction)), kBufferAlignmentBytes), pool_end_);
+      // Above what is live here (at least the assignment's base, which is above the pool).
+      const uint64_t free_above = buffers.LiveTopAt(position.at(instruction));
       if (IsControlFlowOpcode(instruction->opcode())) {
         ControlFlowContext context{out_, options_, *instruction, {}, buffers.leaves.at(instruction), free_above, prefix,
                                    *this};

@@ -10,7 +10,6 @@ namespace {
 
 using hlo::Opcode;
 
-uint64_t AlignUp(uint64_t value, uint64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
 
 // Copies of whole byte images HBM -> HBM: pieces of at least 256 KiB spread over the engines,
 // all signalling semaphore 0; returns how many DMAs to wait for.

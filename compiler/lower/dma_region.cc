@@ -9,7 +9,6 @@
 namespace tpusim::compiler {
 namespace {
 
-uint64_t AlignUp(uint64_t value, uint64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
 
 int64_t Product(const std::vector<int64_t>& values) {
   return std::accumulate(values.begin(), values.end(), int64_t{1}, std::multiplies<>());

@@ -31,7 +31,6 @@ int64_t Product(const std::vector<int64_t>& dims, const std::vector<int64_t>& wh
   return product;
 }
 
-uint64_t AlignUp(uint64_t value) { return (value + kBufferAlignmentBytes - 1) / kBufferAlignmentBytes * kBufferAlignmentBytes; }
 
 // HBM scratch handed out in order, 4 KiB aligned.
 class Scratch {
@@ -44,7 +43,7 @@ class Scratch {
     buffer.shape = shape;
     buffer.address = base_;
     buffer.size_bytes = isa::LayoutMap(shape).byte_size();
-    base_ = AlignUp(base_ + std::max<uint64_t>(buffer.size_bytes, 1));
+    base_ = AlignUp(base_ + std::max<uint64_t>(buffer.size_bytes, 1), kBufferAlignmentBytes);
     if (base_ > end_) CannotLower(dot, "its canonical operand and result copies do not fit in the free HBM");
     return buffer;
   }

@@ -42,7 +42,6 @@ constexpr int kMaskRegisters = 8;
 
 enum Variant { kNone = 0, kRow = 1, kLane = 2, kBoth = 3 };
 
-uint64_t AlignUp(uint64_t value, uint64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
 
 std::string CompareSuffix(const std::string& direction) {
   if (direction == "EQ") return "eq";

@@ -41,7 +41,6 @@ constexpr Strand kStrandB = {15, 16, 17, 19, 20, 21, 22, 23, 24, 25, 26};
 // temp, valid elements of a rank-1 operand's last tile.
 constexpr int kLaneMask = 0, kRowMask = 1, kLane0Mask = 2, kTempMask = 3, kElementMask = 4;
 
-uint64_t AlignUp(uint64_t value, uint64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
 
 class ReduceEmitter {
  public:

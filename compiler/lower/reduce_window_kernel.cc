@@ -24,7 +24,6 @@ constexpr int kCounter = 28;
 constexpr int kWord = 29;
 constexpr int kMaxRank = 8;
 
-uint64_t AlignUp(uint64_t value, uint64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
 
 // Along one dim, for one tap index k: the output positions o whose tap reads an operand element,
 // and which element q. They form arithmetic progressions (o step dst_step, q step src_step).

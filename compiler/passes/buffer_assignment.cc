@@ -11,7 +11,6 @@
 namespace tpusim::compiler {
 namespace {
 
-uint64_t AlignUp(uint64_t value, uint64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
 
 void FlattenShape(const isa::Shape& shape, std::vector<const isa::Shape*>& out) {
   if (shape.is_tuple) {

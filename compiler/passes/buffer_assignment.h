@@ -24,6 +24,9 @@ namespace tpusim::compiler {
 
 inline constexpr uint64_t kBufferAlignmentBytes = 4096;
 
+// `value` rounded up to a multiple of `alignment` (addresses, buffer and region sizes).
+constexpr uint64_t AlignUp(uint64_t value, uint64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
+
 // One array in device memory.
 struct DeviceBuffer {
   std::string name;      // unique in the program: the defining instruction's name, plus ".N" for tuple leaves
