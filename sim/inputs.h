@@ -24,10 +24,13 @@ std::vector<hlo::Literal> PrepareArguments(const hlo::Computation& entry,
                                            const std::vector<std::string>& inputs, uint64_t seed);
 
 // For --timing-only runs: the same, except that a parameter no input names whose arrays all hold
-// more than `max_random_bytes` gets no value (nullopt, so it stays zero in memory). A timing-only
-// run moves no DMA of more than models::kTimingOnlyMovedBytes, so no kernel ever sees such a
-// parameter's values, and drawing them (Gemma 3: 1.2 G elements) only costs time. The small ones
-// (loop bounds, indices) get the same values as in a functional run: they steer control flow.
+// more than `max_random_bytes` gets no value (nullopt, so it stays zero). Its values could not
+// reach the kernels anyway: a timing-only run moves no DMA of more than
+// models::kTimingOnlyMovedBytes, its host-to-HBM copy included, so HBM holds zeros for it either
+// way (a kernel reading a few bytes of such an array, e.g. an index, reads zeros in timing-only
+// runs, with or without this). Drawing its values (Gemma 3: 1.2 G elements) only costs time. The
+// small ones (loop bounds, indices) get the same values as in a run with data: they steer control
+// flow.
 std::vector<std::optional<hlo::Literal>> PrepareTimingArguments(const hlo::Computation& entry,
                                                                 const std::vector<std::string>& inputs,
                                                                 uint64_t seed, uint64_t max_random_bytes);

@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "isa/convert.h"
 #include "tests/sim/exec_support.h"
 
 namespace {
@@ -36,13 +37,6 @@ std::vector<uint8_t> Bytes(const std::vector<T>& values) {
   std::vector<uint8_t> bytes(values.size() * sizeof(T));
   std::memcpy(bytes.data(), values.data(), bytes.size());
   return bytes;
-}
-
-// f32 -> bf16, round to nearest even (the values here are finite).
-uint16_t RoundBf16(float value) {
-  uint32_t word;
-  std::memcpy(&word, &value, 4);
-  return static_cast<uint16_t>((word + 0x7fff + ((word >> 16) & 1)) >> 16);
 }
 
 int64_t Count(const std::vector<int64_t>& dims) {
@@ -130,11 +124,11 @@ TEST_CASE("fused broadcasts: rank-4 bf16 along the minor dim and along major dim
       for (int64_t i2 = 0; i2 < 20; ++i2) {
         for (int64_t i3 = 0; i3 < 130; ++i3) {
           const int64_t at = ((i0 * 3 + i1) * 20 + i2) * 130 + i3;
-          const uint16_t s = RoundBf16(xf[at] - mf[(i0 * 3 + i1) * 20 + i2]);
+          const uint16_t s = tpusim::isa::F32ToBf16(xf[at] - mf[(i0 * 3 + i1) * 20 + i2]);
           uint32_t word = uint32_t{s} << 16;
           float sf;
           std::memcpy(&sf, &word, 4);
-          want[at] = RoundBf16(sf * wf[i1 * 130 + i3]);
+          want[at] = tpusim::isa::F32ToBf16(sf * wf[i1 * 130 + i3]);
         }
       }
     }

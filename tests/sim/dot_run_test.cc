@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "isa/convert.h"
 #include "isa/npy.h"
 #include "tests/sim/exec_support.h"
 
@@ -63,11 +64,6 @@ void WriteF32(const fs::path& path, const Matrix& m) {
   std::vector<uint8_t> bytes(m.values.size() * 4);
   std::memcpy(bytes.data(), m.values.data(), bytes.size());
   tpusim::isa::WriteNpy(path.string(), ElementType::kF32, m.dims, bytes);
-}
-
-std::string ReadAll(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
 }
 
 // out[b][i][j] = sum_k lhs(b, i, k) * rhs(b, k, j), with the operands' dims in either order, in the
@@ -123,7 +119,7 @@ void RunCase(const DotCase& c, bool fractional = false) {
                                          "  b = bf16[{}] parameter(1)\n  ROOT d = {}[{}] dot(a, b), {}\n}}\n",
                                          lhs_dims, rhs_dims, out_type, Dims(c, c.m, c.n), attributes));
   if (c.f32_in) {
-    std::string text = ReadAll(dir / "dot.hlo");
+    std::string text = ReadText(dir / "dot.hlo");
     for (std::size_t at; (at = text.find("bf16[")) != std::string::npos && at < text.find("ROOT");) text.replace(at, 4, "f32");
     WriteText(dir / "dot.hlo", text);
   }
@@ -169,7 +165,7 @@ void RunCase(const DotCase& c, bool fractional = false) {
     }
     // bf16 results: the exact integer sum rounded once to bf16 (nearest even), as XLA does.
     const uint32_t x = std::bit_cast<uint32_t>(want[i]);
-    const uint32_t rounded = c.bf16_out ? (x + 0x7fff + ((x >> 16) & 1)) & 0xffff0000u : x;
+    const uint32_t rounded = c.bf16_out ? uint32_t{tpusim::isa::F32ToBf16(want[i])} << 16 : x;
     if (bits != rounded && ++mismatches == 1) {
       first = fmt::format("element {}: expected {}, got {}", i, std::bit_cast<float>(rounded), std::bit_cast<float>(bits));
     }
@@ -272,8 +268,7 @@ DotTiming TimeDot(const std::string& preset, int64_t m, int64_t k, int64_t n) {
                                (dir / "r.json").string());
   INFO(run.output);
   REQUIRE(run.exit_code == 0);
-  std::ifstream in(dir / "r.json");
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = ReadText(dir / "r.json");
   const std::size_t op = text.find("\"opcode\": \"dot\"");
   REQUIRE(op != std::string::npos);
   const std::size_t begin = text.rfind('{', op);

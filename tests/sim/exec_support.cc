@@ -127,13 +127,6 @@ std::vector<uint8_t> RandomBf16(std::size_t n, uint32_t seed) {
   return bytes;
 }
 
-float Bf16ToF32(uint16_t bits) {
-  const uint32_t word = uint32_t{bits} << 16;
-  float value;
-  std::memcpy(&value, &word, 4);
-  return value;
-}
-
 uint16_t Bf16At(const std::vector<uint8_t>& bytes, std::size_t i) {
   return static_cast<uint16_t>(bytes[2 * i] | (bytes[2 * i + 1] << 8));
 }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "isa/convert.h"
 #include "isa/element_type.h"
 #include "isa/npy.h"
 #include "sim/config/arch_config.pb.h"
@@ -53,7 +54,7 @@ isa::NpyArray ReadOutput(const fs::path& path, isa::ElementType type);
 std::vector<uint8_t> RandomBytes(std::size_t n, uint32_t seed);
 // Random finite bf16 values in (-4, 4), as little-endian bytes.
 std::vector<uint8_t> RandomBf16(std::size_t n, uint32_t seed);
-float Bf16ToF32(uint16_t bits);
+using isa::Bf16ToF32;  // bf16 bits -> f32 (exact)
 uint16_t Bf16At(const std::vector<uint8_t>& bytes, std::size_t i);
 // bf16 bytes (little-endian) as f32 values.
 std::vector<float> Bf16Values(const std::vector<uint8_t>& bytes);
