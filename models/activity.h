@@ -46,7 +46,6 @@ struct DmaIssue {
   uint64_t source_address = 0;       // base of the source array's image
   uint64_t destination_address = 0;  // base of the destination array's image
   uint64_t destination_bytes = 0;    // size of the destination array's image
-  uint64_t payload_bytes = 0;        // the region's element bytes
   uint64_t submit_ps = 0;            // when it was queued
 };
 

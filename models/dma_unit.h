@@ -32,7 +32,6 @@ class DmaUnit {
 
   const std::string& name() const;
   uint32_t engine_count() const;
-  // Timing-only: plan and time transfers exactly as usual but move no bytes.
   // Timing-only: transfers of more than kTimingOnlyMovedBytes move no data. Smaller ones (scalars:
   // loop counters, predicates, indices) still do, so that control flow that reads them takes the
   // same path as in a functional run, and the times stay identical.

@@ -65,7 +65,10 @@ ScalarCore::ScalarCore(std::string name, const ScalarCoreParams& params, const M
       clock_(params.clock_mhz),
       memories_(memories),
       semaphores_(std::move(semaphores)),
-      dma_(dma) {
+      dma_(dma),
+      // VMEM serves the vector unit on its own ports (models/vmem.h); another memory in the VMEM
+      // slot (unit tests) serves it on its only ones.
+      vector_vmem_(dynamic_cast<Vmem*>(memories_[isa::MEMORY_SPACE_VMEM])) {
   Validate(params_);
 }
 
@@ -511,10 +514,6 @@ void ScalarCore::DispatchDma(const isa::Instruction& in) {
     issue.source_address = transfer.source.base_address;
     issue.destination_address = transfer.destination.base_address;
     issue.destination_bytes = static_cast<uint64_t>(isa::LayoutMap(transfer.destination.shape).byte_size());
-    uint64_t elements = 1;
-    for (int64_t size : transfer.sizes) elements *= static_cast<uint64_t>(size);
-    issue.payload_bytes =
-        elements * static_cast<uint64_t>(isa::ElementByteWidth(transfer.source.shape.element_type));
     issue.submit_ps = static_cast<uint64_t>((sc_core::sc_time_stamp() - start_time_).value());
     observer_->OnDmaIssued(issue);
   }
@@ -660,12 +659,9 @@ void ScalarCore::DispatchVectorMemory(const isa::Instruction& in,
   const sc_core::sc_time issue_time = start_time_ + clock_.ToTime(issue);
   const AccessKind kind = load ? AccessKind::kRead : AccessKind::kWrite;
   sc_core::sc_time done = issue_time;
-  // VMEM serves the vector unit on its own ports (models/vmem.h); other memories in the VMEM slot
-  // (unit tests) on their only ones.
-  auto* vector_vmem = dynamic_cast<Vmem*>(vmem);
   const auto access = [&](uint64_t at, uint64_t bytes) {
-    return vector_vmem != nullptr ? vector_vmem->VectorAccess(kind, at, bytes, issue_time)
-                                  : vmem->Access(kind, at, bytes, issue_time);
+    return vector_vmem_ != nullptr ? vector_vmem_->VectorAccess(kind, at, bytes, issue_time)
+                                   : vmem->Access(kind, at, bytes, issue_time);
   };
   if (block) {
     done = access(address, row_bytes * sublanes);

@@ -42,6 +42,8 @@
 
 namespace tpusim::models {
 
+class Vmem;
+
 // The ArchConfig's tensor_core.scalar_core timing fields and the clock they count.
 struct ScalarCoreParams {
   uint32_t issue_instructions_per_cycle = 1;
@@ -163,6 +165,7 @@ class ScalarCore {
   MemoryMap memories_;
   std::vector<Semaphore*> semaphores_;
   DmaUnit* dma_;
+  Vmem* vector_vmem_;  // memories_'s VMEM when it is a Vmem (its vector ports), else nullptr
   TensorCoreUnits units_;
   bool timing_only_ = false;
   ActivityObserver* observer_ = nullptr;

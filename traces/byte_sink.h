@@ -21,7 +21,6 @@ class ByteSink {
   ByteSink& operator=(const ByteSink&) = delete;
 
   void Write(std::string_view bytes);
-  void Write(char byte) { Write(std::string_view(&byte, 1)); }
   // Flushes everything (and ends the gzip stream) and closes the file; throws tpusim::Error if
   // the file cannot be written. No writes after.
   void Close();
@@ -30,7 +29,6 @@ class ByteSink {
   // that grows with what they write, which tests check stays bounded.
   std::size_t bytes_buffered() const { return buffer_.size(); }
   std::size_t buffer_capacity() const { return buffer_.capacity(); }
-  const std::string& path() const { return path_; }
 
  private:
   struct Deflater;

@@ -139,8 +139,6 @@ class Renderer {
     return out;
   }
 
-  std::size_t boxes() const { return boxes_; }
-
  private:
   double X(uint64_t ns) const {
     const double t = static_cast<double>(std::clamp(ns, from_, to_) - from_);
@@ -208,7 +206,6 @@ class Renderer {
              Num(std::max(1.0, p.x1 - p.x0)) + "\" height=\"" + std::to_string(kLaneHeight - 2) +
              "\" fill=\"" + (p.count == 1 ? Colour(p.first->name) : std::string("#999")) +
              "\"><title>" + Escape(title) + "</title></rect>\n";
-    ++boxes_;
     p = Pending{};
   }
 
@@ -248,7 +245,6 @@ class Renderer {
                  Escape(s->name) + "</text>";
       }
       body_ += "</g>\n";
-      ++boxes_;
     }
     for (std::size_t lane = 0; lane < pending.size(); ++lane) {
       FlushPending(pending[lane], y + 2 + static_cast<int>(lane) * kLaneHeight);
@@ -335,7 +331,6 @@ class Renderer {
   std::unordered_map<uint64_t, std::vector<const ParsedSlice*>> slices_;
   std::unordered_map<uint64_t, std::vector<const ParsedCounterSample*>> counters_;
   std::string body_;
-  std::size_t boxes_ = 0;
 };
 
 }  // namespace

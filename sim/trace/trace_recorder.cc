@@ -145,7 +145,6 @@ uint64_t TraceRecorder::TakeFlow(uint64_t low, uint64_t high, uint64_t* begin_ps
     const uint64_t id = it->id;
     *begin_ps = it->begin_ps;
     flows_.erase(it);
-    ++flows_ended_;
     return id;
   }
   return 0;

@@ -59,8 +59,6 @@ class TraceRecorder : public models::ActivityObserver {
   // run's cycles) and the XLA lines (each list in begin order), then finishes the sink.
   void Finish(uint64_t end_cycle, const std::vector<XlaSlice>& modules, const std::vector<XlaSlice>& ops);
 
-  uint64_t flows_started() const { return next_flow_ - 1; }
-  uint64_t flows_ended() const { return flows_ended_; }
 
  private:
   struct PendingDma {
@@ -119,7 +117,6 @@ class TraceRecorder : public models::ActivityObserver {
   int64_t outstanding_written_ = -1; // the last value written
   std::deque<PendingFlow> flows_;
   uint64_t next_flow_ = 1;
-  uint64_t flows_ended_ = 0;
   std::vector<uint64_t> mxu_end_ps_;  // per MXU: occupied until
   uint64_t kernel_begin_ps_ = 0;
   uint64_t vmem_high_ = 0;  // highest VMEM byte touched in the current kernel

@@ -29,7 +29,6 @@ void UnitTrack::Open(UnitOp& op, uint64_t begin) {
 
 void UnitTrack::Add(UnitOp op) {
   const uint64_t begin = std::max(op.begin_ps, end_ps_);
-  last_begin_ps_ = begin;
   end_ps_ = begin + op.duration_ps;
   // A slice may only end a flow that began no later than the slice itself.
   const bool joins = aggregate_ && open_ && (op.flow_in == 0 || op.flow_begin_ps <= slice_.begin_ps);

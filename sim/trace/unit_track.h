@@ -41,10 +41,6 @@ class UnitTrack {
 
   void Add(UnitOp op);
   void Close();
-  traces::TrackId track() const { return track_; }
-  uint64_t end_ps() const { return end_ps_; }  // where the unit is occupied until
-  // The interval Add placed the last operation in.
-  uint64_t last_begin_ps() const { return last_begin_ps_; }
 
  private:
   void Open(UnitOp& op, uint64_t begin);
@@ -54,7 +50,6 @@ class UnitTrack {
   std::string category_;
   bool aggregate_;
   uint64_t end_ps_ = 0;
-  uint64_t last_begin_ps_ = 0;
   // The open slice.
   bool open_ = false;
   traces::Slice slice_;
