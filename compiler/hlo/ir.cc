@@ -154,6 +154,15 @@ void Computation::RemoveInstruction(Instruction* instruction) {
   instructions_.erase(it);
 }
 
+void Computation::ReplaceUses(Instruction* old_value, Instruction* new_value) {
+  for (const auto& user : instructions_) {
+    for (std::size_t i = 0; i < user->operand_count(); ++i) {
+      if (user->operand(i) == old_value) user->ReplaceOperand(i, new_value);
+    }
+  }
+  if (root_ == old_value) root_ = new_value;
+}
+
 std::vector<Computation*> Computation::CalledComputations() const {
   std::vector<Computation*> called;
   auto add = [&](Computation* c) {

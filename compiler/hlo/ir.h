@@ -151,6 +151,8 @@ class Computation {
   // Removes an instruction nothing reads (passes: after folding it into its users); throws
   // tpusim::Error for the root, a parameter or an instruction that is still read.
   void RemoveInstruction(Instruction* instruction);
+  // Makes every reader of `old_value` (and the root, if it is `old_value`) read `new_value`.
+  void ReplaceUses(Instruction* old_value, Instruction* new_value);
   void set_root(Instruction* root) { root_ = root; }
   void set_parameters(std::vector<Instruction*> parameters) { parameters_ = std::move(parameters); }
   void set_execution_thread(std::optional<std::string> thread) { execution_thread_ = std::move(thread); }

@@ -29,7 +29,11 @@
 #include "compiler/passes/dot_transpose_folding.h"
 #include "compiler/passes/elementwise_fusion.h"
 #include "compiler/passes/f8_conversion.h"
+#include "compiler/passes/contraction_split.h"
+#include "compiler/passes/degenerate_dims.h"
 #include "compiler/passes/layout_assignment.h"
+#include "compiler/passes/layout_copies.h"
+#include "compiler/passes/reduce_split.h"
 #include "isa/assembler.h"
 #include "isa/error.h"
 #include "isa/layout_index.h"
@@ -254,9 +258,10 @@ class ProgramEmitter final : public NestedEmitter {
 
   NestedResult EmitNested(const hlo::Computation& computation,
                           const std::vector<std::vector<const DeviceBuffer*>>& parameters, uint64_t base,
-                          const std::string& prefix) override {
+                          const std::string& prefix, bool writable_parameters) override {
     const ComputationPlan& plan = Plan(computation);
     NestedBinding binding;
+    binding.writable_parameters = writable_parameters;
     binding.base_address = AlignUp(std::max(base, pool_end_), kBufferAlignmentBytes);
     if (parameters.size() != computation.parameters().size()) {
       throw Error("computation '" + computation.name() + "' takes " + std::to_string(computation.parameters().size()) +
@@ -346,7 +351,11 @@ class ProgramEmitter final : public NestedEmitter {
 CompiledModule Compile(hlo::Module& module, const CompileOptions& options) {
   RewriteF8Conversions(module);  // before layouts: the ops it adds get the default ones
   AssignLayouts(module);
+  RemoveDegenerateReduceDims(module);
+  InsertLayoutCopies(module);
   FoldTransposesIntoDots(module);
+  SplitLongContractions(module, options.target, options.vmem_capacity_bytes);
+  SplitLargeReduces(module, options.target.sublanes(), options.target.lanes(), options.vmem_capacity_bytes);
   const hlo::Computation& entry = *module.entry();
   CompiledModule compiled;
   AsmBuilder out(module.name(), options.target);

@@ -165,7 +165,7 @@ void EmitWhile(ControlFlowContext& c) {
   if (predicate.root.size() != 1) CannotLower(x, "the condition must return one pred");
   c.nested.EmitReported(name + "/predicate", "while", x, 1, [&] { ReadScalar(c, predicate.root[0], "the condition's result"); });
   out.Emit("beq s0, 0, {}", exit);
-  const NestedResult next = c.nested.EmitNested(body, {state}, c.region_base, NestedPrefix(c, body));
+  const NestedResult next = c.nested.EmitNested(body, {state}, c.region_base, NestedPrefix(c, body), true);
   EmitResultCopies(c, name + "/next_state", next.root, state, AlignUp(next.peak_bytes, kBufferAlignmentBytes),
                    "the body's result");
   out.Emit("br {}", top);

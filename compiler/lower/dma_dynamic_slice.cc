@@ -59,16 +59,19 @@ void EmitDynamicSlice(DmaEmitter& e) {
 }
 
 // The operand copied whole, then the update over it at the clamped starts (after the copy: the
-// two write the same elements).
+// two write the same elements). In place (buffer assignment gave the result the operand's
+// buffer), only the update moves.
 void EmitDynamicUpdateSlice(DmaEmitter& e) {
   const DmaArray result = HbmArray(*e.context().results.at(0));
   const DmaArray operand = HbmArray(*e.context().operands.at(0).at(0));
   const DmaArray update = HbmArray(*e.context().operands.at(1).at(0));
   const std::vector<DmaIndex> starts = LoadStarts(e, 2, operand.shape, update.shape.dims);
-  e.ZeroLayoutPadding(result);
-  const std::vector<int64_t> zeros(result.shape.rank(), 0);
-  e.SplitDma(operand, zeros, result, zeros, result.shape.dims);
-  e.WaitDmas();
+  if (operand.address != result.address || operand.space != result.space) {
+    e.ZeroLayoutPadding(result);
+    const std::vector<int64_t> zeros(result.shape.rank(), 0);
+    e.SplitDma(operand, zeros, result, zeros, result.shape.dims);
+    e.WaitDmas();
+  }
   e.Dma(update, Zeros(update.shape.dims.size()), result, starts, update.shape.dims, 0);
 }
 

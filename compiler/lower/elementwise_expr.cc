@@ -105,6 +105,14 @@ class Builder {
         node.broadcast = x;
         return Add(node);
       }
+      case Opcode::kReducePrecision:
+        // JAX writes reduce-precision to bf16's own widths on bf16 values (exponent_bits=8,
+        // mantissa_bits=7): every value is kept, so it moves nothing.
+        if (!KeepsEveryValue(*x)) {
+          CannotLower(kernel_, "reduce-precision '" + x->name() + "' to fewer exponent or mantissa bits than " +
+                                   std::string(isa::ElementTypeName(type)) + " has (not lowered yet)");
+        }
+        return Visit(x->operand(0));
       case Opcode::kCopy:
       case Opcode::kReshape:
       case Opcode::kBitcast:
@@ -162,6 +170,18 @@ class Builder {
 
 }  // namespace
 
+bool KeepsEveryValue(const hlo::Instruction& reduce_precision) {
+  int exponent = 0;
+  int mantissa = 0;
+  switch (reduce_precision.shape().element_type) {
+    case isa::ElementType::kF32: exponent = 8; mantissa = 23; break;
+    case isa::ElementType::kBF16: exponent = 8; mantissa = 7; break;
+    case isa::ElementType::kF16: exponent = 5; mantissa = 10; break;
+    default: return false;
+  }
+  return reduce_precision.GetInt("exponent_bits") >= exponent && reduce_precision.GetInt("mantissa_bits") >= mantissa;
+}
+
 bool Is8Bit(isa::ElementType type) { return type == isa::ElementType::kS8 || type == isa::ElementType::kU8; }
 
 Domain DomainOf(isa::ElementType type) {
@@ -192,7 +212,7 @@ bool IsElementwiseOpcode(hlo::Opcode opcode) {
     case Opcode::kAnd: case Opcode::kOr: case Opcode::kXor: case Opcode::kNot:
     case Opcode::kShiftLeft: case Opcode::kShiftRightArithmetic: case Opcode::kShiftRightLogical:
     case Opcode::kCompare: case Opcode::kSelect: case Opcode::kClamp: case Opcode::kConvert:
-    case Opcode::kBitcastConvert:
+    case Opcode::kBitcastConvert: case Opcode::kReducePrecision:
       return true;
     default:
       return false;

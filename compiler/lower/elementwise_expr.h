@@ -46,6 +46,10 @@ Domain DomainOf(isa::ElementType type);  // throws for a type the VPU kernels do
 // Whether `opcode` is one the element-wise kernels compute.
 bool IsElementwiseOpcode(hlo::Opcode opcode);
 
+// Whether a reduce-precision keeps every value of its type (at least the type's own exponent and
+// mantissa widths): then it is the identity, lowered as such.
+bool KeepsEveryValue(const hlo::Instruction& reduce_precision);
+
 // The expression of a kernel group (compiler/passes/elementwise_fusion.h): its members over its
 // operands (kernel operand k is group.operands[k]), or, for a `fusion` instruction, the fused
 // computation over its parameters. Throws (CannotLower) with the reason when it is not

@@ -20,7 +20,10 @@ using hlo::Opcode;
 constexpr uint64_t kMaxBlockBytesPerArray = 512 * 1024;
 // Semaphores of the kernel: loads landed in buffer 0/1, stores done from buffer 0/1, VPU done.
 // Blocks rotate through kBuffers VMEM buffers per stream: block b+2 loads while block b computes
-// and block b-1 stores, so the DMA engines always have the next transfers queued.
+// and block b-1 stores, so the DMA engines always have the next transfers queued. Where three
+// strips of every stream do not fit VMEM (a fused chain over f32[16,2048,32000], 1 MiB per strip
+// and stream), two: block b+1 loads while block b computes, and block b's stores overlap only
+// the next block's compute.
 constexpr int kBuffers = 3;
 constexpr uint32_t kLoadSem[kBuffers] = {0, 1, 2};
 constexpr uint32_t kStoreSem[kBuffers] = {3, 4, 5};
@@ -142,22 +145,24 @@ class Emitter {
     for (const Stream& s : outputs_) {
       if (s.geometry.element_bits == 8) pack_scratch_bytes_ = 8 * sublanes_ * lanes_ * 4;  // one tile per copy
     }
-    const uint64_t budget =
-        c_.options.vmem_capacity_bytes - streams * kBuffers * 4096 - pack_scratch_bytes_;  // alignment slack
-    int64_t strips = static_cast<int64_t>(std::min(budget / (kBuffers * strip_bytes), kMaxBlockBytesPerArray / widest_strip));
-    if (strips < 1) {
-      if (kBuffers * (strip_bytes + streams * 4096) > c_.options.vmem_capacity_bytes) {
-        CannotLower(c_.instruction, "one strip of every operand and result, " + std::to_string(kBuffers) + " times, needs " +
-                                        std::to_string(kBuffers * strip_bytes) + " bytes of VMEM (splitting strips is not lowered yet)");
-      }
-      strips = 1;
+    const auto fits = [&](int depth) {
+      return depth * (strip_bytes + streams * 4096) + pack_scratch_bytes_ <= c_.options.vmem_capacity_bytes;
+    };
+    if (!fits(kBuffers)) depth_ = 2;
+    if (!fits(depth_)) {
+      CannotLower(c_.instruction, "one strip of every operand and result, " + std::to_string(depth_) + " times, needs " +
+                                      std::to_string(depth_ * strip_bytes) + " bytes of VMEM (splitting strips is not lowered yet)");
     }
+    const uint64_t budget =
+        c_.options.vmem_capacity_bytes - streams * depth_ * 4096 - pack_scratch_bytes_;  // alignment slack
+    const int64_t strips = std::max<int64_t>(
+        1, static_cast<int64_t>(std::min(budget / (depth_ * strip_bytes), kMaxBlockBytesPerArray / widest_strip)));
     block_strips_ = std::min<int64_t>(strips, grid_.strips);
     uint64_t cursor = 0;
     for (Stream* stream : AllStreams()) {
       const uint64_t bytes = AlignUp(std::max<uint64_t>(block_strips_ * stream->geometry.strip_tiles * stream->geometry.tile_bytes, 4096), 4096);
-      for (uint64_t& base : stream->vmem) {
-        base = cursor;
+      for (int buffer = 0; buffer < depth_; ++buffer) {
+        stream->vmem[buffer] = cursor;
         cursor += bytes;
       }
     }
@@ -399,16 +404,16 @@ class Emitter {
     const int64_t blocks = (grid_.strips + block_strips_ - 1) / block_strips_;
     int loads[kBuffers] = {};   // DMAs in flight into each buffer
     int stores[kBuffers] = {};  // and out of it
-    for (int64_t b = 0; b < std::min<int64_t>(kBuffers - 1, blocks) && !inputs_.empty(); ++b) {
+    for (int64_t b = 0; b < std::min<int64_t>(depth_ - 1, blocks) && !inputs_.empty(); ++b) {
       loads[b] = EmitBlockLoads(b, static_cast<int>(b));
     }
     for (int64_t b = 0; b < blocks; ++b) {
-      const int buffer = static_cast<int>(b % kBuffers);
+      const int buffer = static_cast<int>(b % depth_);
       out_->Comment(fmt::format("block {} of {}", b + 1, blocks));
-      // Block b + kBuffers - 1 goes into the buffer block b - 1 computed from (done: waited below).
-      const int64_t ahead = b + kBuffers - 1;
+      // Block b + depth - 1 goes into the buffer block b - 1 computed from (done: waited below).
+      const int64_t ahead = b + depth_ - 1;
       if (ahead < blocks && !inputs_.empty()) {
-        loads[ahead % kBuffers] = EmitBlockLoads(ahead, static_cast<int>(ahead % kBuffers));
+        loads[ahead % depth_] = EmitBlockLoads(ahead, static_cast<int>(ahead % depth_));
       }
       if (loads[buffer] > 0) out_->Emit("sem.wait sem[{}], {}", kLoadSem[buffer], loads[buffer]);
       if (stores[buffer] > 0) out_->Emit("sem.wait sem[{}], {}", kStoreSem[buffer], stores[buffer]);
@@ -418,7 +423,7 @@ class Emitter {
       stores[buffer] = 0;
       for (const Stream& s : outputs_) stores[buffer] += EmitBlockDmas(s, b, buffer, false, kStoreSem[buffer]);
     }
-    for (int buffer = 0; buffer < kBuffers; ++buffer) {
+    for (int buffer = 0; buffer < depth_; ++buffer) {
       if (stores[buffer] > 0) out_->Emit("sem.wait sem[{}], {}", kStoreSem[buffer], stores[buffer]);
     }
   }
@@ -952,6 +957,7 @@ class Emitter {
   uint64_t pack_scratch_bytes_ = 0;
   bool masked_ = false;
   int64_t block_strips_ = 1;
+  int depth_ = kBuffers;  // VMEM buffers each stream rotates through (3, or 2 where 3 do not fit)
   int buffer_ = 0;
   int copies_ = 1;  // tiles per unrolled body
   uint32_t next_engine_ = 0;  // DMAs go round-robin over the engines

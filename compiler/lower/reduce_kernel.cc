@@ -72,26 +72,17 @@ class ReduceEmitter {
  private:
   // ---- memory ----
   void PlanMemory() {
-    const uint64_t vtile = S_ * L_ * 4;
     out_tiles_ = std::max<int64_t>(plan_.out.tiles, 1);
-    uint64_t cursor = 0;
-    acc_ = cursor;
-    cursor += AlignUp(out_tiles_ * vtile, 4096);
-    if (plan_.compensated) {
-      comp_ = cursor;
-      cursor += AlignUp(out_tiles_ * vtile, 4096);
-    }
-    if (plan_.type == isa::ElementType::kBF16) {
-      stage_ = cursor;
-      cursor += AlignUp(out_tiles_ * vtile / 2, 4096);
-    }
-    scratch_ = cursor;
-    const int64_t scratch_tiles = plan_.kind == ReduceKind::kRows ? plan_.in.strip_tiles : 1;
-    scratch_comp_ = scratch_tiles * vtile;
-    cursor += AlignUp(2 * scratch_tiles * vtile, 4096);
-    strip_bytes_ = plan_.in.strip_tiles * plan_.in.tile_bytes;
+    const ReduceVmemLayout vmem = PlanReduceVmem(plan_, S_, L_);
+    acc_ = vmem.accumulators;
+    comp_ = vmem.compensation;
+    stage_ = vmem.stage;
+    scratch_ = vmem.scratch;
+    scratch_comp_ = vmem.scratch_compensation;
+    strip_bytes_ = vmem.strip_bytes;
+    uint64_t cursor = vmem.end;
     const uint64_t capacity = c_.options.vmem_capacity_bytes;
-    if (cursor + 2 * strip_bytes_ + 2 * 4096 > capacity) {
+    if (!vmem.Fits(capacity)) {
       CannotLower(c_.instruction, "its accumulators (" + std::to_string(cursor) + " bytes) and two operand strips do not fit in VMEM (" +
                                       std::to_string(capacity) + " bytes); splitting the output is not lowered yet");
     }
@@ -324,7 +315,7 @@ class ReduceEmitter {
       Emit("add s{}, s{}, {:#x}", kAccAddr, kAccAddr, S_ * L_ * 4);
     };
     Emit("mov s{}, 0", kAccAddr);
-    if (result_->shape.rank() <= 1) {
+    if (plan_.result.rank() <= 1) {
       EmitLoop(kTileCounter, o.tiles - 1, [&] { store(full); });
       store(o.partial_elements != 0 ? row : full);
       return;
@@ -486,7 +477,7 @@ class ReduceEmitter {
   }
 
   uint64_t OutByte(const std::vector<int64_t>& index) const {
-    return static_cast<uint64_t>(OutputWord(result_->shape, index, S_, L_)) * 4;
+    return static_cast<uint64_t>(OutputWord(plan_.result, index, S_, L_)) * 4;
   }
 
   void EmitStrip(int64_t strip, uint64_t address) {
@@ -540,7 +531,7 @@ class ReduceEmitter {
         index.push_back(0);
         Emit("mov s{}, 0", kAccAddr);
         Emit("mov s{}, {:#x}", kRowAddr, OutByte(index));
-        const uint64_t row_stride = result_->shape.rank() >= 2 ? tile : L_ * 4;
+        const uint64_t row_stride = plan_.result.rank() >= 2 ? tile : L_ * 4;
         EmitLoop(kTileCounter, plan_.in.strip_tiles, [&] {
           SublaneFold(kAccAddr, scratch_, scratch_ + scratch_comp_);
           Rmw(kRowAddr, acc_, comp_, kR, plan_.compensated ? kRc : -1, true);

@@ -1,5 +1,7 @@
 #include "compiler/lower/reduce_plan.h"
 
+#include <algorithm>
+
 #include "compiler/lower/kernel.h"
 #include "isa/element_type.h"
 
@@ -8,12 +10,17 @@ namespace {
 
 using hlo::Opcode;
 
-bool IsRowMajor(const isa::Shape& shape) {
-  const std::vector<int64_t>& m2m = shape.layout->minor_to_major;
-  for (std::size_t i = 0; i < m2m.size(); ++i) {
-    if (m2m[i] != static_cast<int64_t>(m2m.size() - 1 - i)) return false;
-  }
-  return true;
+// The dims of `shape` in the order they lie in memory, most major first.
+std::vector<int64_t> MemoryOrder(const isa::Shape& shape) {
+  return std::vector<int64_t>(shape.layout->minor_to_major.rbegin(), shape.layout->minor_to_major.rend());
+}
+
+// `shape` with its dims permuted to `order` and a row-major layout with the same tiles.
+isa::Shape Permuted(const isa::Shape& shape, const std::vector<int64_t>& order) {
+  isa::Shape view = shape;
+  for (std::size_t i = 0; i < order.size(); ++i) view.dims[i] = shape.dims[order[i]];
+  view.layout->minor_to_major = isa::MajorToMinorOrder(shape.rank());
+  return view;
 }
 
 std::string TypeName(isa::ElementType type) { return std::string(isa::ElementTypeName(type)); }
@@ -72,9 +79,30 @@ ReducePlan PlanReduce(const hlo::Instruction& reduce, const isa::Shape& operand,
     CannotLower(reduce, "its operand " + isa::ToString(operand) + " or result " + isa::ToString(result) +
                             " is not f32/bf16/s32/u32 with a default TPU tiled layout in HBM");
   }
-  if (!IsRowMajor(operand) || !IsRowMajor(result)) {
-    CannotLower(reduce, "its operand or result layout is not row-major (minor_to_major descending)");
+  // The kernel walks the operand's tiles in memory order: it reduces the operand seen with its
+  // dims in that order, and the kept dims must lie in the result in the same order.
+  const std::vector<int64_t> operand_order = MemoryOrder(operand);
+  const std::vector<int64_t>& dimensions = reduce.GetIntList("dimensions");
+  std::vector<int64_t> result_dim_of(operand.rank(), -1);  // operand dim -> result dim (kept ones)
+  for (int64_t d = 0, next = 0; d < operand.rank(); ++d) {
+    if (std::count(dimensions.begin(), dimensions.end(), d) == 0) result_dim_of[d] = next++;
   }
+  std::vector<int64_t> kept_in_memory_order;
+  std::vector<int64_t> view_dimensions;
+  for (std::size_t i = 0; i < operand_order.size(); ++i) {
+    const int64_t d = operand_order[i];
+    if (result_dim_of[d] >= 0) {
+      kept_in_memory_order.push_back(result_dim_of[d]);
+    } else {
+      view_dimensions.push_back(static_cast<int64_t>(i));
+    }
+  }
+  if (kept_in_memory_order != MemoryOrder(result)) {
+    CannotLower(reduce, "the operand's kept dims lie in memory in another order than the result's dims (layouts " +
+                            isa::ToString(operand) + " and " + isa::ToString(result) + ")");
+  }
+  plan.operand = Permuted(operand, operand_order);
+  plan.result = Permuted(result, MemoryOrder(result));
   if (operand.rank() == 0) CannotLower(reduce, "a reduce of a scalar is not lowered yet");
   for (int64_t d : operand.dims) {
     if (d == 0) CannotLower(reduce, "a reduce of an empty array is not lowered yet");
@@ -84,18 +112,19 @@ ReducePlan PlanReduce(const hlo::Instruction& reduce, const isa::Shape& operand,
   }
   plan.in = *in;
   plan.out = *out;
-  const int64_t rank = operand.rank();
+  const isa::Shape& view = plan.operand;
+  const int64_t rank = view.rank();
   std::vector<bool> reduced(rank, false);
-  for (int64_t d : reduce.GetIntList("dimensions")) reduced.at(d) = true;
+  for (int64_t d : view_dimensions) reduced.at(d) = true;
   for (int64_t d = 0; d < rank; ++d) {
-    if (reduced[d]) plan.reduced_elements *= operand.dims[d];
+    if (reduced[d]) plan.reduced_elements *= view.dims[d];
   }
   if (rank == 1) {
     plan.rank1 = true;
     if (!reduced[0]) {
       plan.kind = ReduceKind::kMajor;  // nothing reduced: init op x, tile by tile
       plan.rows = 1;
-      plan.columns = operand.dims[0];
+      plan.columns = view.dims[0];
       return plan;
     }
     plan.kind = ReduceKind::kBoth;
@@ -104,15 +133,37 @@ ReducePlan PlanReduce(const hlo::Instruction& reduce, const isa::Shape& operand,
     return plan;
   }
   for (int64_t d = 0; d + 2 < rank; ++d) {
-    plan.major_dims.push_back(operand.dims[d]);
+    plan.major_dims.push_back(view.dims[d]);
     plan.major_reduced.push_back(reduced[d]);
   }
-  plan.rows = operand.dims[rank - 2];
-  plan.columns = operand.dims[rank - 1];
+  plan.rows = view.dims[rank - 2];
+  plan.columns = view.dims[rank - 1];
   const bool r = reduced[rank - 2];
   const bool c = reduced[rank - 1];
   plan.kind = r && c ? ReduceKind::kBoth : r ? ReduceKind::kRows : c ? ReduceKind::kLanes : ReduceKind::kMajor;
   return plan;
+}
+
+ReduceVmemLayout PlanReduceVmem(const ReducePlan& plan, int64_t sublanes, int64_t lanes) {
+  const auto align = [](uint64_t bytes) { return (bytes + 4095) / 4096 * 4096; };
+  const uint64_t vtile = static_cast<uint64_t>(sublanes * lanes * 4);
+  const auto out_tiles = static_cast<uint64_t>(std::max<int64_t>(plan.out.tiles, 1));
+  ReduceVmemLayout v;
+  uint64_t cursor = align(out_tiles * vtile);
+  if (plan.compensated) {
+    v.compensation = cursor;
+    cursor += align(out_tiles * vtile);
+  }
+  if (plan.type == isa::ElementType::kBF16) {
+    v.stage = cursor;
+    cursor += align(out_tiles * vtile / 2);
+  }
+  v.scratch = cursor;
+  const auto scratch_tiles = static_cast<uint64_t>(plan.kind == ReduceKind::kRows ? plan.in.strip_tiles : 1);
+  v.scratch_compensation = scratch_tiles * vtile;
+  v.end = cursor + align(2 * scratch_tiles * vtile);
+  v.strip_bytes = static_cast<uint64_t>(plan.in.strip_tiles * plan.in.tile_bytes);
+  return v;
 }
 
 std::vector<int64_t> KeptMajorIndex(const ReducePlan& plan, int64_t matrix) {

@@ -43,12 +43,32 @@ struct ReducePlan {
   int64_t columns = 1;  // C
   bool rank1 = false;   // the operand is rank 1 (T(1024)): one strip per tile, folded to a scalar
   int64_t reduced_elements = 1;  // operand elements folded into each output element
+  // The operand and result with their dims in memory order (row-major layouts, the same bytes):
+  // what the kernel reduces. The fields above describe these.
+  isa::Shape operand;
+  isa::Shape result;
 };
 
 // The plan for `reduce` with operand and result shapes `operand`, `result` (with layouts), or a
 // CannotLower error naming why it is not lowered.
 ReducePlan PlanReduce(const hlo::Instruction& reduce, const isa::Shape& operand, const isa::Shape& result,
                       int64_t sublanes, int64_t lanes);
+
+// Where the reduce kernel keeps its state in VMEM, from address 0: the accumulators (32-bit words
+// in the result's tiling), their compensation (compensated sums), a bf16 stage for the store, and
+// the fold scratch; the operand's double-buffered blocks go from `end` up.
+struct ReduceVmemLayout {
+  uint64_t accumulators = 0;
+  uint64_t compensation = 0;
+  uint64_t stage = 0;
+  uint64_t scratch = 0;
+  uint64_t scratch_compensation = 0;  // offset of the scratch's compensation half, from scratch
+  uint64_t end = 0;
+  uint64_t strip_bytes = 0;  // one operand strip
+  // Whether the state and two operand strips fit in `capacity` bytes.
+  bool Fits(uint64_t capacity) const { return end + 2 * strip_bytes + 2 * 4096 <= capacity; }
+};
+ReduceVmemLayout PlanReduceVmem(const ReducePlan& plan, int64_t sublanes, int64_t lanes);
 
 // The output index kept from operand matrix `matrix` (row-major over major_dims): the kept major
 // dims' coordinates, in order.

@@ -6,6 +6,8 @@
 
 #include "compiler/lower/dma_region.h"
 #include "compiler/lower/index_loop.h"
+#include "compiler/passes/buffer_assignment.h"
+#include "isa/layout_index.h"
 
 namespace tpusim::compiler {
 namespace {
@@ -17,13 +19,66 @@ bool IsAssignment(const hlo::Computation& combiner) {
   return root->opcode() == hlo::Opcode::kParameter && root->parameter_number() == 1;
 }
 
+// add(p0, p1) or add(p1, p0) of the combiner's two scalar parameters: jax's scatter-add (an
+// embedding's gradient).
+bool IsAddition(const hlo::Computation& combiner) {
+  const Instruction* root = combiner.root();
+  if (root->opcode() != hlo::Opcode::kAdd || combiner.parameters().size() != 2) return false;
+  const Instruction* a = root->operand(0);
+  const Instruction* b = root->operand(1);
+  return a->opcode() == hlo::Opcode::kParameter && b->opcode() == hlo::Opcode::kParameter &&
+         a->parameter_number() != b->parameter_number();
+}
+
+// The VPU code of `window = window + update` over `bytes` of two VMEM arrays in the same element
+// order (any order: each 32-bit word pairs with the word at the same offset), 4 KiB per vreg.
+// bf16 words hold two elements: unpacked to f32, added, packed back with one rounding, which is
+// bf16's add (compute in f32, round once).
+void EmitVmemAdd(DmaEmitter& e, isa::ElementType type, uint64_t window, uint64_t update, uint64_t bytes) {
+  AsmBuilder& out = e.out();
+  const int a = e.AllocSreg();
+  const int b = e.AllocSreg();
+  const int count = e.AllocSreg();
+  const uint64_t vreg = static_cast<uint64_t>(out.target().sublanes() * out.target().lanes() * 4);
+  out.Emit("mov s{}, {:#x}", a, window);
+  out.Emit("mov s{}, {:#x}", b, update);
+  out.Emit("mov s{}, {}", count, (bytes + vreg - 1) / vreg);
+  const std::string loop = out.NewLabel(e.context().instruction.name() + ".add");
+  out.Bind(loop);
+  out.Emit("vld v0, vmem[s{}]", a);
+  out.Emit("vld v1, vmem[s{}]", b);
+  switch (type) {
+    case isa::ElementType::kF32: out.Emit("vadd.f32 v0, v0, v1"); break;
+    case isa::ElementType::kS32: case isa::ElementType::kU32: out.Emit("vadd.s32 v0, v0, v1"); break;
+    default:  // bf16 (checked by the caller)
+      out.Emit("vunpack.lo.bf16 v2, v0");
+      out.Emit("vunpack.hi.bf16 v3, v0");
+      out.Emit("vunpack.lo.bf16 v4, v1");
+      out.Emit("vunpack.hi.bf16 v5, v1");
+      out.Emit("vadd.f32 v2, v2, v4");
+      out.Emit("vadd.f32 v3, v3, v5");
+      out.Emit("vpack.bf16 v0, v2, v3");
+      break;
+  }
+  out.Emit("vst v0, vmem[s{}]", a);
+  out.Emit("add s{}, s{}, {:#x}", a, a, vreg);
+  out.Emit("add s{}, s{}, {:#x}", b, b, vreg);
+  out.Emit("loop s{}, {}", count, loop);
+}
+
 }  // namespace
 
 void EmitScatterKernel(KernelContext& c) {
   const Instruction& x = c.instruction;
   if (x.operand_count() != 3) CannotLower(x, "scatters of several operands are not lowered yet");
-  if (!IsAssignment(*x.GetComputation("to_apply"))) {
-    CannotLower(x, "only scatters that assign (to_apply returns its second parameter) are lowered yet");
+  const bool adds = IsAddition(*x.GetComputation("to_apply"));
+  if (!IsAssignment(*x.GetComputation("to_apply")) && !adds) {
+    CannotLower(x, "only scatters that assign (to_apply returns its second parameter) or add are lowered yet");
+  }
+  const isa::ElementType type = x.shape().element_type;
+  if (adds && type != isa::ElementType::kF32 && type != isa::ElementType::kBF16 && type != isa::ElementType::kS32 &&
+      type != isa::ElementType::kU32) {
+    CannotLower(x, "scatter-add of " + std::string(isa::ElementTypeName(type)) + " is not lowered yet");
   }
   DmaEmitter e(c);
   AsmBuilder& out = c.out;
@@ -91,6 +146,18 @@ void EmitScatterKernel(KernelContext& c) {
   for (int64_t d = 0; d < u; ++d) {
     if (!Contains(window_dims, d)) src_start[d] = DmaIndex(loop.coords.at(k++), 0);
   }
+  // Scatter-add: the window of the result and of the update, row-major in VMEM.
+  DmaArray window_result;
+  DmaArray window_update;
+  uint64_t window_bytes = 0;
+  const std::vector<DmaIndex> zeros(rank, DmaIndex(0));
+  if (adds) {
+    const isa::Shape window_shape = RowMajorUntiled(type, box);
+    window_bytes = isa::LayoutMap(window_shape).byte_size();
+    const uint64_t vmem_bytes = AlignUp(std::max<uint64_t>(window_bytes, 1), 4096);
+    window_result = {"vmem", e.AllocVmem(vmem_bytes, "the result's window"), window_shape};
+    window_update = {"vmem", e.AllocVmem(vmem_bytes, "the update's window"), window_shape};
+  }
   EmitIndexLoop(e, x, indices, index_vector_dim, loop, [&](const auto& load) {
     const std::string skip = out.NewLabel(x.name() + ".skip");
     const std::string next = out.NewLabel(x.name() + ".next");
@@ -101,6 +168,20 @@ void EmitScatterKernel(KernelContext& c) {
       out.Emit("blt s{}, 0, {}", starts[d], skip);
       out.Emit("bgt s{}, {}, {}", starts[d], operand.shape.dims[d] - window_size[d], skip);
     }
+    if (adds) {
+      // Read-modify-write, one index after the other, so repeated indices add in order.
+      e.Dma(src, src_start, window_update, zeros, box, 0);
+      e.Dma(dst, dst_start, window_result, zeros, box, 0);
+      e.WaitDmas();
+      EmitVmemAdd(e, type, window_result.address, window_update.address, window_bytes);
+      e.WaitVpu();
+      e.Dma(window_result, zeros, dst, dst_start, box, 0);
+      e.WaitDmas();
+      out.Emit("br {}", next);
+      out.Bind(skip);
+      out.Bind(next);
+      return;
+    }
     e.Dma(src, src_start, dst, dst_start, box, 0);
     out.Emit("br {}", next);
     out.Bind(skip);
@@ -108,7 +189,7 @@ void EmitScatterKernel(KernelContext& c) {
     out.Emit("sem.signal sem[{}], 1", DmaEmitter::kDmaSem);
     out.Bind(next);
   });
-  e.AddPendingDmas(loop.batches - 1);
+  if (!adds) e.AddPendingDmas(loop.batches - 1);
   e.WaitDmas();
 }
 

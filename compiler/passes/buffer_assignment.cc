@@ -33,8 +33,25 @@ std::pair<std::size_t, std::size_t> ElementLeafRange(const isa::Shape& shape, in
   return {begin, begin + leaves.size()};
 }
 
-bool IsRowMajor(const isa::Layout& layout) {
-  return layout.minor_to_major == isa::MajorToMinorOrder(static_cast<int64_t>(layout.minor_to_major.size()));
+// Whether the elements lie in row-major order: the dims other than size-1 ones are in
+// descending order in minor_to_major (where a size-1 dim sits changes no element's place).
+bool IsRowMajor(const isa::Shape& shape) {
+  int64_t previous = shape.rank();
+  for (int64_t d : shape.layout->minor_to_major) {
+    if (shape.dims[d] == 1) continue;
+    if (d > previous) return false;
+    previous = d;
+  }
+  return true;
+}
+
+// The dims in the order they lie in memory, most major first.
+std::vector<int64_t> PhysicalDims(const isa::Shape& shape) {
+  std::vector<int64_t> dims;
+  for (auto d = shape.layout->minor_to_major.rbegin(); d != shape.layout->minor_to_major.rend(); ++d) {
+    dims.push_back(shape.dims[*d]);
+  }
+  return dims;
 }
 
 // custom-call "Sharding": a partitioning annotation (jax.lax.with_sharding_constraint); on one
@@ -53,6 +70,83 @@ bool IsView(const hlo::Instruction& instruction) {
 
 bool LivesWholeProgram(const hlo::Instruction& instruction) {
   return instruction.opcode() == hlo::Opcode::kParameter || instruction.opcode() == hlo::Opcode::kConstant;
+}
+
+// A dynamic-update-slice writes its result over its operand's buffer when nothing reads that
+// buffer afterwards, as XLA's buffer assignment lets it: only the update moves, not the whole
+// array (a scanned layer stacking its activations into a [layers, ...] loop state would otherwise
+// copy the whole stack every iteration and hold it twice). The operand's buffer must be this
+// computation's own (not a parameter's or constant's), or, where the caller allows it
+// (writable_parameters), parameter leaf k when the result is returned at root leaf k only.
+void InPlaceUpdates(const std::vector<const hlo::Instruction*>& schedule, const BufferAssignment& result,
+                    const KernelOf& computed_inside, const NestedBinding& binding,
+                    std::unordered_map<const DeviceBuffer*, DeviceBuffer*>& owned,
+                    std::unordered_map<const DeviceBuffer*, const DeviceBuffer*>& view_of, std::size_t end) {
+  const auto root_of = [&](const DeviceBuffer* buffer) {
+    while (view_of.contains(buffer)) buffer = view_of.at(buffer);
+    return buffer;
+  };
+  std::unordered_map<const hlo::Instruction*, std::size_t> position;
+  for (std::size_t i = 0; i < schedule.size(); ++i) position[schedule[i]] = i;
+  // Last read of every buffer (given ones too), through views; the root's leaves read at the end.
+  std::unordered_map<const DeviceBuffer*, std::size_t> last_read;
+  const auto read = [&](const DeviceBuffer* buffer, std::size_t at) {
+    if (buffer == nullptr) return;
+    const DeviceBuffer* source = root_of(buffer);
+    auto [it, fresh] = last_read.try_emplace(source, at);
+    if (!fresh && at > it->second) it->second = at;
+  };
+  for (std::size_t i = 0; i < schedule.size(); ++i) {
+    if (IsAliasingInstruction(*schedule[i])) continue;  // views read nothing themselves
+    const auto kernel = computed_inside.find(schedule[i]);
+    const std::size_t at = kernel == computed_inside.end() ? i : position.at(kernel->second);
+    for (const hlo::Instruction* operand : schedule[i]->operands()) {
+      for (const DeviceBuffer* buffer : result.leaves.at(operand)) read(buffer, at);
+    }
+  }
+  const hlo::Instruction* root = schedule.empty() ? nullptr : schedule.back()->parent()->root();
+  if (root == nullptr) return;
+  const std::vector<const DeviceBuffer*>& root_leaves = result.leaves.at(root);
+  for (const DeviceBuffer* buffer : root_leaves) read(buffer, end);
+  // The parameter leaves, for writable_parameters (a while body has one parameter).
+  std::vector<const DeviceBuffer*> parameter_leaves;
+  for (const hlo::Instruction* instruction : schedule) {
+    if (instruction->opcode() == hlo::Opcode::kParameter && binding.bound.contains(instruction)) {
+      parameter_leaves = binding.bound.at(instruction);
+    }
+  }
+  std::unordered_set<const DeviceBuffer*> whole_program;  // parameters' and constants'
+  for (const hlo::Instruction* x : schedule) {
+    if (!LivesWholeProgram(*x)) continue;
+    for (const DeviceBuffer* leaf : result.leaves.at(x)) {
+      if (leaf != nullptr) whole_program.insert(root_of(leaf));
+    }
+  }
+  for (std::size_t i = 0; i < schedule.size(); ++i) {
+    const hlo::Instruction& update = *schedule[i];
+    if (update.opcode() != hlo::Opcode::kDynamicUpdateSlice || computed_inside.contains(&update)) continue;
+    const DeviceBuffer* written = result.leaves.at(&update).at(0);
+    const DeviceBuffer* operand = result.leaves.at(update.operand(0)).at(0);
+    if (written == nullptr || operand == nullptr || !owned.contains(written) || view_of.contains(written)) continue;
+    const DeviceBuffer* source = root_of(operand);
+    if (source->shape != written->shape || last_read.at(source) != i) continue;
+    if (owned.contains(source)) {
+      if (whole_program.contains(source)) continue;
+    } else {
+      if (!binding.writable_parameters) continue;
+      const auto k = std::find(parameter_leaves.begin(), parameter_leaves.end(), source) - parameter_leaves.begin();
+      if (k >= static_cast<std::ptrdiff_t>(parameter_leaves.size())) continue;
+      int returned_at_k = 0;
+      int returned_elsewhere = 0;
+      for (std::size_t m = 0; m < root_leaves.size(); ++m) {
+        if (root_leaves[m] == nullptr || root_of(root_leaves[m]) != written) continue;
+        (static_cast<std::ptrdiff_t>(m) == k ? returned_at_k : returned_elsewhere) += 1;
+      }
+      if (returned_at_k != 1 || returned_elsewhere != 0) continue;
+    }
+    view_of[written] = source;
+    if (owned.contains(source)) owned.at(source)->last = std::max(source->last, written->last);
+  }
 }
 
 // "the largest buffers live here: a (N bytes), b (M bytes), ... of K bytes live in all", for the
@@ -113,7 +207,7 @@ bool SameRowMajorImage(const isa::Shape& a, const isa::Shape& b) {
   if (isa::ElementCount(a) != isa::ElementCount(b)) return false;
   const auto plain = [](const isa::Shape& s) {
     const isa::Layout& l = *s.layout;
-    return IsRowMajor(l) && l.padded_dimensions.empty() && l.tail_padding_alignment_in_elements == 1 &&
+    return IsRowMajor(s) && l.padded_dimensions.empty() && l.tail_padding_alignment_in_elements == 1 &&
            l.dynamic_shape_metadata_prefix_bytes == 0 && l.split_configs.empty() && l.dim_level_types.empty() &&
            std::none_of(s.dynamic_dims.begin(), s.dynamic_dims.end(), [](bool d) { return d; });
   };
@@ -132,9 +226,10 @@ bool SameRowMajorImage(const isa::Shape& a, const isa::Shape& b) {
   // multiple of its tile size (no padding between slabs).
   const auto canonical = [&](const isa::Shape& s, int64_t& major, std::vector<int64_t>& minor) {
     if (s.rank() < k) return false;
+    const std::vector<int64_t> physical = PhysicalDims(s);
     major = 1;
-    for (int64_t d = 0; d < s.rank() - k; ++d) major *= s.dims[d];
-    minor.assign(s.dims.end() - k, s.dims.end());
+    for (int64_t d = 0; d < s.rank() - k; ++d) major *= physical[d];
+    minor.assign(physical.end() - k, physical.end());
     if (minor[0] % tile[0] == 0) {
       minor[0] *= major;
       major = 1;
@@ -350,6 +445,7 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
       owned.at(root)->last = std::max(root->last, state[k]->last);
     }
   }
+  InPlaceUpdates(schedule, result, computed_inside, binding, owned, view_of, end);
   // Donated parameters: the output's buffer (through its views) becomes a view of the parameter's.
   if (root != nullptr) {
     std::unordered_map<const DeviceBuffer*, std::size_t> last_read_of_root;

@@ -53,9 +53,10 @@ struct BufferAssignment {
 };
 
 // Whether two array shapes have the same byte image for the same row-major element order, so that
-// a reshape between them moves nothing: both row-major with no padding fields, and either both
+// a reshape between them moves nothing: both row-major (size-1 dims anywhere) with no padding
+// fields, and either both
 // untiled, or with equal tiles whose first tile (rank k) sees the same k most minor dims after
-// the dims above them (whole slabs, one after another) are merged into the first tiled dim where
+// the dims above them in memory (whole slabs, one after another) are merged into the first tiled dim where
 // it is a multiple of its tile size. Conservative: false means "not shown to be identical".
 bool SameRowMajorImage(const isa::Shape& a, const isa::Shape& b);
 
@@ -85,6 +86,9 @@ struct NestedBinding {
   // Instructions whose leaves are given: they get no buffer of their own, and lives are not
   // tracked for the given buffers (their owner keeps them alive across the call).
   std::unordered_map<const hlo::Instruction*, std::vector<const DeviceBuffer*>> bound;
+  // The caller copies the root's leaf k into the (single) parameter's leaf k afterwards (a while
+  // body): a dynamic-update-slice of parameter leaf k returned at root leaf k may write in place.
+  bool writable_parameters = false;
 };
 
 // Entry parameters donated to outputs (input_output_alias). A donated parameter's buffer holds

@@ -148,15 +148,6 @@ Instruction* Narrow(Emitter& e, Instruction* y, const F8Format& f) {
   return e.Op(Opcode::kConvert, ElementType::kU8, {code});
 }
 
-void ReplaceUses(hlo::Computation& computation, Instruction* old_value, Instruction* new_value) {
-  for (const auto& user : computation.instructions()) {
-    for (std::size_t i = 0; i < user->operand_count(); ++i) {
-      if (user->operand(i) == old_value) user->ReplaceOperand(i, new_value);
-    }
-  }
-  if (computation.root() == old_value) computation.set_root(new_value);
-}
-
 // Rewrites one convert with an f8 operand or result (or both).
 void RewriteConvert(Instruction* convert) {
   hlo::Computation& computation = *convert->parent();
@@ -177,7 +168,7 @@ void RewriteConvert(Instruction* convert) {
   codes_shape.element_type = ElementType::kU8;
   codes->set_shape(codes_shape);
   Instruction* result = e.Reinterpret(codes, to);
-  ReplaceUses(computation, convert, result);
+  computation.ReplaceUses(convert, result);
   computation.RemoveInstruction(convert);
 }
 

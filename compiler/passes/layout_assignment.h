@@ -3,7 +3,9 @@
 // (isa::DefaultTpuLayout: row-major, T(8,128) for 32-bit types, T(8,128)(2,1) for 16-bit,
 // T(8,128)(4,1) for 8-bit, T(1024)... on rank 1, untiled scalars). A layout without tiles
 // (`{1,0}`, what CPU and GPU dumps print) keeps its minor_to_major and memory space and gets the
-// default tiles for its type and rank: on a TPU every array in memory is tiled. Kernels that need
+// default tiles for its type and rank: on a TPU every array in memory is tiled. In both cases dims
+// of size 1 move to the major end of minor_to_major: the elements keep their order in memory, and
+// no size-1 dim is padded to a tile's 8 or 128. Kernels that need
 // an operand in another layout insert their own re-tiling DMAs (compiler/lower).
 #pragma once
 

@@ -160,6 +160,22 @@ TEST_CASE("SameRowMajorImage agrees with a comparison of every element's offset"
   CHECK(aliases > 20);
 }
 
+TEST_CASE("SameRowMajorImage sees through size-1 dims that layout assignment moved major", "[dma]") {
+  // Layout assignment puts size-1 dims at the major end (layout_assignment.h): [16,1,130] lies in
+  // memory as [1,16,130], so it is [16,130]'s image, and a reshape between them moves nothing.
+  const isa::Shape plain = ParseShape("f32[16,130]{1,0:T(8,128)}");
+  const isa::Shape ones = WithDefaultLayouts(isa::Shape::Array(isa::ElementType::kF32, {16, 1, 130}));
+  const isa::Shape trailing = WithDefaultLayouts(isa::Shape::Array(isa::ElementType::kBF16, {16, 130, 1}));
+  CHECK(SameRowMajorImage(plain, ones));
+  CHECK(SameImageBruteForce(plain, ones));
+  CHECK(SameRowMajorImage(ParseShape("bf16[16,130]{1,0:T(8,128)(2,1)}"), trailing));
+  CHECK(SameImageBruteForce(ParseShape("bf16[16,130]{1,0:T(8,128)(2,1)}"), trailing));
+  // A size-1 dim left among the tiled ones pads to a whole tile: not the same image.
+  CHECK_FALSE(SameRowMajorImage(plain, ParseShape("f32[16,130,1]{2,1,0:T(8,128)}")));
+  // Non-size-1 dims out of row-major order are never aliased.
+  CHECK_FALSE(SameRowMajorImage(ParseShape("f32[16,130]{0,1:T(8,128)}"), ones));
+}
+
 TEST_CASE("CutBox covers a box exactly once in pieces of at most the limit", "[dma]") {
   const Box box{{1, 2, 3}, {5, 7, 11}};
   for (int64_t limit : {1, 10, 11, 60, 77, 100, 385, 1000}) {

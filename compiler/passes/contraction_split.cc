@@ -1,0 +1,189 @@
+#include "compiler/passes/contraction_split.h"
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/lower/mxu_tiling.h"
+#include "isa/shape.h"
+
+namespace tpusim::compiler {
+namespace {
+
+using hlo::Instruction;
+using hlo::Opcode;
+using isa::ElementType;
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// `shape` as `type`, keeping its dims and dimension order, with `type`'s default tiles.
+isa::Shape As(isa::Shape shape, ElementType type) {
+  shape.element_type = type;
+  if (shape.layout) shape.layout->tiles = isa::DefaultTpuLayout(type, shape.rank()).tiles;
+  return shape;
+}
+
+int Bytes(ElementType type) {
+  switch (type) {
+    case ElementType::kF32: return 4;
+    case ElementType::kBF16: case ElementType::kF16: return 2;
+    default: return 0;
+  }
+}
+
+// The dot's sizes as the dot kernels see them: free dims merged into M and N (the general-dot
+// path merges them so), batch dims into one.
+DotForm MergedForm(const Instruction& dot) {
+  DotForm form;
+  const auto product = [](const isa::Shape& shape, const std::vector<int64_t>& skip_a, const std::vector<int64_t>& skip_b) {
+    int64_t p = 1;
+    for (int64_t d = 0; d < shape.rank(); ++d) {
+      if (std::count(skip_a.begin(), skip_a.end(), d) == 0 && std::count(skip_b.begin(), skip_b.end(), d) == 0) {
+        p *= shape.dims[d];
+      }
+    }
+    return p;
+  };
+  const isa::Shape& lhs = dot.operand(0)->shape();
+  const isa::Shape& rhs = dot.operand(1)->shape();
+  const std::vector<int64_t> none;
+  const std::vector<int64_t>& lhs_batch = dot.HasAttribute("lhs_batch_dims") ? dot.GetIntList("lhs_batch_dims") : none;
+  const std::vector<int64_t>& rhs_batch = dot.HasAttribute("rhs_batch_dims") ? dot.GetIntList("rhs_batch_dims") : none;
+  const std::vector<int64_t>& lhs_k = dot.GetIntList("lhs_contracting_dims");
+  const std::vector<int64_t>& rhs_k = dot.GetIntList("rhs_contracting_dims");
+  form.m = product(lhs, lhs_batch, lhs_k);
+  form.n = product(rhs, rhs_batch, rhs_k);
+  form.k = 1;
+  for (int64_t d : lhs_k) form.k *= lhs.dims[d];
+  for (int64_t d : lhs_batch) form.batch *= lhs.dims[d];
+  return form;
+}
+
+class Splitter {
+ public:
+  Splitter(const isa::Target& target, uint64_t vmem) : target_(target), vmem_(vmem) {}
+
+  // How to cut K: along the contracting dim pair `which` (position in the contracting lists), in
+  // slices of `step` elements of that dim. nullopt when the dot needs no cut or is not one this
+  // pass applies to.
+  struct Cut {
+    std::size_t which = 0;
+    int64_t step = 0;
+  };
+  std::optional<Cut> CutFor(const Instruction& dot) const {
+    if (dot.shape().is_tuple) return std::nullopt;
+    const int in_bytes = Bytes(dot.operand(0)->shape().element_type);
+    const int out_bytes = Bytes(dot.shape().element_type);
+    if (in_bytes == 0 || out_bytes == 0 || dot.operand(1)->shape().element_type != dot.operand(0)->shape().element_type) {
+      return std::nullopt;
+    }
+    DotForm form = MergedForm(dot);
+    if (form.m == 0 || form.n == 0 || form.k == 0) return std::nullopt;
+    const int64_t c = target_.mxu_columns();
+    const int64_t most = c < target_.lanes() ? 1 : std::min<int64_t>(target_.mxu_count(), CeilDiv(form.n, c));
+    const int64_t r = target_.mxu_rows();
+    std::string why;
+    const auto fits = [&](int64_t k, int bytes) {
+      form.k = CeilDiv(k, r) * r;
+      const std::optional<MxuTiling> t = PlanMxuTiling(form, target_, vmem_, in_bytes, bytes, &why);
+      return t && t->mxus == most;
+    };
+    const int64_t k = form.k;
+    if (fits(k, out_bytes)) return std::nullopt;
+    // The outermost contracting dim longer than 1; the dims after it stay whole in every slice.
+    const std::vector<int64_t>& lhs_k = dot.GetIntList("lhs_contracting_dims");
+    const isa::Shape& lhs = dot.operand(0)->shape();
+    for (std::size_t j = 0; j < lhs_k.size(); ++j) {
+      const int64_t size = lhs.dims[lhs_k[j]];
+      if (size == 1) continue;
+      const int64_t inner = k / size;
+      // A single contracting dim is cut at whole MXU row blocks.
+      const int64_t unit = lhs_k.size() == 1 ? r : 1;
+      for (int64_t n = 2; CeilDiv(size, n) >= unit; ++n) {
+        const int64_t step = CeilDiv(CeilDiv(size, n), unit) * unit;
+        if (fits(step * inner, 4)) return Cut{j, step};
+      }
+      return std::nullopt;  // not even the smallest slice fits: the dot kernel says why
+    }
+    return std::nullopt;
+  }
+
+  void Split(Instruction& dot, const Cut& cut) {
+    hlo::Computation& computation = *dot.parent();
+    const int64_t lhs_k = dot.GetIntList("lhs_contracting_dims")[cut.which];
+    const int64_t rhs_k = dot.GetIntList("rhs_contracting_dims")[cut.which];
+    const int64_t k = dot.operand(0)->shape().dims[lhs_k];
+    Instruction* sum = nullptr;
+    int64_t piece = 0;
+    for (int64_t k0 = 0; k0 < k; k0 += cut.step, ++piece) {
+      const int64_t k1 = std::min(k, k0 + cut.step);
+      Instruction* lhs = Slice(computation, dot, 0, lhs_k, k0, k1, piece);
+      Instruction* rhs = Slice(computation, dot, 1, rhs_k, k0, k1, piece);
+      Instruction* partial = Add(computation, dot, Opcode::kDot, As(dot.shape(), ElementType::kF32), "dot", piece);
+      partial->AddOperand(lhs);
+      partial->AddOperand(rhs);
+      for (const hlo::Attribute& attribute : dot.attributes()) partial->AddAttribute(attribute);
+      if (sum == nullptr) {
+        sum = partial;
+        continue;
+      }
+      Instruction* add = Add(computation, dot, Opcode::kAdd, As(dot.shape(), ElementType::kF32), "sum", piece);
+      add->AddOperand(sum);
+      add->AddOperand(partial);
+      sum = add;
+    }
+    Instruction* result = sum;
+    if (dot.shape().element_type != ElementType::kF32) {
+      result = Add(computation, dot, Opcode::kConvert, dot.shape(), "convert", 0);
+      result->AddOperand(sum);
+    }
+    computation.ReplaceUses(&dot, result);
+    computation.RemoveInstruction(&dot);
+  }
+
+ private:
+  // Operand `side` of `dot` restricted to [k0, k1) along its contracting dim `dim`.
+  Instruction* Slice(hlo::Computation& computation, const Instruction& dot, std::size_t side, int64_t dim, int64_t k0,
+                     int64_t k1, int64_t piece) {
+    Instruction* operand = dot.operand(side);
+    isa::Shape shape = operand->shape();
+    std::vector<hlo::SliceDimension> box;
+    for (int64_t d = 0; d < shape.rank(); ++d) box.push_back({0, shape.dims[d], 1});
+    box[dim] = {k0, k1, 1};
+    shape.dims[dim] = k1 - k0;
+    shape = As(shape, shape.element_type);
+    Instruction* slice = Add(computation, dot, Opcode::kSlice, shape, side == 0 ? "lhs" : "rhs", piece);
+    slice->AddOperand(operand);
+    slice->AddAttribute({"slice", box, {}});
+    return slice;
+  }
+  Instruction* Add(hlo::Computation& computation, const Instruction& dot, Opcode opcode, isa::Shape shape,
+                   const char* role, int64_t piece) {
+    std::string name = dot.name() + ".k_split." + role + "." + std::to_string(piece);
+    while (computation.FindInstruction(name) != nullptr) name += "_";
+    auto x = std::make_unique<Instruction>(name, opcode, std::move(shape));
+    x->set_location(dot.location());
+    return computation.AddInstruction(std::move(x));
+  }
+
+  const isa::Target& target_;
+  uint64_t vmem_;
+};
+
+}  // namespace
+
+void SplitLongContractions(hlo::Module& module, const isa::Target& target, uint64_t vmem_capacity_bytes) {
+  Splitter splitter(target, vmem_capacity_bytes);
+  for (const auto& computation : module.computations()) {
+    std::vector<std::pair<Instruction*, Splitter::Cut>> splits;
+    for (const auto& instruction : computation->instructions()) {
+      if (instruction->opcode() != Opcode::kDot) continue;
+      if (const auto cut = splitter.CutFor(*instruction)) splits.emplace_back(instruction.get(), *cut);
+    }
+    for (const auto& [dot, cut] : splits) splitter.Split(*dot, cut);
+  }
+}
+
+}  // namespace tpusim::compiler

@@ -1,0 +1,102 @@
+#include "compiler/passes/degenerate_dims.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/passes/layout_assignment.h"
+
+namespace tpusim::compiler {
+namespace {
+
+using hlo::Instruction;
+using hlo::Opcode;
+
+std::vector<int64_t> WithoutOnes(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> kept;
+  for (int64_t d : dims) {
+    if (d != 1) kept.push_back(d);
+  }
+  return kept;
+}
+
+bool HasOnes(const isa::Shape& shape) { return WithoutOnes(shape.dims).size() != shape.dims.size(); }
+
+class Rewriter {
+ public:
+  explicit Rewriter(Instruction& reduce) : reduce_(reduce), computation_(*reduce.parent()) {}
+
+  void Run() {
+    const isa::Shape& operand = reduce_.operand(0)->shape();
+    const isa::Shape& result = reduce_.shape();
+    // Operand dim d -> its number without the size-1 dims; the reduced ones that remain.
+    std::vector<int64_t> dims;
+    std::vector<int64_t> renumbered(operand.dims.size(), -1);
+    int64_t next = 0;
+    for (std::size_t d = 0; d < operand.dims.size(); ++d) {
+      if (operand.dims[d] != 1) renumbered[d] = next++;
+    }
+    for (int64_t d : reduce_.GetIntList("dimensions")) {
+      if (renumbered.at(d) >= 0) dims.push_back(renumbered[d]);
+    }
+    Instruction* flat_operand = Reshape(reduce_.operand(0), WithoutOnes(operand.dims), "operand");
+    Instruction* flat = Add(Opcode::kReduce, Array(result.element_type, WithoutOnes(result.dims)), "reduce");
+    flat->AddOperand(flat_operand);
+    flat->AddOperand(reduce_.operand(1));
+    for (const hlo::Attribute& attribute : reduce_.attributes()) {
+      if (attribute.name == "dimensions") {
+        flat->AddAttribute({"dimensions", dims, {}});
+      } else {
+        flat->AddAttribute(attribute);
+      }
+    }
+    Instruction* back = Add(Opcode::kReshape, result, "result");
+    back->AddOperand(flat);
+    computation_.ReplaceUses(&reduce_, back);
+    computation_.RemoveInstruction(&reduce_);
+  }
+
+ private:
+  static isa::Shape Array(isa::ElementType type, std::vector<int64_t> dims) {
+    return WithDefaultLayouts(isa::Shape::Array(type, std::move(dims)));
+  }
+  Instruction* Reshape(Instruction* x, std::vector<int64_t> dims, const char* role) {
+    Instruction* reshape = Add(Opcode::kReshape, Array(x->shape().element_type, std::move(dims)), role);
+    reshape->AddOperand(x);
+    return reshape;
+  }
+  Instruction* Add(Opcode opcode, isa::Shape shape, const char* role) {
+    std::string name = reduce_.name() + ".squeezed_" + role;
+    while (computation_.FindInstruction(name) != nullptr) name += "_";
+    auto x = std::make_unique<Instruction>(name, opcode, std::move(shape));
+    x->set_location(reduce_.location());
+    return computation_.AddInstruction(std::move(x));
+  }
+
+  Instruction& reduce_;
+  hlo::Computation& computation_;
+};
+
+// One array operand and init, and at least two dims left on the operand and on a result that
+// loses some (the kernels' 2-D tiles: a rank-1 array has another layout, T(1024), so reshaping it
+// would be a copy, not an alias).
+bool Applies(const Instruction& x) {
+  if (x.opcode() != Opcode::kReduce || x.operand_count() != 2 || x.shape().is_tuple) return false;
+  const isa::Shape& operand = x.operand(0)->shape();
+  if (operand.is_tuple || !(HasOnes(operand) || HasOnes(x.shape()))) return false;
+  return WithoutOnes(operand.dims).size() >= 2 && (!HasOnes(x.shape()) || WithoutOnes(x.shape().dims).size() >= 2);
+}
+
+}  // namespace
+
+void RemoveDegenerateReduceDims(hlo::Module& module) {
+  for (const auto& computation : module.computations()) {
+    std::vector<Instruction*> reduces;
+    for (const auto& instruction : computation->instructions()) {
+      if (Applies(*instruction)) reduces.push_back(instruction.get());
+    }
+    for (Instruction* reduce : reduces) Rewriter(*reduce).Run();
+  }
+}
+
+}  // namespace tpusim::compiler

@@ -1,0 +1,265 @@
+// End-to-end tests of what the large workloads (MaxText's train step) need from the compiler:
+// dots and reduces cut to fit VMEM (contraction_split.h, reduce_split.h), reduces over size-1
+// dims and over column-major operands, layout copies (layout_copies.h), in-place
+// dynamic-update-slice, scatter-add, reduce-precision, and element-wise kernels whose strips only
+// fit twice. Each runs `tpusim run --check`: the simulated result must match the reference
+// evaluator within the bound of docs/compiler.md, and the structure is checked from the report or
+// the program.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "tests/sim/exec_support.h"
+
+namespace {
+
+using namespace tpusim::exec_test;
+using tpusim::isa::ElementType;
+
+const char* const kCheckPassed = "check passed";
+
+Result RunChecked(const fs::path& dir, const std::string& hlo, const std::string& extra = "") {
+  WriteText(dir / "m.hlo", hlo);
+  return RunTpusim("run " + (dir / "m.hlo").string() + " --config tpu_v4 --check --report " + (dir / "r.json").string() +
+                   extra);
+}
+
+// The kernels the report lists (its "ops"), by name.
+std::vector<std::string> KernelNames(const fs::path& report) {
+  const std::string text = ReadText(report);
+  const std::string ops = text.substr(text.find("\"ops\""));
+  std::vector<std::string> names;
+  const std::regex name("\\{\"name\": \"([^\"]+)\", \"opcode\"");
+  for (auto it = std::sregex_iterator(ops.begin(), ops.end(), name); it != std::sregex_iterator(); ++it) {
+    names.push_back((*it)[1]);
+  }
+  return names;
+}
+
+bool HasKernel(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+TEST_CASE("a dot whose K panels do not fit VMEM is summed over K slices", "[run][passes]") {
+  const fs::path dir = TempDir("k_split");
+  const std::string hlo =
+      "HloModule ksplit\nENTRY e {\n  a = bf16[256,4096] parameter(0)\n  b = bf16[4096,512] parameter(1)\n"
+      "  ROOT d = bf16[256,512] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
+  // With 16 MiB of VMEM the dot is one kernel.
+  Result whole = RunChecked(dir, hlo);
+  REQUIRE(whole.exit_code == 0);
+  CHECK(KernelNames(dir / "r.json") == std::vector<std::string>{"d"});
+  // With 2 MiB, tpu_v4's 4 MXUs of 128 columns need 2 x 4096 x 512 x 2 B = 8 MiB of weight
+  // panels: K is cut into slices whose panels fit, each an f32 dot, summed, then rounded once.
+  Result split = RunChecked(dir, hlo, " --set tensor_core.vmem.capacity_mib=2");
+  INFO(split.output);
+  REQUIRE(split.exit_code == 0);
+  CHECK_THAT(split.output, Catch::Contains(kCheckPassed));
+  const std::vector<std::string> names = KernelNames(dir / "r.json");
+  CHECK(HasKernel(names, "d.k_split.lhs.0"));  // the slices are copies
+  CHECK(HasKernel(names, "d.k_split.dot.0"));
+  CHECK(HasKernel(names, "d.k_split.dot.1"));
+  // The f32 sums fuse into the convert back to bf16: one element-wise kernel.
+  CHECK(HasKernel(names, "d.k_split.convert.0"));
+  CHECK_FALSE(HasKernel(names, "d.k_split.sum.1"));
+  CHECK_FALSE(HasKernel(names, "d"));
+}
+
+TEST_CASE("a reduce whose accumulators do not fit VMEM is cut along a kept dim", "[run][passes]") {
+  const fs::path dir = TempDir("reduce_split");
+  const std::string hlo =
+      "HloModule rsplit\nadd {\n  a = bf16[] parameter(0)\n  b = bf16[] parameter(1)\n  ROOT c = bf16[] add(a, b)\n}\n"
+      "ENTRY e {\n  x = bf16[4096,8,128] parameter(0)\n  z = bf16[] constant(0)\n"
+      "  ROOT r = bf16[4096,8] reduce(x, z), dimensions={2}, to_apply=add\n}\n";
+  // The result's 8 columns tile to 128: 512 strips of one 4 KiB tile = 2 MiB of accumulators,
+  // 2 MiB of compensation and a 1 MiB bf16 stage, more than 1 MiB of VMEM.
+  Result split = RunChecked(dir, hlo, " --set tensor_core.vmem.capacity_mib=1");
+  INFO(split.output);
+  REQUIRE(split.exit_code == 0);
+  CHECK_THAT(split.output, Catch::Contains(kCheckPassed));
+  CHECK_THAT(split.output, Catch::Contains("every element equal"));
+  const std::vector<std::string> names = KernelNames(dir / "r.json");
+  CHECK(HasKernel(names, "r.split.reduce.0"));
+  CHECK(HasKernel(names, "r.split.concatenate.0"));
+  CHECK_FALSE(HasKernel(names, "r"));
+}
+
+TEST_CASE("reduces over size-1 dims and over column-major operands", "[run][passes]") {
+  const fs::path dir = TempDir("reduce_layouts");
+  const std::string add = "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] add(a, b)\n}\n";
+  // Size-1 dims go: one reduce over [8,64,256]; both reshapes alias it (no copy kernel).
+  Result degenerate = RunChecked(dir, "HloModule degen\n" + add +
+                                          "ENTRY e {\n  x = f32[8,1,64,256] parameter(0)\n  z = f32[] constant(0)\n"
+                                          "  r = f32[8,1,64] reduce(x, z), dimensions={3}, to_apply=add\n"
+                                          "  ROOT s = f32[8,1,64,1] reshape(r)\n}\n");
+  INFO(degenerate.output);
+  REQUIRE(degenerate.exit_code == 0);
+  CHECK_THAT(degenerate.output, Catch::Contains(kCheckPassed));
+  CHECK(KernelNames(dir / "r.json") == std::vector<std::string>{"r.squeezed_reduce"});
+  // A column-major operand is reduced in memory order.
+  Result column_major = RunChecked(dir, "HloModule colmajor\n" + add +
+                                            "ENTRY e {\n  x = f32[64,256]{0,1} parameter(0)\n  z = f32[] constant(0)\n"
+                                            "  ROOT r = f32[] reduce(x, z), dimensions={0,1}, to_apply=add\n}\n");
+  INFO(column_major.output);
+  REQUIRE(column_major.exit_code == 0);
+  CHECK_THAT(column_major.output, Catch::Contains(kCheckPassed));
+}
+
+TEST_CASE("operands in another layout than their reader's get a copy", "[run][passes]") {
+  const fs::path dir = TempDir("layout_copies");
+  // An element-wise operand, a Sharding annotation that changes the layout, and a call whose
+  // parameter is row-major while its operand is column-major.
+  Result run = RunChecked(dir,
+                          "HloModule lcopy\ncallee {\n  p = f32[64,256]{1,0} parameter(0)\n"
+                          "  ROOT n = f32[64,256]{1,0} negate(p)\n}\nENTRY e {\n"
+                          "  a = f32[64,256]{1,0} parameter(0)\n  b = f32[64,256]{0,1} parameter(1)\n"
+                          "  s = f32[64,256]{1,0} add(a, b)\n"
+                          "  t = f32[64,256]{0,1} custom-call(s), custom_call_target=\"Sharding\", sharding={replicated}\n"
+                          "  c = f32[64,256]{1,0} call(t), to_apply=callee\n"
+                          "  ROOT r = f32[64,256]{1,0} multiply(c, t)\n}\n");
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.output, Catch::Contains("every element equal"));
+  const std::vector<std::string> names = KernelNames(dir / "r.json");
+  CHECK(HasKernel(names, "s.relayout.1"));  // b -> row-major for the add
+  CHECK(HasKernel(names, "t.relayout.0"));  // s -> column-major for the Sharding
+  CHECK(HasKernel(names, "c.relayout.0"));  // t -> row-major for the call's parameter
+  CHECK(HasKernel(names, "r.relayout.1"));  // t -> row-major for the multiply
+}
+
+TEST_CASE("a dynamic-update-slice of a loop's stacked state writes in place", "[run][passes]") {
+  const fs::path dir = TempDir("dus_in_place");
+  const std::string hlo =
+      "HloModule dus\ncond {\n  s = (s32[], f32[8,64,128], f32[64,128]) parameter(0)\n"
+      "  i = s32[] get-tuple-element(s), index=0\n  n = s32[] constant(8)\n"
+      "  ROOT p = pred[] compare(i, n), direction=LT\n}\nbody {\n"
+      "  s = (s32[], f32[8,64,128], f32[64,128]) parameter(0)\n  i = s32[] get-tuple-element(s), index=0\n"
+      "  stack = f32[8,64,128] get-tuple-element(s), index=1\n  x = f32[64,128] get-tuple-element(s), index=2\n"
+      "  y = f32[64,128] add(x, x)\n  row = f32[1,64,128] reshape(y)\n  z = s32[] constant(0)\n"
+      "  stack2 = f32[8,64,128] dynamic-update-slice(stack, row, i, z, z)\n  one = s32[] constant(1)\n"
+      "  j = s32[] add(i, one)\n  ROOT t = (s32[], f32[8,64,128], f32[64,128]) tuple(j, stack2, y)\n}\n"
+      "ENTRY e {\n  x = f32[64,128] parameter(0)\n  zero = s32[] constant(0)\n  c = f32[] constant(0)\n"
+      "  init = f32[8,64,128] broadcast(c), dimensions={}\n"
+      "  s = (s32[], f32[8,64,128], f32[64,128]) tuple(zero, init, x)\n"
+      "  w = (s32[], f32[8,64,128], f32[64,128]) while(s), condition=cond, body=body\n"
+      "  ROOT stack = f32[8,64,128] get-tuple-element(w), index=1\n}\n";
+  Result run = RunChecked(dir, hlo);
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.output, Catch::Contains("every element equal"));
+  REQUIRE(RunTpusim("compile " + (dir / "m.hlo").string() + " --config tpu_v4 -o " + (dir / "m.tpuasm").string())
+              .exit_code == 0);
+  const std::string program = ReadText(dir / "m.tpuasm");
+  const auto kernel = [&](const std::string& name) {
+    const std::size_t from = program.find(name + ".begin:");
+    const std::size_t to = program.find(name + ".end:", from);
+    REQUIRE(from != std::string::npos);
+    REQUIRE(to != std::string::npos);
+    return program.substr(from, to - from);
+  };
+  const auto dmas = [](const std::string& code) {
+    const std::regex dma("\\n\\s*dma ");
+    return std::distance(std::sregex_iterator(code.begin(), code.end(), dma), std::sregex_iterator());
+  };
+  // The update's kernel: three start indices to SMEM and the [1,64,128] update; no copy of the
+  // 256 KiB stack. The next state copies back the counter and y, not the stack, which the body
+  // updated in place.
+  CHECK(dmas(kernel("w_body_stack2")) == 4);
+  const std::string next_state = kernel("w_next_state");
+  CHECK(dmas(next_state) == 2);
+  CHECK_THAT(next_state, !Catch::Contains("f32[8,64,128]"));
+}
+
+TEST_CASE("scatter-add adds repeated indices in order", "[run][passes]") {
+  for (const char* type : {"f32", "bf16"}) {
+    DYNAMIC_SECTION(type) {
+      const fs::path dir = TempDir(std::string("scatter_add_") + type);
+      const bool is_bf16 = std::string(type) == "bf16";
+      const ElementType element = is_bf16 ? ElementType::kBF16 : ElementType::kF32;
+      // Random operand and updates; indices with repeats (row 3 four times), the last row, and
+      // two out of range (-1, 64: skipped, as XLA does).
+      const auto values = [&](std::size_t n, uint32_t seed) {
+        const std::vector<uint8_t> data = RandomBf16(n, seed);
+        if (is_bf16) return data;
+        std::vector<uint8_t> f32(n * 4);
+        for (std::size_t i = 0; i < n; ++i) {
+          const float v = Bf16ToF32(Bf16At(data, i)) * 0.37f;
+          std::memcpy(&f32[i * 4], &v, 4);
+        }
+        return f32;
+      };
+      const std::vector<int32_t> rows = {3, 0, 3, 7, 63, 3, -1, 12, 64, 3, 5, 0};
+      std::vector<uint8_t> indices(rows.size() * 4);
+      std::memcpy(indices.data(), rows.data(), indices.size());
+      const int64_t n = static_cast<int64_t>(rows.size());
+      tpusim::isa::WriteNpy((dir / "operand.npy").string(), element, std::vector<int64_t>{64, 256}, values(64 * 256, 1));
+      tpusim::isa::WriteNpy((dir / "indices.npy").string(), ElementType::kS32, std::vector<int64_t>{n, 1}, indices);
+      tpusim::isa::WriteNpy((dir / "updates.npy").string(), element, std::vector<int64_t>{n, 256}, values(n * 256, 2));
+      const std::string t = type;
+      const std::string hlo = "HloModule scatter_add\nadd {\n  a = " + t + "[] parameter(0)\n  b = " + t +
+                              "[] parameter(1)\n  ROOT c = " + t + "[] add(a, b)\n}\nENTRY e {\n  x = " + t +
+                              "[64,256] parameter(0)\n  i = s32[" + std::to_string(n) + ",1] parameter(1)\n  u = " + t +
+                              "[" + std::to_string(n) + ",256] parameter(2)\n  ROOT s = " + t +
+                              "[64,256] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, "
+                              "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n}\n";
+      Result run = RunChecked(dir, hlo,
+                              " --input 0=" + (dir / "operand.npy").string() + " --input 1=" +
+                                  (dir / "indices.npy").string() + " --input 2=" + (dir / "updates.npy").string());
+      INFO(run.output);
+      REQUIRE(run.exit_code == 0);
+      // Data movement and one rounding per add, in index order: bit for bit the evaluator's.
+      CHECK_THAT(run.output, Catch::Contains("every element equal"));
+    }
+  }
+}
+
+TEST_CASE("reduce-precision to its type's own widths is the identity, narrower is refused", "[run][passes]") {
+  const fs::path dir = TempDir("reduce_precision");
+  const std::string hlo =
+      "HloModule rp\nENTRY e {\n  a = bf16[64,256] parameter(0)\n"
+      "  b = bf16[64,256] reduce-precision(a), exponent_bits=8, mantissa_bits=7\n"
+      "  ROOT r = bf16[64,256] add(b, b)\n}\n";
+  Result same = RunChecked(dir, hlo);
+  INFO(same.output);
+  REQUIRE(same.exit_code == 0);
+  CHECK_THAT(same.output, Catch::Contains("every element equal"));
+  std::string narrower = hlo;
+  narrower.replace(narrower.find("exponent_bits=8, mantissa_bits=7"), 32, "exponent_bits=5, mantissa_bits=2");
+  Result refused = RunChecked(dir, narrower);
+  CHECK(refused.exit_code != 0);
+  CHECK_THAT(refused.output, Catch::Contains("m.hlo:5:8"));
+  CHECK_THAT(refused.output, Catch::Contains("reduce-precision 'b' to fewer exponent or mantissa bits than bf16 has"));
+}
+
+TEST_CASE("an element-wise kernel whose strips fit VMEM twice but not three times runs", "[run][passes]") {
+  const fs::path dir = TempDir("elementwise_depth");
+  // Six f32[8,28800] operands and the result: a strip is 225 tiles of 4 KiB = 900 KiB per array,
+  // 6.2 MiB for the seven; three of them (18.5 MiB) exceed tpu_v4's 16 MiB, two (12.3 MiB) fit.
+  std::string hlo = "HloModule wide\nENTRY e {\n";
+  for (int i = 0; i < 6; ++i) hlo += "  p" + std::to_string(i) + " = f32[8,28800] parameter(" + std::to_string(i) + ")\n";
+  hlo += "  a = f32[8,28800] add(p0, p1)\n  b = f32[8,28800] multiply(a, p2)\n  c = f32[8,28800] subtract(b, p3)\n"
+         "  d = f32[8,28800] maximum(c, p4)\n  ROOT e = f32[8,28800] add(d, p5)\n}\n";
+  Result run = RunChecked(dir, hlo);
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.output, Catch::Contains("every element equal"));
+  CHECK(KernelNames(dir / "r.json") == std::vector<std::string>{"e"});
+}
+
+TEST_CASE("an array with size-1 dims is not padded to whole tiles along them", "[run][passes]") {
+  const fs::path dir = TempDir("size_one_dims");
+  Result run = RunChecked(dir, "HloModule ones\nENTRY e {\n  p = f32[256,64,1] parameter(0)\n  ROOT r = f32[256,64,1] add(p, p)\n}\n",
+                          " --dump-memory " + (dir / "dump").string());
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  const std::string index = ReadText(dir / "dump" / "index.json");
+  // Tiled as [256, 64] (the 64 columns padded to 128 lanes): 256 x 128 x 4 B, not the
+  // 256 x 64 x 128 x 4 B of T(8,128) over (64, 1).
+  CHECK_THAT(index, Catch::Contains("\"shape\": \"f32[256,64,1]{1,0,2:T(8,128)}\""));
+  CHECK_THAT(index, Catch::Contains("\"size_bytes\": 131072"));
+}
+
+}  // namespace
