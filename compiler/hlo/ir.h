@@ -96,6 +96,12 @@ class Instruction {
   // Building (the parser; passes later).
   void set_async_wrapped_opcode(std::optional<Opcode> wrapped) { async_wrapped_opcode_ = wrapped; }
   void set_location(SourceLocation location) { location_ = location; }
+  // An instruction built outside any computation to be lowered on behalf of `original` (a
+  // kernel's canonical form) reads as it: its errors name original's file and line.
+  void DescribeAs(const Instruction& original) {
+    parent_ = original.parent_;
+    location_ = original.location_;
+  }
   // Passes: layout assignment gives shapes their layouts.
   void set_shape(isa::Shape shape) { shape_ = std::move(shape); }
   void set_parameter_number(int64_t number) { parameter_number_ = number; }

@@ -142,7 +142,7 @@ void EmitGeneralDotKernel(KernelContext& context) {
   hlo::Instruction lhs_leaf(dot.name() + ".lhs", Opcode::kParameter, hbm(lhs_canonical.shape));
   hlo::Instruction rhs_leaf(dot.name() + ".rhs", Opcode::kParameter, hbm(rhs_canonical.shape));
   hlo::Instruction canonical(dot.name(), Opcode::kDot, hbm(out_canonical.shape));
-  canonical.set_location(dot.location());
+  canonical.DescribeAs(dot);
   canonical.AddOperand(&lhs_leaf);
   canonical.AddOperand(&rhs_leaf);
   std::vector<int64_t> batch_dims;

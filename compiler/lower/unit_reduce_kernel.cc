@@ -43,7 +43,7 @@ class ReducerClone {
         copy->AddOperand(const_cast<hlo::Instruction*>(Clone(operand)));
       }
     }
-    copy->set_location(reduce_.location());
+    copy->DescribeAs(reduce_);
     const hlo::Instruction* result = copy.get();
     members_.push_back(result);
     owned_.push_back(std::move(copy));
@@ -116,7 +116,7 @@ void EmitUnitReduceKernel(KernelContext& context) {
   const hlo::Computation& reducer = *reduce.GetComputation("to_apply");
   if (reducer.parameters().size() != 2) CannotLower(reduce, "its reducer does not take two parameters");
   hlo::Instruction leaf(reduce.name() + ".operand", Opcode::kParameter, copy.shape);
-  leaf.set_location(reduce.location());
+  leaf.DescribeAs(reduce);
   ReducerClone clone(reduce, result.dims);
   clone.Bind(reducer.parameters()[0], &init);
   clone.Bind(reducer.parameters()[1], &leaf);
