@@ -82,4 +82,26 @@ CollectiveRing RingOf(const hlo::Instruction& instruction, const DeviceCount& co
                         std::to_string(partition) + ") is in none of its replica groups");
 }
 
+PermutePeers PeersOf(const hlo::Instruction& instruction, const DeviceCount& count, int64_t device) {
+  const bool partitions = instruction.HasAttribute("channel_id");
+  const int64_t replica = device / count.partitions;
+  const int64_t partition = device % count.partitions;
+  const int64_t id_count = partitions ? count.partitions : count.replicas;
+  const auto device_of = [&](int64_t id) {
+    if (id < 0 || id >= id_count) {
+      Fail(instruction, "source_target_pairs name id " + std::to_string(id) + ", but the module has " +
+                            std::to_string(id_count) + (partitions ? " partitions" : " replicas"));
+    }
+    return partitions ? replica * count.partitions + id : id * count.partitions + partition;
+  };
+  PermutePeers peers;
+  for (const hlo::SourceTargetPair& pair : instruction.GetSourceTargetPairs()) {
+    const int64_t source = device_of(pair.source);
+    const int64_t target = device_of(pair.target);
+    if (target == device) peers.source = source;
+    if (source == device) peers.target = target;
+  }
+  return peers;
+}
+
 }  // namespace tpusim::compiler

@@ -38,6 +38,15 @@ struct CollectiveRing {
 // (no ring along one axis: the ICI model does not route across axes).
 CollectiveRing RingOf(const hlo::Instruction& instruction, const DeviceCount& count, int64_t device);
 
+// collective-permute's source_target_pairs seen from `device`: ids are partitions (within the
+// device's replica) with a channel_id, replicas (at its partition) without one, as in XLA. Throws
+// tpusim::Error for an id outside the module.
+struct PermutePeers {
+  int64_t source = -1;  // the device whose operand becomes this device's result; -1: none (zeros)
+  int64_t target = -1;  // the device this device's operand goes to; -1: none
+};
+PermutePeers PeersOf(const hlo::Instruction& instruction, const DeviceCount& count, int64_t device);
+
 // "{0,1,2}".
 std::string DeviceListText(const std::vector<int64_t>& devices);
 

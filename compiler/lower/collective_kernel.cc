@@ -119,11 +119,50 @@ void EmitCopy(KernelContext& c) {
   dma.WaitDmas();
 }
 
-[[noreturn]] void RefuseFunctional(const KernelContext& c, int64_t group_size) {
-  throw Error(c.instruction.Describe() + ": " + std::string(hlo::OpcodeName(c.instruction.opcode())) + " over a group of " +
-              std::to_string(group_size) +
-              " devices needs the other devices' data, which a simulation of one device does not have; run it with "
+// `what`: "over a group of 8 devices", "from device 3".
+[[noreturn]] void RefuseFunctional(const KernelContext& c, const std::string& what) {
+  throw Error(c.instruction.Describe() + ": " + std::string(hlo::OpcodeName(c.instruction.opcode())) + " " + what +
+              " needs the other devices' data, which a simulation of one device does not have; run it with "
               "`tpusim run --timing-only` (the collective then charges its ICI time and moves no data)");
+}
+
+// collective-permute: the operand to the target device (over the ICI when that is another
+// device), the source's operand into the result. Exact when the source is this device (a copy)
+// or no device (zeros, XLA's rule); a source elsewhere needs its data (timing-only: one receive
+// over the ICI, one hop whatever the pair's distance).
+void EmitCollectivePermute(KernelContext& c, const PermutePeers& peers, int64_t device) {
+  const DeviceBuffer& operand = OnlyOperand(c);
+  const DeviceBuffer& result = OnlyResult(c);
+  const bool remote_source = peers.source >= 0 && peers.source != device;
+  if (remote_source && !c.options.collectives_timing_only) RefuseFunctional(c, "from device " + std::to_string(peers.source));
+  if (peers.source == device) {
+    EmitCopy(c);
+    return;
+  }
+  const RingEngines engines = EnginesFor(std::max<uint32_t>(1, c.out.target().dma_engines()));
+  DmaEmitter dma(c);
+  int64_t sends = 0;
+  if (peers.target >= 0 && peers.target != device) {
+    sends = EmitSpread(c.out, "hbm", operand.address, "ici", 0, operand.size_bytes, kSendSem, engines.send);
+  }
+  if (remote_source) {
+    const int64_t receives =
+        EmitSpread(c.out, "ici", 0, "hbm", result.address, result.size_bytes, kArrivedSem[0], engines.receive);
+    c.out.Emit("sem.wait sem[{}], {}", kArrivedSem[0], receives);
+  } else {  // nobody sends here: zeros, from a zeroed VMEM block
+    const uint64_t block = AlignUp(std::min<uint64_t>(result.size_bytes, kMaxBlockBytes), 4096);
+    const uint64_t zeros = dma.AllocVmem(block, "the zero block");
+    dma.VpuFillWordsImmediate(zeros, block, 0);
+    dma.WaitVpu();
+    int64_t count = 0;
+    for (uint64_t at = 0; at < result.size_bytes; at += block) {
+      EmitFlatDma(c.out, "vmem", zeros, "hbm", result.address + at, std::min(block, result.size_bytes - at), kArrivedSem[0],
+                  engines.local[0]);
+      ++count;
+    }
+    c.out.Emit("sem.wait sem[{}], {}", kArrivedSem[0], count);
+  }
+  if (sends > 0) c.out.Emit("sem.wait sem[{}], {}", kSendSem, sends);
 }
 
 // One of n equal pieces of an image of `total` bytes (4-byte aligned). A piece past the end (a
@@ -419,7 +458,7 @@ class RingEmitter {
 bool IsCollectiveKernelOpcode(Opcode opcode) {
   switch (opcode) {
     case Opcode::kPartitionId: case Opcode::kReplicaId: case Opcode::kAllReduce: case Opcode::kAllGather:
-    case Opcode::kReduceScatter:
+    case Opcode::kReduceScatter: case Opcode::kCollectivePermute:
       return true;
     default:
       return false;
@@ -437,6 +476,7 @@ void EmitCollectiveKernel(KernelContext& c) {
   switch (instruction.opcode()) {
     case Opcode::kPartitionId: EmitDeviceId(c, device % count.partitions); return;
     case Opcode::kReplicaId: EmitDeviceId(c, device / count.partitions); return;
+    case Opcode::kCollectivePermute: EmitCollectivePermute(c, PeersOf(instruction, count, device), device); return;
     default: break;
   }
   const CollectiveRing ring = RingOf(instruction, count, device);
@@ -444,7 +484,7 @@ void EmitCollectiveKernel(KernelContext& c) {
     EmitCopy(c);
     return;
   }
-  if (!c.options.collectives_timing_only) RefuseFunctional(c, ring.size());
+  if (!c.options.collectives_timing_only) RefuseFunctional(c, "over a group of " + std::to_string(ring.size()) + " devices");
   RingEmitter emitter(c, ring);
   switch (instruction.opcode()) {
     case Opcode::kAllReduce: emitter.AllReduce(); return;

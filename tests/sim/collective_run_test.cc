@@ -78,6 +78,28 @@ TEST_CASE("collectives over a group of one device are copies and pass --check", 
   CHECK_THAT(second.output, Catch::Contains("check passed: 2 output(s)") && Catch::Contains("every element equal"));
 }
 
+TEST_CASE("collective-permute is exact where no other device's data is needed", "[sim][collectives]") {
+  // Device 0 keeps its own operand in b ({0,0}) and receives nothing in c (zeros, XLA's rule) while
+  // sending to device 1; device 3 receives nothing in either. Device 2 receives from device 1 in b:
+  // refused with data, timing-only runs.
+  const fs::path module = WriteModule(
+      "permute", "HloModule permute, num_partitions=4\nENTRY e {\n  a = f32[64,256]{1,0} parameter(0)\n"
+                 "  b = f32[64,256]{1,0} collective-permute(a), channel_id=1, source_target_pairs={{0,0},{1,2}}\n"
+                 "  c = f32[64,256]{1,0} collective-permute(a), channel_id=2, source_target_pairs={{0,1},{1,2}}\n"
+                 "  ROOT t = (f32[64,256]{1,0}, f32[64,256]{1,0}) tuple(b, c)\n}\n");
+  for (const char* device : {"0", "3"}) {
+    const Result run = Run(module, std::string("--check --config tiny --device-id ") + device);
+    INFO(run.output);
+    CHECK(run.exit_code == 0);
+    CHECK_THAT(run.output, Catch::Contains("check passed: 2 output(s)") && Catch::Contains("every element equal"));
+  }
+  const Result refused = Run(module, "--config tiny --device-id 2");
+  CHECK(refused.exit_code != 0);
+  CHECK_THAT(refused.output, Catch::Contains("instruction 'b': collective-permute from device 1 needs the other "
+                                             "devices' data"));
+  CHECK(Run(module, "--timing-only --config tiny --device-id 2").exit_code == 0);
+}
+
 TEST_CASE("partition-id and replica-id read the simulated device's ids", "[sim][collectives]") {
   // 2 replicas x 4 partitions: device 6 is partition 6 % 4 = 2 of replica 6 / 4 = 1.
   const fs::path module = WriteModule("ids", "HloModule ids, replica_count=2, num_partitions=4\nENTRY e {\n"
