@@ -485,6 +485,7 @@ void EmitCollectiveKernel(KernelContext& c) {
     return;
   }
   if (!c.options.collectives_timing_only) RefuseFunctional(c, "over a group of " + std::to_string(ring.size()) + " devices");
+  if (OnlyOperand(c).size_bytes == 0 || OnlyResult(c).size_bytes == 0) return;  // an empty array: nothing to send
   RingEmitter emitter(c, ring);
   switch (instruction.opcode()) {
     case Opcode::kAllReduce: emitter.AllReduce(); return;
