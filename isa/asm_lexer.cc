@@ -142,7 +142,7 @@ AsmValue LineCursor::ReadValue() {
     } else if (Consume('[')) {
       value.kind = AsmValue::Kind::kBracket;
       if (value.name != "sem" && !ParseMemorySpaceName(value.name)) {
-        Fail(value.begin, "unknown memory space '" + std::string(value.name) + "' (expected hbm, vmem, smem, cmem, host or sem)");
+        Fail(value.begin, "unknown memory space '" + std::string(value.name) + "' (expected hbm, vmem, smem, cmem, host, ici or sem)");
       }
       value.items.push_back(ReadItem());
       SkipSpaces();

@@ -11,7 +11,7 @@ constexpr int64_t kUint32Max = std::numeric_limits<uint32_t>::max();
 
 constexpr uint32_t kDmaSpaces = SpaceBit(MEMORY_SPACE_HBM) | SpaceBit(MEMORY_SPACE_VMEM) |
                                 SpaceBit(MEMORY_SPACE_SMEM) | SpaceBit(MEMORY_SPACE_CMEM) |
-                                SpaceBit(MEMORY_SPACE_HOST);
+                                SpaceBit(MEMORY_SPACE_HOST) | SpaceBit(MEMORY_SPACE_ICI);
 
 // Operand builders, so that each table row reads like the assembly it describes.
 OperandSpec SReg(std::string_view name, Access access = Access::kRead) {
@@ -395,7 +395,7 @@ std::vector<CostClassInfo> BuildCostClasses() {
         "tensor_core.dma.max_outstanding_requests", "hbm.channel_bandwidth_gbps", "hbm.access_latency_ns",
         "tensor_core.vmem.read_bandwidth_gbps", "tensor_core.vmem.write_bandwidth_gbps",
         "cmem.read_bandwidth_gbps", "cmem.write_bandwidth_gbps", "pcie.bandwidth_gbps", "pcie.latency_ns",
-        "host.access_latency_ns"},
+        "host.access_latency_ns", "ici.link_bandwidth_gbps", "ici.ring_link_count", "ici.latency_ns"},
        "issue_latency_cycles, then bursts of burst_bytes, max_outstanding_requests in flight, each "
        "served by the source and destination memories at their bandwidth and latency"},
   };
@@ -475,13 +475,14 @@ std::string_view MemorySpaceName(MemorySpace space) {
     case MEMORY_SPACE_SMEM: return "smem";
     case MEMORY_SPACE_CMEM: return "cmem";
     case MEMORY_SPACE_HOST: return "host";
+    case MEMORY_SPACE_ICI: return "ici";
     default: return "";
   }
 }
 
 std::optional<MemorySpace> ParseMemorySpaceName(std::string_view name) {
   for (MemorySpace space : {MEMORY_SPACE_HBM, MEMORY_SPACE_VMEM, MEMORY_SPACE_SMEM, MEMORY_SPACE_CMEM,
-                            MEMORY_SPACE_HOST}) {
+                            MEMORY_SPACE_HOST, MEMORY_SPACE_ICI}) {
     if (MemorySpaceName(space) == name) return space;
   }
   return std::nullopt;

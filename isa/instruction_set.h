@@ -122,7 +122,7 @@ int OperandIndex(const InstructionInfo& info, std::string_view name);
 const std::vector<CostClassInfo>& CostClassTable();
 const CostClassInfo& GetCostClassInfo(CostClass cost);
 
-// Memory space names as the assembly writes them: "hbm", "vmem", "smem", "cmem", "host".
+// Memory space names as the assembly writes them: "hbm", "vmem", "smem", "cmem", "host", "ici".
 std::string_view MemorySpaceName(MemorySpace space);
 std::optional<MemorySpace> ParseMemorySpaceName(std::string_view name);
 inline constexpr uint32_t SpaceBit(MemorySpace space) { return 1u << static_cast<int>(space); }

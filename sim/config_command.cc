@@ -43,6 +43,9 @@ std::string DerivedPeaks(const ArchConfig& config) {
     out += "#   CMEM              none\n";
   }
   out += fmt::format("#   PCIe              {:.2f} GB/s each way\n", PcieBytesPerSecond(config) / 1e9);
+  out += fmt::format("#   ICI ring          {:.2f} GB/s each way = {} link(s) x {:.1f} GB/s, {:.0f} ns per hop\n",
+                     config.ici().link_bandwidth_gbps() * config.ici().ring_link_count(), config.ici().ring_link_count(),
+                     config.ici().link_bandwidth_gbps(), config.ici().latency_ns());
   return out;
 }
 

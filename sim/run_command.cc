@@ -42,6 +42,7 @@ struct RunOptions {
   std::string out_dir;
   bool check = false;
   bool timing_only = false;
+  int64_t device_id = 0;
   std::string report_path;
   std::string dump_dir;
   TraceOptions trace;
@@ -108,6 +109,23 @@ std::vector<std::optional<hlo::Literal>> RunArguments(const hlo::Computation& en
   return arguments;
 }
 
+// The compiler's view of the machine, and of the device this run simulates: --device-id must be
+// one of the module's replica_count x num_partitions devices.
+compiler::CompileOptions RunCompileOptions(const ArchConfig& config, const hlo::Module& module,
+                                           const RunOptions& options) {
+  const int64_t devices = module.replica_count() * module.num_partitions();
+  if (options.device_id < 0 || options.device_id >= devices) {
+    throw Error(fmt::format("--device-id {}: module '{}' runs on {} device(s) (replica_count={} x num_partitions={}), "
+                            "numbered 0 to {}",
+                            options.device_id, module.name(), devices, module.replica_count(), module.num_partitions(),
+                            devices - 1));
+  }
+  compiler::CompileOptions compile_options = CompileOptionsFor(config);
+  compile_options.device_id = options.device_id;
+  compile_options.collectives_timing_only = options.timing_only;
+  return compile_options;
+}
+
 void RunRun(const RunOptions& options) {
   CheckTraceOptions(options.trace);
   if (options.check && options.timing_only) {
@@ -121,7 +139,7 @@ void RunRun(const RunOptions& options) {
   std::unique_ptr<hlo::Module> reference = options.check ? LoadModule(options.module_path, false) : nullptr;
 
   auto start = std::chrono::steady_clock::now();
-  const compiler::CompiledModule compiled = compiler::Compile(*module, CompileOptionsFor(config));
+  const compiler::CompiledModule compiled = compiler::Compile(*module, RunCompileOptions(config, *module, options));
   spdlog::info("compiled {} in {:.3f} s: {} kernels, {} instructions, {} bytes of HBM at the peak", options.module_path,
                SecondsSince(start), compiled.kernels.size(), compiled.program.instructions_size(),
                compiled.hbm_peak_bytes);
@@ -156,7 +174,7 @@ void RunRun(const RunOptions& options) {
     for (std::optional<hlo::Literal>& argument : arguments) values.push_back(std::move(*argument));
     const eval::EvaluationResult expected = eval::EvaluateModule(*reference, values, std::move(evaluator_options));
     std::vector<const hlo::Literal*> want;
-    for (const hlo::Literal* leaf : FlattenLeaves(expected.device_results.at(0))) {
+    for (const hlo::Literal* leaf : FlattenLeaves(expected.device_results.at(static_cast<std::size_t>(options.device_id)))) {
       if (leaf->element_type() != isa::ElementType::kToken) want.push_back(leaf);
     }
     std::vector<isa::NpyArray> got;
@@ -200,7 +218,13 @@ Command AddRunCommand(CLI::App& app) {
   command->add_option("--out", options->out_dir, "Directory for output_<i>.npy");
   command->add_flag("--check", options->check,
                     "Also run the reference evaluator and compare; exit non-zero on a mismatch");
-  command->add_flag("--timing-only", options->timing_only, "Move no data and compute nothing (same timing)");
+  command->add_flag("--timing-only", options->timing_only,
+                    "Move no data and compute nothing (same timing); collectives over several devices then charge "
+                    "their ICI time");
+  command->add_option("--device-id", options->device_id,
+                      "The device of an SPMD module that the run simulates (replica x num_partitions + partition): "
+                      "what partition-id and replica-id return and which groups its collectives join")
+      ->capture_default_str();
   command->add_option("--report", options->report_path, "Write a JSON report (ops, times, unit statistics) here");
   command->add_option("--dump-memory", options->dump_dir,
                       "Write the device bytes of every parameter and output after the run, and index.json");

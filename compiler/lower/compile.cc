@@ -9,6 +9,7 @@
 
 #include "compiler/hlo/printer.h"
 #include "compiler/lower/asm_builder.h"
+#include "compiler/lower/collective_kernel.h"
 #include "compiler/lower/control_flow.h"
 #include "compiler/lower/cost.h"
 #include "compiler/lower/data_movement_kernel.h"
@@ -55,6 +56,10 @@ bool IsElementwiseGroup(const KernelGroup& group) {
 
 void EmitKernel(KernelContext& context) {
   const hlo::Instruction& instruction = context.instruction;
+  if (IsCollectiveKernelOpcode(instruction.opcode())) {
+    EmitCollectiveKernel(context);
+    return;
+  }
   if (IsScalarCoreGroup(context.group)) {
     EmitScalarKernel(context);
     return;

@@ -26,6 +26,14 @@ struct CompileOptions {
   uint64_t vmem_capacity_bytes = 0;
   uint64_t smem_capacity_bytes = 0;
   uint64_t host_capacity_bytes = 0;
+  // The simulated device: its global id among the module's replica_count x num_partitions devices
+  // (partition d % num_partitions of replica d / num_partitions), which partition-id and replica-id
+  // return and which picks its collectives' groups.
+  int64_t device_id = 0;
+  // A collective over more than one device needs the other devices' data, which a one-device
+  // simulation does not have. When true (timing-only runs) it charges its ring's ICI time and moves
+  // no meaningful data; when false it is refused (compiler/lower/collective_kernel.h).
+  bool collectives_timing_only = false;
 };
 
 // One HLO instruction (or fusion) that became a kernel.

@@ -111,6 +111,12 @@ KernelCost CostOf(const hlo::Instruction& instruction) {
     case Opcode::kReduceWindow:
       cost.category = "reduction";
       break;
+    case Opcode::kAllReduce:
+    case Opcode::kAllGather:
+    case Opcode::kReduceScatter:
+    case Opcode::kCollectivePermute:
+      cost.category = "collective";  // the XLA profiler's category for cross-device ops
+      break;
     default:
       cost.flops = ElementwiseFlops(instruction);
       cost.category = IsElementwiseOpcode(instruction.opcode()) ? "non-fusion elementwise" : "other";

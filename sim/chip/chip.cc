@@ -67,6 +67,9 @@ ChipParams ChipParamsFromConfig(const ArchConfig& config) {
   p.host.access_latency_ns = config.host().access_latency_ns();
   p.pcie.bandwidth_gbps = config.pcie().bandwidth_gbps();
   p.pcie.latency_ns = config.pcie().latency_ns();
+  p.ici.link_bandwidth_gbps = config.ici().link_bandwidth_gbps();
+  p.ici.ring_link_count = config.ici().ring_link_count();
+  p.ici.latency_ns = config.ici().latency_ns();
 
   p.dma.engine_count = core.dma().engine_count();
   p.dma.max_outstanding_requests = core.dma().max_outstanding_requests();
@@ -137,7 +140,10 @@ Chip::Chip(const ArchConfig& config) : config_(config), params_(ChipParamsFromCo
   memories_[isa::MEMORY_SPACE_VMEM] = vmem_.get();
   memories_[isa::MEMORY_SPACE_SMEM] = smem_.get();
   memories_[isa::MEMORY_SPACE_CMEM] = cmem_.get();
+  // The ICI window: a collective sends and receives pieces of HBM arrays, so HBM's size is enough.
+  ici_ = std::make_unique<models::IciLink>("ici", params_.ici, params_.hbm.capacity_bytes);
   memories_[isa::MEMORY_SPACE_HOST] = host_.get();
+  memories_[isa::MEMORY_SPACE_ICI] = ici_.get();
   std::vector<models::Semaphore*> semaphores;
   for (uint32_t i = 0; i < params_.semaphore_count; ++i) {
     semaphores_.push_back(std::make_unique<models::Semaphore>("sem" + std::to_string(i)));

@@ -1,5 +1,5 @@
 // A chip assembled from an ArchConfig: its memories (HBM, VMEM, SMEM, CMEM where configured, host
-// memory behind PCIe), semaphores, DMA engines and scalar core, built once per process (SystemC
+// memory behind PCIe, the ICI endpoint), semaphores, DMA engines and scalar core, built once per process (SystemC
 // elaborates once) and able to run programs one after another.
 //
 // Parameters the ArchConfig lacks (docs/timing.md): VMEM's bank interleave is 4 x lane_count /
@@ -26,6 +26,7 @@
 #include "models/dma_unit.h"
 #include "models/hbm.h"
 #include "models/host_memory.h"
+#include "models/ici_link.h"
 #include "models/mxu.h"
 #include "models/scalar_core.h"
 #include "models/semaphore.h"
@@ -46,6 +47,7 @@ struct ChipParams {
   models::CmemParams cmem;
   models::HostMemoryParams host;
   models::PcieParams pcie;
+  models::IciParams ici;
   models::DmaParams dma;
   models::ScalarCoreParams scalar_core;
   uint32_t semaphore_count = 0;
@@ -136,6 +138,7 @@ class Chip {
   std::unique_ptr<models::Smem> smem_;
   std::unique_ptr<models::Cmem> cmem_;
   std::unique_ptr<models::HostMemory> host_;
+  std::unique_ptr<models::IciLink> ici_;
   models::MemoryMap memories_{};
   std::vector<std::unique_ptr<models::Semaphore>> semaphores_;
   std::unique_ptr<models::DmaUnit> dma_;

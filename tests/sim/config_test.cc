@@ -414,6 +414,8 @@ TEST_CASE("validation names the line of each bad value", "[config]") {
   // An override replaces the file as the place to blame.
   CHECK(ErrorOf([] { LoadArchConfig(kConfigsDir + "/tiny.pbtxt", {"tensor_core.clock_mhz=-1"}); }) ==
         "--set tensor_core.clock_mhz=-1: tensor_core.clock_mhz must be in (0, 1000000], got -1");
+  CHECK(ErrorOf([] { LoadArchConfig(kConfigsDir + "/tiny.pbtxt", {"ici.ring_link_count=0"}); }) ==
+        "--set ici.ring_link_count=0: ici.ring_link_count must be in [1, 16], got 0");
 }
 
 TEST_CASE("validation checks the rules between fields", "[config]") {
@@ -482,6 +484,7 @@ TEST_CASE("tpusim config prints the effective config, which loads back, and the 
   CHECK_THAT(v4, Catch::Contains("#   VMEM read/write   1074.80 / 2150.70 GB/s per TensorCore = 1007.7 / 2016.4 bytes/cycle\n"));
   CHECK_THAT(v4, Catch::Contains("#   CMEM read/write   2150.70 / 1074.80 GB/s\n"));
   CHECK_THAT(v4, Catch::Contains("#   PCIe              15.75 GB/s each way\n"));
+  CHECK_THAT(v4, Catch::Contains("#   ICI ring          100.00 GB/s each way = 2 link(s) x 50.0 GB/s, 1000 ns per hop\n"));
   // The output is a config: it loads back to the same message.
   google::protobuf::util::MessageDifferencer differ;
   CHECK(differ.Equals(ParseArchConfig(v4, "(output)"), LoadArchConfig(kConfigsDir + "/tpu_v4.pbtxt")));
