@@ -1,5 +1,6 @@
 #include "compiler/passes/host_offload.h"
 
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -239,6 +240,60 @@ bool MayWriteHost(const Instruction& x) {
   }
 }
 
+// Grows `host` to its fixed point over every computation.
+void PropagateAll(const hlo::Module& module, HostLeaves& host) {
+  do {
+    for (const auto& computation : module.computations()) {
+      for (const auto& x : computation->instructions()) Propagate(x.get(), host);
+    }
+  } while (host.TakeChanged());
+}
+
+int UseCount(const hlo::Computation& computation, const Instruction* value) {
+  int count = 0;
+  for (const auto& x : computation.instructions()) {
+    for (const Instruction* operand : x->operands()) count += operand == value;
+  }
+  return count;
+}
+
+// A broadcast that starts a host loop-state element and is used elsewhere too (Llama: one bf16
+// zeros for two stacked activations) gets a clone for that element, as XLA gives each its own
+// AllocateBuffer: the loop state then takes its own broadcast's buffer over, instead of copying
+// one shared array into each element (and keeping it), and other users keep the original in HBM.
+// Returns whether it cloned any.
+bool SplitSharedHostBroadcasts(hlo::Module& module, HostLeaves& host) {
+  bool cloned = false;
+  for (const auto& computation : module.computations()) {
+    for (std::size_t index = 0; index < computation->instructions().size(); ++index) {
+      Instruction* x = computation->instructions()[index].get();
+      if (x->opcode() != Opcode::kWhile || x->operand(0)->opcode() != Opcode::kTuple) continue;
+      Instruction* init = x->operand(0);
+      std::size_t first = 0;
+      for (std::size_t e = 0; e < init->operand_count(); ++e) {
+        Instruction* element = init->operand(e);
+        const std::size_t leaf = first;
+        first += LeafCount(element->shape());
+        if (element->opcode() != Opcode::kBroadcast || element->shape().is_tuple || !host.Get(x, leaf) ||
+            UseCount(*computation, element) < 2) {
+          continue;
+        }
+        std::string name;
+        for (int n = 1; name.empty() || computation->FindInstruction(name) != nullptr; ++n) {
+          name = element->name() + ".host" + std::to_string(n);
+        }
+        auto clone = std::make_unique<Instruction>(name, Opcode::kBroadcast, element->shape());
+        clone->set_location(element->location());
+        for (Instruction* operand : element->operands()) clone->AddOperand(operand);
+        for (const hlo::Attribute& attribute : element->attributes()) clone->AddAttribute(attribute);
+        init->ReplaceOperand(e, computation->AddInstruction(std::move(clone)));
+        cloned = true;
+      }
+    }
+  }
+  return cloned;
+}
+
 constexpr std::string_view kByteMovers =
     "only byte moves (tuple, get-tuple-element, bitcast, reshape, copy, while state, dynamic-slice, "
     "dynamic-update-slice, MoveToDevice) may touch host memory; MoveToDevice it first";
@@ -279,11 +334,13 @@ int AssignHostMemorySpace(hlo::Module& module) {
       }
     }
   }
-  do {
-    for (const auto& computation : module.computations()) {
-      for (const auto& x : computation->instructions()) Propagate(x.get(), host);
-    }
-  } while (host.TakeChanged());
+  const HostLeaves seeds = host;
+  PropagateAll(module, host);
+  if (SplitSharedHostBroadcasts(module, host)) {
+    // Again from the seeds: an original broadcast left with HBM users only is no host array.
+    host = seeds;
+    PropagateAll(module, host);
+  }
   int count = 0;
   for (const auto& computation : module.computations()) {
     for (const auto& x : computation->instructions()) {

@@ -11,7 +11,8 @@
 //   parameters and results, dynamic-slice out of a host array, and dynamic-update-slice into one
 //   (the buffer written and the result are in one space; a host update makes it host). A while
 //   state element that is host makes its init host when the init is a broadcast (the zeros that
-//   a scan's stacked activations start from: XLA's AllocateBuffer), so it never takes HBM.
+//   a scan's stacked activations start from: XLA's AllocateBuffer), so it never takes HBM; a
+//   broadcast used elsewhere too is cloned for that element first (the pass's one HLO rewrite).
 // - Anything else that reads or writes a host array (an add, a dot, a reduce...) is a CannotLower
 //   naming the instruction and the host operand: the program must MoveToDevice first.
 //

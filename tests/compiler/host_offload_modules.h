@@ -83,4 +83,48 @@ ENTRY e {
 }
 )";
 
+// One broadcast of zeros starts two host loop-state elements and is an output in HBM too: each
+// element gets its own clone (zeros.host1, zeros.host2), which its loop state takes over, and
+// the original stays in HBM. The loop writes x into row i of both elements, so both come out as
+// [x, x], and the third output is zeros.
+inline constexpr char kSharedZeros[] = R"(HloModule shared_zeros
+
+body {
+  p = (s32[], f32[2,8,128], f32[2,8,128], f32[8,128]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  a = f32[2,8,128] get-tuple-element(p), index=1
+  b = f32[2,8,128] get-tuple-element(p), index=2
+  x = f32[8,128] get-tuple-element(p), index=3
+  h = f32[8,128] custom-call(x), custom_call_target="MoveToHost"
+  hr = f32[1,8,128] reshape(h)
+  zero = s32[] constant(0)
+  a1 = f32[2,8,128] dynamic-update-slice(a, hr, i, zero, zero)
+  b1 = f32[2,8,128] dynamic-update-slice(b, hr, i, zero, zero)
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  ROOT t = (s32[], f32[2,8,128], f32[2,8,128], f32[8,128]) tuple(i1, a1, b1, x)
+}
+
+cond {
+  p = (s32[], f32[2,8,128], f32[2,8,128], f32[8,128]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(2)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+ENTRY e {
+  x = f32[8,128] parameter(0)
+  zf = f32[] constant(0)
+  zeros = f32[2,8,128] broadcast(zf), dimensions={}
+  zero_i = s32[] constant(0)
+  init = (s32[], f32[2,8,128], f32[2,8,128], f32[8,128]) tuple(zero_i, zeros, zeros, x)
+  w = (s32[], f32[2,8,128], f32[2,8,128], f32[8,128]) while(init), condition=cond, body=body
+  a = f32[2,8,128] get-tuple-element(w), index=1
+  b = f32[2,8,128] get-tuple-element(w), index=2
+  ad = f32[2,8,128] custom-call(a), custom_call_target="MoveToDevice"
+  bd = f32[2,8,128] custom-call(b), custom_call_target="MoveToDevice"
+  ROOT r = (f32[2,8,128], f32[2,8,128], f32[2,8,128]) tuple(ad, bd, zeros)
+}
+)";
+
 }  // namespace tpusim::host_offload_test

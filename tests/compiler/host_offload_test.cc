@@ -122,6 +122,20 @@ TEST_CASE("host offload: a loop body updates its host state in place", "[compile
   CHECK_THAT(compiled.assembly, !Catch::Contains("-> host[0x6000], src=u32[4096]{0}"));  // no whole-stack copy into it
 }
 
+TEST_CASE("host offload: a broadcast shared by host loop-state elements is cloned for each", "[compiler][host_offload]") {
+  auto module = tpusim::hlo::ParseModule(tpusim::host_offload_test::kSharedZeros, "shared.hlo");
+  const auto compiled = Compile(*module, SmallTargetOptions());
+  // Host memory: x (4 KiB), three 8 KiB outputs: the heap from 0x7000. Each state element takes
+  // its clone's buffer over (no copy of 8 KiB of zeros into it), the original is an HBM output;
+  // the body's h (4 KiB) lies above them: peak 0x7000 + 2 x 0x2000 + 0x1000 = 49152.
+  CHECK_THAT(compiled.assembly, Catch::Contains(".buffer host.zeros.host1, host[0x7000], size=0x2000"));
+  CHECK_THAT(compiled.assembly, Catch::Contains(".buffer host.zeros.host2, host[0x9000], size=0x2000"));
+  CHECK_THAT(compiled.assembly, Catch::Contains(".buffer host.w.1, host[0x7000], size=0x2000"));
+  CHECK_THAT(compiled.assembly, Catch::Contains(".buffer host.w.2, host[0x9000], size=0x2000"));
+  CHECK_THAT(compiled.assembly, Catch::Contains(".buffer hbm.zeros, hbm["));
+  CHECK(compiled.host_peak_bytes == 49152);
+}
+
 TEST_CASE("host offload: moves to where the array already is move nothing", "[compiler][host_offload]") {
   // MoveToDevice of an HBM array (the Llama module has 39 of them, e.g. on optimizer state) and
   // MoveToHost of a host array are aliases: no kernel, no buffer.

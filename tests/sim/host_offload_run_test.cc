@@ -108,3 +108,15 @@ TEST_CASE("tpusim run: loops stacking activations in host memory and reading the
   }
   CHECK(wrong == 0);
 }
+
+TEST_CASE("tpusim run: one broadcast of zeros starting two host stacks and an HBM output is exact",
+          "[run][host_offload]") {
+  const fs::path dir = TempDir("host_offload_shared_zeros");
+  const std::vector<float> x = Quarters(8 * 128);
+  RunWithX(dir, tpusim::host_offload_test::kSharedZeros, x, {8, 128});
+  std::vector<float> stacked = x;
+  stacked.insert(stacked.end(), x.begin(), x.end());
+  CHECK(Floats(ReadOutput(dir / "out" / "output_0.npy", ElementType::kF32).data) == stacked);
+  CHECK(Floats(ReadOutput(dir / "out" / "output_1.npy", ElementType::kF32).data) == stacked);
+  CHECK(Floats(ReadOutput(dir / "out" / "output_2.npy", ElementType::kF32).data) == std::vector<float>(2 * 8 * 128, 0.0f));
+}
