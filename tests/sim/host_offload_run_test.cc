@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,15 @@ std::vector<float> Floats(const std::vector<uint8_t>& bytes) {
   return values;
 }
 
+// The cycles of the report's kernel `name`.
+uint64_t KernelCycles(const fs::path& report, const std::string& name) {
+  const std::string json = ReadText(report);
+  std::smatch match;
+  const std::regex pattern("\"name\": \"" + name + "\", [^}]*\"cycles\": ([0-9]+)");
+  REQUIRE(std::regex_search(json, match, pattern));
+  return std::stoull(match[1].str());
+}
+
 // Runs `text` on the tiny preset with x as its input, --check, outputs in DIR/out, memory in DIR/dump.
 Result RunWithX(const fs::path& dir, const std::string& text, const std::vector<float>& x,
                 const std::vector<int64_t>& dims) {
@@ -69,6 +79,12 @@ TEST_CASE("tpusim run: an array moved to host memory and back is exact", "[run][
   // 64 KiB and the output's 64 KiB (written): without the moves it would be 65536 each way.
   CHECK_THAT(ReadText(dir / "report.json"),
              Catch::Contains(R"({"name": "host", "bytes_read": 131072, "bytes_written": 131072,)"));
+  // Each move crosses the tiny preset's PCIe link (8 GB/s each way, 100 ns one way, host DRAM
+  // 20 ns; docs/timing.md): 65536 bytes take at least 8192 ns on the link, plus L_pcie + L_host
+  // for a write (MoveToHost) and 2 L_pcie + L_host for a read (MoveToDevice). In HBM (32 GB/s)
+  // the same copy would take about 2 us. At 1 GHz a cycle is 1 ns.
+  CHECK(KernelCycles(dir / "report.json", "h") >= 8192 + 120);
+  CHECK(KernelCycles(dir / "report.json", "d") >= 8192 + 220);
   const std::string index = ReadText(dir / "dump" / "index.json");
   CHECK_THAT(index, Catch::Contains(R"("name": "x", "role": "parameter", "shape": "f32[64,256]{1,0:T(8,128)}", "memory_space": "hbm")"));
 }
