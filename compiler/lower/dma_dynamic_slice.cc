@@ -60,7 +60,7 @@ void EmitDynamicSlice(DmaEmitter& e) {
 
 // The operand copied whole, then the update over it at the clamped starts (after the copy: the
 // two write the same elements). Updated in place (buffer assignment made the result the
-// operand's buffer: host arrays), the update alone.
+// operand's buffer when nothing reads the operand afterwards), the update alone.
 void EmitDynamicUpdateSlice(DmaEmitter& e) {
   const DmaArray result = BufferArray(*e.context().results.at(0));
   const DmaArray operand = BufferArray(*e.context().operands.at(0).at(0));

@@ -366,12 +366,12 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
     while (view_of.contains(buffer)) buffer = view_of.at(buffer);
     return buffer;
   };
-  // A dynamic-update-slice into a host array that nothing reads afterwards updates it in place, as
+  // A dynamic-update-slice into an array that nothing reads afterwards updates it in place, as
   // XLA does with a scan's stacked activations: its result is the array it updates (the kernel
-  // writes the update alone), so no second host array of that size exists, and a while body's
-  // result is the loop state itself (no copy back). In a while body the state may be updated so
+  // writes the update alone), so no second array of that size exists, and a while body's result
+  // is the loop state itself (no copy back). In a while body the state may be updated so
   // (binding.parameters_writable); arrays that live for the whole program (parameters, outputs)
-  // may not. HBM arrays keep their own result buffer.
+  // may not.
   const auto read_after = [&](const DeviceBuffer* target, std::size_t at) {
     for (std::size_t j = 0; j < schedule.size(); ++j) {
       const auto kernel = computed_inside.find(schedule[j]);
@@ -396,7 +396,7 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
       continue;
     }
     const DeviceBuffer* written = result.leaves.at(&instruction).at(0);
-    if (written == nullptr || !written->in_host_memory() || !owned.contains(written) || view_of.contains(written)) {
+    if (written == nullptr || !owned.contains(written) || view_of.contains(written)) {
       continue;
     }
     const DeviceBuffer* target = root_of(result.leaves.at(instruction.operand(0)).at(0));

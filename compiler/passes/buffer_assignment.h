@@ -8,7 +8,8 @@
 // when the init is not read after the loop, and donated parameters hold their outputs
 // (Donations), as XLA's buffer assignment does. Arrays whose layout says S(5) (host offload,
 // compiler/passes/host_offload.h) live in host memory instead: a heap of their own, placed the
-// same way from its own base, with its own peak and capacity; they never count toward HBM.
+// same way from its own base, with its own peak and capacity; they never count toward HBM. A
+// dynamic-update-slice whose operand nothing reads afterwards writes into it (in place).
 #pragma once
 
 #include <cstdint>
@@ -99,7 +100,7 @@ struct NestedBinding {
   uint64_t base_address = 0;
   uint64_t host_base_address = 0;  // the same for host arrays (the host heap)
   // A while body's: its parameter is the loop state, which the body may update in place (a
-  // dynamic-update-slice into a host array; the state gets the body's result anyway). A call's or
+  // dynamic-update-slice; the state gets the body's result anyway). A call's or
   // a branch's parameters are the caller's arrays, which must stay as they are.
   bool parameters_writable = false;
   // Instructions whose leaves are given: they get no buffer of their own, and lives are not

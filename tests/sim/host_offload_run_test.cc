@@ -136,3 +136,30 @@ TEST_CASE("tpusim run: one broadcast of zeros starting two host stacks and an HB
   CHECK(Floats(ReadOutput(dir / "out" / "output_1.npy", ElementType::kF32).data) == stacked);
   CHECK(Floats(ReadOutput(dir / "out" / "output_2.npy", ElementType::kF32).data) == std::vector<float>(2 * 8 * 128, 0.0f));
 }
+
+TEST_CASE("tpusim run: the same loops with the stack in HBM (updated in place) are exact", "[run][host_offload]") {
+  // kScan with every move a copy: the stack stays in HBM, and fwd_body's dynamic-update-slice
+  // writes into the loop state in place (buffer assignment), as it does in host memory.
+  std::string text = tpusim::host_offload_test::kScan;
+  for (const std::string target : {"MoveToHost", "MoveToDevice"}) {
+    const std::string call = ", custom_call_target=\"" + target + "\"";
+    for (std::size_t at = text.find(call); at != std::string::npos; at = text.find(call)) text.erase(at, call.size());
+  }
+  for (std::size_t at = text.find("custom-call("); at != std::string::npos; at = text.find("custom-call(")) {
+    text.replace(at, 11, "copy");
+  }
+  REQUIRE(text.find("custom") == std::string::npos);
+  const fs::path dir = TempDir("host_offload_scan_in_hbm");
+  const std::vector<float> x = Quarters(8 * 128);
+  RunWithX(dir, text, x, {8, 128});
+  const std::vector<float> acc = Floats(ReadOutput(dir / "out" / "output_0.npy", ElementType::kF32).data);
+  const std::vector<float> stack = Floats(ReadOutput(dir / "out" / "output_1.npy", ElementType::kF32).data);
+  REQUIRE(acc.size() == x.size());
+  REQUIRE(stack.size() == 4 * x.size());
+  int64_t wrong = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    wrong += acc[i] != -10 * x[i];
+    for (std::size_t k = 0; k < 4; ++k) wrong += stack[k * x.size() + i] != static_cast<float>(2 << k) * x[i];
+  }
+  CHECK(wrong == 0);
+}
