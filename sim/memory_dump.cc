@@ -12,18 +12,19 @@ namespace tpusim::sim {
 
 void DumpMemory(const compiler::CompiledModule& compiled, const Chip& chip, const std::string& dir) {
   std::filesystem::create_directories(dir);
-  const models::Memory* hbm = chip.memory(isa::MEMORY_SPACE_HBM);
   std::string index = "[";
   bool first = true;
   const auto dump = [&](const compiler::ModuleArray& array, const std::string& role) {
     const std::string file = fmt::format("{}_{}.bin", role, array.index);
-    const std::vector<uint8_t> bytes = hbm->Read(array.hbm_address, array.size_bytes);
+    // The device copy: in HBM, or in host memory for a host array (host offload, S(5)).
+    const models::Memory* memory = chip.memory(array.space == "host" ? isa::MEMORY_SPACE_HOST : isa::MEMORY_SPACE_HBM);
+    const std::vector<uint8_t> bytes = memory->Read(array.address, array.size_bytes);
     std::ofstream out(std::filesystem::path(dir) / file, std::ios::binary);
     out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
     if (!out) throw Error(dir + "/" + file + ": cannot write");
-    index += fmt::format("{}\n  {{\"name\": {}, \"role\": \"{}\", \"shape\": {}, \"memory_space\": \"hbm\", "
+    index += fmt::format("{}\n  {{\"name\": {}, \"role\": \"{}\", \"shape\": {}, \"memory_space\": {}, "
                          "\"address\": {}, \"size_bytes\": {}, \"file\": {}}}",
-                         first ? "" : ",", JsonString(array.name), role, JsonString(isa::ToString(array.shape)), array.hbm_address,
+                         first ? "" : ",", JsonString(array.name), role, JsonString(isa::ToString(array.shape)), JsonString(array.space), array.address,
                          array.size_bytes, JsonString(file));
     first = false;
   };

@@ -196,8 +196,9 @@ void RunCompile(const CompileCommandOptions& options) {
   std::unique_ptr<hlo::Module> module = LoadModule(options.module_path, true);
   const compiler::CompiledModule compiled = compiler::Compile(*module, CompileOptionsFor(config));
   WriteFile(options.output_path, compiled.assembly);
-  fmt::print("{}: {} kernels, {} instructions, {} bytes of HBM at the peak\n", options.output_path,
-             compiled.kernels.size(), compiled.program.instructions_size(), compiled.hbm_peak_bytes);
+  fmt::print("{}: {} kernels, {} instructions, {} bytes of HBM at the peak, {} bytes of host memory at the peak\n",
+             options.output_path, compiled.kernels.size(), compiled.program.instructions_size(),
+             compiled.hbm_peak_bytes, compiled.host_peak_bytes);
 }
 
 }  // namespace

@@ -32,6 +32,7 @@
 #include "compiler/passes/f8_conversion.h"
 #include "compiler/passes/contraction_split.h"
 #include "compiler/passes/degenerate_dims.h"
+#include "compiler/passes/host_offload.h"
 #include "compiler/passes/layout_assignment.h"
 #include "compiler/passes/layout_copies.h"
 #include "compiler/passes/reduce_split.h"
@@ -54,8 +55,22 @@ bool IsElementwiseGroup(const KernelGroup& group) {
          (root.opcode() == Opcode::kBroadcast && root.operand(0)->shape().rank() == 0);
 }
 
+// Whether a kernel reads or writes host memory (host offload): the pass allows only byte movers
+// there, and the data-movement kernels DMA them over PCIe.
+bool TouchesHostMemory(const KernelContext& context) {
+  const auto host = [](const DeviceBuffer* buffer) { return buffer != nullptr && buffer->in_host_memory(); };
+  for (const auto& operand : context.operands) {
+    if (std::any_of(operand.begin(), operand.end(), host)) return true;
+  }
+  return std::any_of(context.results.begin(), context.results.end(), host);
+}
+
 void EmitKernel(KernelContext& context) {
   const hlo::Instruction& instruction = context.instruction;
+  if (TouchesHostMemory(context) || IsMoveToHost(instruction) || IsMoveToDevice(instruction)) {
+    EmitDataMovementKernel(context);
+    return;
+  }
   if (IsCollectiveKernelOpcode(instruction.opcode())) {
     EmitCollectiveKernel(context);
     return;
@@ -115,16 +130,37 @@ void EmitHostCopies(AsmBuilder& out, const std::vector<ModuleArray>& arrays, boo
   for (std::size_t i = 0; i < arrays.size(); ++i) {
     const ModuleArray& array = arrays[i];
     if (to_device) {
-      EmitFlatDma(out, "host", host_addresses[i], "hbm", array.hbm_address, array.size_bytes, 0,
+      EmitFlatDma(out, "host", host_addresses[i], array.space, array.address, array.size_bytes, 0,
                   static_cast<uint32_t>(i % engines));
     } else {
-      EmitFlatDma(out, "hbm", array.hbm_address, "host", host_addresses[i], array.size_bytes, 0,
+      EmitFlatDma(out, array.space, array.address, "host", host_addresses[i], array.size_bytes, 0,
                   static_cast<uint32_t>(i % engines));
     }
   }
   out.Emit("sem.wait sem[0], {}", arrays.size());
 }
 
+
+// The end (aligned) of the entry's parameter and output host buffers, which Compile places from
+// host address 0 in the same order and sizes: the device layouts' byte images of every array leaf.
+uint64_t HostBuffersEnd(const hlo::Computation& entry, uint64_t host_capacity_bytes) {
+  uint64_t end = 0;
+  std::function<void(const isa::Shape&)> add = [&](const isa::Shape& shape) {
+    if (shape.is_tuple) {
+      for (const isa::Shape& element : shape.tuple_shapes) add(element);
+      return;
+    }
+    if (shape.element_type == isa::ElementType::kToken) return;
+    end = AlignUp(end + std::max<uint64_t>(isa::LayoutMap(shape).byte_size(), 1), kBufferAlignmentBytes);
+  };
+  for (const hlo::Instruction* parameter : entry.parameters()) add(parameter->shape());
+  add(entry.root()->shape());
+  if (end > host_capacity_bytes) {
+    throw Error("the module's parameters and outputs need " + std::to_string(end) + " bytes of host memory, more than the host's " +
+                std::to_string(host_capacity_bytes));
+  }
+  return end;
+}
 
 // One computation's kernels: its schedule, the element-wise fusion groups, and which
 // instructions are computed inside another's kernel.
@@ -224,7 +260,11 @@ class ProgramEmitter final : public NestedEmitter {
           context.operands.push_back(buffers.leaves.at(operand));
         }
         out_.Comment(hlo::ToString(*instruction));
+        // The callees' host arrays go above the caller's live at this instruction.
+        const uint64_t caller_host_top = host_region_base_;
+        host_region_base_ = buffers.HostLiveTopAt(position.at(instruction));
         EmitControlFlow(context);
+        host_region_base_ = caller_host_top;
         continue;
       }
       KernelInfo info;
@@ -263,11 +303,12 @@ class ProgramEmitter final : public NestedEmitter {
 
   NestedResult EmitNested(const hlo::Computation& computation,
                           const std::vector<std::vector<const DeviceBuffer*>>& parameters, uint64_t base,
-                          const std::string& prefix, bool writable_parameters) override {
+                          const std::string& prefix, bool writable) override {
     const ComputationPlan& plan = Plan(computation);
     NestedBinding binding;
-    binding.writable_parameters = writable_parameters;
+    binding.parameters_writable = writable;
     binding.base_address = AlignUp(std::max(base, pool_end_), kBufferAlignmentBytes);
+    binding.host_base_address = AlignUp(host_region_base_, kBufferAlignmentBytes);
     if (parameters.size() != computation.parameters().size()) {
       throw Error("computation '" + computation.name() + "' takes " + std::to_string(computation.parameters().size()) +
                   " parameters but is called with " + std::to_string(parameters.size()));
@@ -276,13 +317,11 @@ class ProgramEmitter final : public NestedEmitter {
     for (const hlo::Instruction* instruction : plan.schedule) {
       if (instruction->opcode() == Opcode::kConstant) binding.bound[instruction] = {pool_.at(instruction).get()};
     }
-    assignments_.push_back(AssignBuffers(plan.schedule, options_.hbm_capacity_bytes, plan.computed_inside, binding));
+    assignments_.push_back(AssignBuffers(plan.schedule, options_.hbm_capacity_bytes, plan.computed_inside, binding,
+                                         {}, options_.host_capacity_bytes));
     const BufferAssignment& buffers = assignments_.back();
-    NotePeak(buffers.peak_bytes);
-    for (const auto& buffer : buffers.buffers) {
-      out_.AddBuffer("hbm." + prefix + buffer->name, "hbm", buffer->address, std::max<uint64_t>(buffer->size_bytes, 1),
-                     isa::ToString(buffer->shape), "temporary");
-    }
+    NotePeak(buffers);
+    AddTemporaries(buffers, prefix);
     out_.Comment("computation " + computation.name() + " (" + prefix + ")");
     EmitGroups(plan, buffers, prefix);
     return {buffers.leaves.at(computation.root()), buffers.peak_bytes};
@@ -305,6 +344,23 @@ class ProgramEmitter final : public NestedEmitter {
   }
 
   void NotePeak(uint64_t bytes) { compiled_.hbm_peak_bytes = std::max(compiled_.hbm_peak_bytes, bytes); }
+  void NotePeak(const BufferAssignment& buffers) {
+    NotePeak(buffers.peak_bytes);
+    compiled_.host_peak_bytes = std::max(compiled_.host_peak_bytes, buffers.host_peak_bytes);
+  }
+
+  // The program's buffers for an assignment's arrays (temporaries: they may share addresses when
+  // their lives do not overlap), "hbm." or "host." + prefix + name.
+  void AddTemporaries(const BufferAssignment& buffers, const std::string& prefix) {
+    for (const auto& buffer : buffers.buffers) {
+      out_.AddBuffer(std::string(buffer->space()) + "." + prefix + buffer->name, buffer->space(), buffer->address,
+                     std::max<uint64_t>(buffer->size_bytes, 1), isa::ToString(buffer->shape), "temporary");
+    }
+  }
+
+  // Host memory from here up holds host arrays of the entry (set by Compile) or, while a
+  // control-flow instruction is emitted, of its callees.
+  void set_host_region_base(uint64_t base) { host_region_base_ = base; }
 
  private:
   void PlaceConstant(const hlo::Instruction& constant) {
@@ -348,6 +404,7 @@ class ProgramEmitter final : public NestedEmitter {
   std::deque<BufferAssignment> assignments_;  // the called computations' buffers, alive until the end
   std::unordered_map<const hlo::Instruction*, std::unique_ptr<DeviceBuffer>> pool_;
   uint64_t pool_end_ = 0;
+  uint64_t host_region_base_ = 0;
   std::unordered_set<std::string> kernel_names_;
 };
 
@@ -361,6 +418,7 @@ CompiledModule Compile(hlo::Module& module, const CompileOptions& options) {
   FoldTransposesIntoDots(module);
   SplitLongContractions(module, options.target, options.vmem_capacity_bytes);
   SplitLargeReduces(module, options.target.sublanes(), options.target.lanes(), options.vmem_capacity_bytes);
+  AssignHostMemorySpace(module);  // after layouts: it writes S(5) into them
   const hlo::Computation& entry = *module.entry();
   CompiledModule compiled;
   AsmBuilder out(module.name(), options.target);
@@ -368,14 +426,17 @@ CompiledModule Compile(hlo::Module& module, const CompileOptions& options) {
   const ComputationPlan& plan = emitter.Plan(entry);
   NestedBinding above_pool;
   above_pool.base_address = emitter.PlaceConstantPool(plan, 0);
+  // Host memory: the parameters' and outputs' host buffers from 0, then the host arrays.
+  above_pool.host_base_address = HostBuffersEnd(entry, options.host_capacity_bytes);
+  emitter.set_host_region_base(above_pool.host_base_address);
   Donations donations;
   donations.aliases = ParseInputOutputAlias(module);
   donations.may_overwrite = [&plan](const hlo::Instruction& writer, const hlo::Instruction& parameter) {
     return MayOverwriteOperand(plan, writer, parameter);
   };
-  const BufferAssignment buffers =
-      AssignBuffers(plan.schedule, options.hbm_capacity_bytes, plan.computed_inside, above_pool, donations);
-  emitter.NotePeak(buffers.peak_bytes);
+  const BufferAssignment buffers = AssignBuffers(plan.schedule, options.hbm_capacity_bytes, plan.computed_inside,
+                                                 above_pool, donations, options.host_capacity_bytes);
+  emitter.NotePeak(buffers);
 
   // Host copies of the parameters and outputs, in their device layouts.
   uint64_t host_cursor = 0;
@@ -398,7 +459,8 @@ CompiledModule Compile(hlo::Module& module, const CompileOptions& options) {
     for (std::size_t k = 0; k < leaves.size(); ++k) {
       if (leaves[k] == nullptr) continue;  // a token
       ModuleArray array{leaves.size() == 1 ? parameter->name() : parameter->name() + "." + std::to_string(k),
-                        parameter_leaf, leaves[k]->shape, leaves[k]->address, leaves[k]->size_bytes, ""};
+                        parameter_leaf, leaves[k]->shape, std::string(leaves[k]->space()), leaves[k]->address,
+                        leaves[k]->size_bytes, ""};
       array.host_buffer = host_buffer(*leaves[k], array.name, "parameter(" + std::to_string(parameter_leaf) + ")",
                                       parameter_hosts);
       compiled.parameters.push_back(array);
@@ -409,16 +471,16 @@ CompiledModule Compile(hlo::Module& module, const CompileOptions& options) {
   for (std::size_t k = 0; k < root_leaves.size(); ++k) {
     if (root_leaves[k] == nullptr) continue;
     const int index = static_cast<int>(compiled.outputs.size());
-    ModuleArray array{"output." + std::to_string(index), index, root_leaves[k]->shape, root_leaves[k]->address,
-                      root_leaves[k]->size_bytes, ""};
+    ModuleArray array{"output." + std::to_string(index), index, root_leaves[k]->shape,
+                      std::string(root_leaves[k]->space()), root_leaves[k]->address, root_leaves[k]->size_bytes, ""};
     array.host_buffer = host_buffer(*root_leaves[k], array.name, "output(" + std::to_string(index) + ")", output_hosts);
     compiled.outputs.push_back(array);
   }
-  // HBM buffers (temporaries: they may share addresses when their lives do not overlap).
-  for (const auto& buffer : buffers.buffers) {
-    out.AddBuffer("hbm." + buffer->name, "hbm", buffer->address, std::max<uint64_t>(buffer->size_bytes, 1),
-                  isa::ToString(buffer->shape), "temporary");
+  if (host_cursor != above_pool.host_base_address) {  // HostBuffersEnd must have foreseen them
+    throw Error("internal: the parameters' and outputs' host buffers end at " + std::to_string(host_cursor) +
+                ", not at the host arrays' base " + std::to_string(above_pool.host_base_address));
   }
+  emitter.AddTemporaries(buffers, "");
   // Constants: their device images, written before the program starts.
   emitter.AddConstantData(plan, buffers);
 

@@ -48,12 +48,14 @@ struct KernelInfo {
   uint64_t bytes_accessed = 0;  // operands read plus results written, logical sizes
 };
 
-// An entry parameter or output leaf: its device copy in HBM and its host buffer.
+// An entry parameter or output leaf: its device copy (in HBM, or in host memory for a host array,
+// S(5)) and its host buffer.
 struct ModuleArray {
   std::string name;         // the HLO parameter's name, or "output.N"
   int index = 0;            // parameter number, or output leaf number
   isa::Shape shape;         // with its device layout
-  uint64_t hbm_address = 0;
+  std::string space;        // where the device copy is: "hbm" or "host"
+  uint64_t address = 0;     // of the device copy in that memory
   uint64_t size_bytes = 0;
   std::string host_buffer;  // the program buffer holding it in host memory
 };
@@ -65,6 +67,7 @@ struct CompiledModule {
   std::vector<ModuleArray> parameters;
   std::vector<ModuleArray> outputs;
   uint64_t hbm_peak_bytes = 0;
+  uint64_t host_peak_bytes = 0;  // highest host address in use: parameters, outputs and host arrays
 };
 
 // Compiles `module` (parsed and verified; its layouts are assigned here). Throws tpusim::Error for

@@ -11,18 +11,18 @@ namespace {
 using hlo::Opcode;
 
 
-// Copies of whole byte images HBM -> HBM: pieces of at least 256 KiB spread over the engines,
-// all signalling semaphore 0; returns how many DMAs to wait for.
+// Copies of whole byte images between HBM and host memory (host arrays: host offload): pieces of
+// at least 256 KiB spread over the engines, all signalling semaphore 0.
 class FlatCopier {
  public:
   explicit FlatCopier(AsmBuilder& out) : out_(out) {}
 
-  void Copy(uint64_t from, uint64_t to, uint64_t bytes) {
+  void Copy(std::string_view from_space, uint64_t from, std::string_view to_space, uint64_t to, uint64_t bytes) {
     if (bytes == 0) return;
     const uint64_t engines = out_.target().dma_engines();
     const uint64_t piece = std::max<uint64_t>(AlignUp((bytes + engines - 1) / engines, 4096), 256 * 1024);
     for (uint64_t offset = 0; offset < bytes; offset += piece) {
-      EmitFlatDma(out_, "hbm", from + offset, "hbm", to + offset, std::min(piece, bytes - offset), 0,
+      EmitFlatDma(out_, from_space, from + offset, to_space, to + offset, std::min(piece, bytes - offset), 0,
                   static_cast<uint32_t>(next_engine_++ % engines));
       ++pending_;
     }
@@ -39,11 +39,17 @@ class FlatCopier {
 };
 
 bool Overlap(const DeviceBuffer& a, const DeviceBuffer& b) {
-  return a.address < b.address + b.size_bytes && b.address < a.address + a.size_bytes;
+  return a.space() == b.space() && a.address < b.address + b.size_bytes && b.address < a.address + a.size_bytes;
 }
 
 bool SameBuffer(const DeviceBuffer& a, const DeviceBuffer& b) {
-  return a.address == b.address && a.size_bytes == b.size_bytes;
+  return a.space() == b.space() && a.address == b.address && a.size_bytes == b.size_bytes;
+}
+
+// The shape without its memory space: a flat copy between HBM and host memory keeps the image.
+isa::Shape ImageShape(isa::Shape shape) {
+  if (shape.layout) shape.layout->memory_space = isa::kMemorySpaceHbm;
+  return shape;
 }
 
 // Checks that sources[k] can be copied byte for byte onto destinations[k].
@@ -57,7 +63,7 @@ void CheckCopyable(const hlo::Instruction& at, const std::vector<const DeviceBuf
       CannotLower(at, fmt::format("{}: leaf {} is a token on one side only", what, k));
     }
     if (sources[k] == nullptr) continue;
-    if (!(sources[k]->shape == destinations[k]->shape)) {
+    if (!(ImageShape(sources[k]->shape) == ImageShape(destinations[k]->shape))) {
       // A flat copy keeps the zero padding; a re-tiling copy would need the copy kernel's care.
       CannotLower(at, fmt::format("{}: leaf {} is {} but its destination is {}; layouts must agree", what, k,
                                   isa::ToString(sources[k]->shape), isa::ToString(destinations[k]->shape)));
@@ -86,10 +92,12 @@ void EmitLeafCopies(ControlFlowContext& c, const std::vector<const DeviceBuffer*
                     const std::vector<const DeviceBuffer*>& destinations, uint64_t scratch) {
   AsmBuilder& out = c.out;
   std::vector<uint64_t> from(sources.size());
+  std::vector<std::string_view> from_space(sources.size(), "hbm");
   FlatCopier staging(out);
   for (std::size_t k = 0; k < sources.size(); ++k) {
     if (sources[k] == nullptr) continue;
     from[k] = sources[k]->address;
+    from_space[k] = sources[k]->space();
     if (SameBuffer(*sources[k], *destinations[k])) continue;
     const bool clobbered = std::any_of(destinations.begin(), destinations.end(), [&](const DeviceBuffer* d) {
       return d != nullptr && Overlap(*sources[k], *d);
@@ -100,15 +108,17 @@ void EmitLeafCopies(ControlFlowContext& c, const std::vector<const DeviceBuffer*
       throw Error(c.instruction.Describe() + ": staging the loop state needs HBM up to " + std::to_string(scratch + size) +
                   " bytes, more than the chip's " + std::to_string(c.options.hbm_capacity_bytes));
     }
-    staging.Copy(sources[k]->address, scratch, sources[k]->size_bytes);
+    // Staged in HBM, host arrays too.
+    staging.Copy(sources[k]->space(), sources[k]->address, "hbm", scratch, sources[k]->size_bytes);
     from[k] = scratch;
+    from_space[k] = "hbm";
     scratch += size;
   }
   staging.Wait();
   FlatCopier copies(out);
   for (std::size_t k = 0; k < sources.size(); ++k) {
     if (sources[k] == nullptr || SameBuffer(*sources[k], *destinations[k])) continue;
-    copies.Copy(from[k], destinations[k]->address, destinations[k]->size_bytes);
+    copies.Copy(from_space[k], from[k], destinations[k]->space(), destinations[k]->address, destinations[k]->size_bytes);
   }
   copies.Wait();
 }
@@ -127,7 +137,7 @@ void ReadScalar(ControlFlowContext& c, const DeviceBuffer* buffer, std::string_v
   if (buffer == nullptr || buffer->shape.rank() != 0) CannotLower(c.instruction, std::string(what) + " must be a scalar");
   const isa::ElementType type = buffer->shape.element_type;
   AsmBuilder& out = c.out;
-  EmitFlatDma(out, "hbm", buffer->address, "smem", 0, buffer->size_bytes, 0, 0);
+  EmitFlatDma(out, buffer->space(), buffer->address, "smem", 0, buffer->size_bytes, 0, 0);
   out.Emit("sem.wait sem[0], 1");
   switch (type) {
     case isa::ElementType::kPred:

@@ -40,12 +40,11 @@ class NestedEmitter {
  public:
   virtual ~NestedEmitter() = default;
   // Emits `computation`'s kernels with parameter i naming `parameters[i]` and its own values at
-  // or above `base` (aligned); its kernels are reported as `prefix` + instruction name.
-  // `writable_parameters`: the caller takes the root's leaf k into parameter leaf k afterwards (a
-  // while body and its state), so a value returned at leaf k may be computed in place over leaf k.
+  // or above `base` (aligned); its kernels are reported as `prefix` + instruction name. A while
+  // body's parameters are `writable` (NestedBinding::parameters_writable).
   virtual NestedResult EmitNested(const hlo::Computation& computation,
                                   const std::vector<std::vector<const DeviceBuffer*>>& parameters, uint64_t base,
-                                  const std::string& prefix, bool writable_parameters = false) = 0;
+                                  const std::string& prefix, bool writable = false) = 0;
   // Brackets what `body` emits with a kernel's labels, reported as `name`.
   virtual void EmitReported(const std::string& name, const std::string& opcode, const hlo::Instruction& instruction,
                             uint64_t bytes_accessed, const std::function<void()>& body) = 0;

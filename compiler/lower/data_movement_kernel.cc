@@ -5,6 +5,7 @@
 
 #include "compiler/lower/data_movement_ops.h"
 #include "compiler/lower/dma_strided.h"
+#include "compiler/passes/host_offload.h"
 #include "isa/layout_index.h"
 
 namespace tpusim::compiler {
@@ -12,8 +13,8 @@ namespace {
 
 using hlo::Opcode;
 
-const DmaArray Result(DmaEmitter& e) { return HbmArray(*e.context().results.at(0)); }
-const DmaArray Operand(DmaEmitter& e, std::size_t i) { return HbmArray(*e.context().operands.at(i).at(0)); }
+const DmaArray Result(DmaEmitter& e) { return BufferArray(*e.context().results.at(0)); }
+const DmaArray Operand(DmaEmitter& e, std::size_t i) { return BufferArray(*e.context().operands.at(i).at(0)); }
 
 std::vector<int64_t> Ones(std::size_t rank) { return std::vector<int64_t>(rank, 1); }
 
@@ -58,6 +59,12 @@ void EmitDataMovementKernel(KernelContext& context) {
     case Opcode::kIota: EmitIota(emitter); break;
     case Opcode::kDynamicSlice: EmitDynamicSlice(emitter); break;
     case Opcode::kDynamicUpdateSlice: EmitDynamicUpdateSlice(emitter); break;
+    case Opcode::kCustomCall:
+      if (!IsMoveToHost(instruction) && !IsMoveToDevice(instruction)) {
+        CannotLower(instruction, "not a data-movement operation");
+      }
+      EmitCopyOrTranspose(emitter);  // HBM <-> host over PCIe (host offload)
+      break;
     default: CannotLower(instruction, "not a data-movement operation");
   }
   emitter.WaitDmas();
@@ -66,11 +73,24 @@ void EmitDataMovementKernel(KernelContext& context) {
 // copy: one DMA (per engine) between the two layouts. transpose: the operand's bytes seen with its
 // dims permuted by `dimensions` (result dim k is operand dim dimensions[k]) are exactly the result
 // in another layout, so it is a copy from that view.
+//
+// A copy between host memory and anything with the same layout on both sides (host offload's
+// moves) copies the whole byte image instead, padding included (zero on both sides): PCIe then
+// carries one stream per engine and no separate zeroing of the padding.
 void EmitCopyOrTranspose(DmaEmitter& e) {
   const DmaArray result = Result(e);
   DmaArray source = Operand(e, 0);
   if (e.context().instruction.opcode() == hlo::Opcode::kTranspose) {
     source.shape = PermutedView(source.shape, e.context().instruction.GetIntList("dimensions"));
+  } else if ((source.space == "host" || result.space == "host") && source.shape == result.shape) {
+    const uint64_t bytes = isa::LayoutMap(result.shape).byte_size();
+    const uint64_t piece = std::max<uint64_t>(AlignUp((bytes + e.engines() - 1) / e.engines(), 4096), 256 * 1024);
+    for (uint64_t offset = 0; offset < bytes; offset += piece) {
+      EmitFlatDma(e.out(), source.space, source.address + offset, result.space, result.address + offset,
+                  std::min(piece, bytes - offset), DmaEmitter::kDmaSem, e.NextEngine());
+      e.AddPendingDmas(1);
+    }
+    return;
   }
   e.ZeroLayoutPadding(result);
   const std::vector<int64_t> zeros(result.shape.rank(), 0);

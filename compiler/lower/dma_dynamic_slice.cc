@@ -51,27 +51,29 @@ std::vector<DmaIndex> LoadStarts(DmaEmitter& e, std::size_t first_operand, const
 }  // namespace
 
 void EmitDynamicSlice(DmaEmitter& e) {
-  const DmaArray result = HbmArray(*e.context().results.at(0));
-  const DmaArray operand = HbmArray(*e.context().operands.at(0).at(0));
+  const DmaArray result = BufferArray(*e.context().results.at(0));
+  const DmaArray operand = BufferArray(*e.context().operands.at(0).at(0));
   const std::vector<DmaIndex> starts = LoadStarts(e, 1, operand.shape, result.shape.dims);
   e.ZeroLayoutPadding(result);
   e.Dma(operand, starts, result, Zeros(result.shape.dims.size()), result.shape.dims, 0);
 }
 
 // The operand copied whole, then the update over it at the clamped starts (after the copy: the
-// two write the same elements). In place (buffer assignment gave the result the operand's
-// buffer), only the update moves.
+// two write the same elements). Updated in place (buffer assignment made the result the
+// operand's buffer when nothing reads the operand afterwards), the update alone.
 void EmitDynamicUpdateSlice(DmaEmitter& e) {
-  const DmaArray result = HbmArray(*e.context().results.at(0));
-  const DmaArray operand = HbmArray(*e.context().operands.at(0).at(0));
-  const DmaArray update = HbmArray(*e.context().operands.at(1).at(0));
+  const DmaArray result = BufferArray(*e.context().results.at(0));
+  const DmaArray operand = BufferArray(*e.context().operands.at(0).at(0));
+  const DmaArray update = BufferArray(*e.context().operands.at(1).at(0));
   const std::vector<DmaIndex> starts = LoadStarts(e, 2, operand.shape, update.shape.dims);
-  if (operand.address != result.address || operand.space != result.space) {
-    e.ZeroLayoutPadding(result);
-    const std::vector<int64_t> zeros(result.shape.rank(), 0);
-    e.SplitDma(operand, zeros, result, zeros, result.shape.dims);
-    e.WaitDmas();
+  if (result.space == operand.space && result.address == operand.address) {
+    e.Dma(update, Zeros(update.shape.dims.size()), result, starts, update.shape.dims, 0);
+    return;
   }
+  e.ZeroLayoutPadding(result);
+  const std::vector<int64_t> zeros(result.shape.rank(), 0);
+  e.SplitDma(operand, zeros, result, zeros, result.shape.dims);
+  e.WaitDmas();
   e.Dma(update, Zeros(update.shape.dims.size()), result, starts, update.shape.dims, 0);
 }
 

@@ -52,6 +52,10 @@ void CutInto(const Box& box, const std::vector<int64_t>& order, std::size_t at, 
 
 DmaArray HbmArray(const DeviceBuffer& buffer) { return {"hbm", buffer.address, WithoutMemorySpace(buffer.shape)}; }
 
+DmaArray BufferArray(const DeviceBuffer& buffer) {
+  return {std::string(buffer.space()), buffer.address, WithoutMemorySpace(buffer.shape)};
+}
+
 isa::Shape WithoutMemorySpace(isa::Shape shape) {
   if (!shape.layout) {
     shape.layout.emplace();
@@ -243,7 +247,7 @@ void DmaEmitter::VpuFillWordsImmediate(uint64_t vmem, uint64_t bytes, uint32_t w
 
 void DmaEmitter::LoadScalarsToSmem(const std::vector<std::pair<const DeviceBuffer*, uint64_t>>& scalars) {
   for (const auto& [buffer, smem] : scalars) {
-    EmitFlatDma(c_.out, "hbm", buffer->address, "smem", smem, buffer->size_bytes, kDmaSem, NextEngine());
+    EmitFlatDma(c_.out, buffer->space(), buffer->address, "smem", smem, buffer->size_bytes, kDmaSem, NextEngine());
     ++pending_;
   }
   WaitDmas();

@@ -17,13 +17,15 @@ namespace tpusim::compiler {
 
 // An array in some memory, as a DMA operand describes it.
 struct DmaArray {
-  std::string space;  // assembler name: "hbm", "vmem", "smem"
+  std::string space;  // assembler name: "hbm", "vmem", "smem", "host"
   uint64_t address = 0;
   isa::Shape shape;   // array shape with an explicit layout and no memory space
 };
 
 // The buffer's array in HBM.
 DmaArray HbmArray(const DeviceBuffer& buffer);
+// The buffer's array where it lives: HBM, or host memory for a host array (host offload).
+DmaArray BufferArray(const DeviceBuffer& buffer);
 
 // `shape`'s layout with the memory space cleared (DMA shapes name their space beside the address).
 isa::Shape WithoutMemorySpace(isa::Shape shape);
@@ -96,7 +98,7 @@ class DmaEmitter {
   void VpuFillWords(uint64_t vmem, uint64_t bytes, int reg);
   void VpuFillWordsImmediate(uint64_t vmem, uint64_t bytes, uint32_t word);
 
-  // Copies a scalar array (rank 0) from HBM into SMEM at `smem` (8-byte aligned) and waits.
+  // Copies a scalar array (rank 0) from its memory into SMEM at `smem` (8-byte aligned) and waits.
   void LoadScalarsToSmem(const std::vector<std::pair<const DeviceBuffer*, uint64_t>>& scalars);
 
   // A scalar register for this kernel (s1..s31; s0 is kept free for ad-hoc use).

@@ -55,110 +55,34 @@ std::vector<int64_t> PhysicalDims(const isa::Shape& shape) {
 }
 
 // custom-call "Sharding": a partitioning annotation (jax.lax.with_sharding_constraint); on one
-// device its value is its operand.
-bool IsShardingAnnotation(const hlo::Instruction& instruction) {
+// device its value is its operand. "MoveToHost" / "MoveToDevice" of an operand already in the
+// result's memory (equal shapes, S(n) included) move nothing, as XLA's HostOffloader removes them.
+bool IsIdentityCustomCall(const hlo::Instruction& instruction) {
   if (instruction.opcode() != hlo::Opcode::kCustomCall || instruction.operand_count() != 1) return false;
   const auto* target = instruction.Find<hlo::QuotedString>("custom_call_target");
-  return target != nullptr && target->value == "Sharding" && instruction.shape() == instruction.operand(0)->shape();
+  if (target == nullptr) return false;
+  return (target->value == "Sharding" || target->value == "MoveToHost" || target->value == "MoveToDevice") &&
+         instruction.shape() == instruction.operand(0)->shape();
 }
 
 // Instructions whose value is their operand's bytes seen with another shape.
 bool IsView(const hlo::Instruction& instruction) {
   return instruction.opcode() == hlo::Opcode::kBitcast || IsAliasingReshape(instruction) ||
-         IsShardingAnnotation(instruction);
+         IsIdentityCustomCall(instruction);
 }
 
 bool LivesWholeProgram(const hlo::Instruction& instruction) {
   return instruction.opcode() == hlo::Opcode::kParameter || instruction.opcode() == hlo::Opcode::kConstant;
 }
 
-// A dynamic-update-slice writes its result over its operand's buffer when nothing reads that
-// buffer afterwards, as XLA's buffer assignment lets it: only the update moves, not the whole
-// array (a scanned layer stacking its activations into a [layers, ...] loop state would otherwise
-// copy the whole stack every iteration and hold it twice). The operand's buffer must be this
-// computation's own (not a parameter's or constant's), or, where the caller allows it
-// (writable_parameters), parameter leaf k when the result is returned at root leaf k only.
-void InPlaceUpdates(const std::vector<const hlo::Instruction*>& schedule, const BufferAssignment& result,
-                    const KernelOf& computed_inside, const NestedBinding& binding,
-                    std::unordered_map<const DeviceBuffer*, DeviceBuffer*>& owned,
-                    std::unordered_map<const DeviceBuffer*, const DeviceBuffer*>& view_of, std::size_t end) {
-  const auto root_of = [&](const DeviceBuffer* buffer) {
-    while (view_of.contains(buffer)) buffer = view_of.at(buffer);
-    return buffer;
-  };
-  std::unordered_map<const hlo::Instruction*, std::size_t> position;
-  for (std::size_t i = 0; i < schedule.size(); ++i) position[schedule[i]] = i;
-  // Last read of every buffer (given ones too), through views; the root's leaves read at the end.
-  std::unordered_map<const DeviceBuffer*, std::size_t> last_read;
-  const auto read = [&](const DeviceBuffer* buffer, std::size_t at) {
-    if (buffer == nullptr) return;
-    const DeviceBuffer* source = root_of(buffer);
-    auto [it, fresh] = last_read.try_emplace(source, at);
-    if (!fresh && at > it->second) it->second = at;
-  };
-  for (std::size_t i = 0; i < schedule.size(); ++i) {
-    if (IsAliasingInstruction(*schedule[i])) continue;  // views read nothing themselves
-    const auto kernel = computed_inside.find(schedule[i]);
-    const std::size_t at = kernel == computed_inside.end() ? i : position.at(kernel->second);
-    for (const hlo::Instruction* operand : schedule[i]->operands()) {
-      for (const DeviceBuffer* buffer : result.leaves.at(operand)) read(buffer, at);
-    }
-  }
-  const hlo::Instruction* root = schedule.empty() ? nullptr : schedule.back()->parent()->root();
-  if (root == nullptr) return;
-  const std::vector<const DeviceBuffer*>& root_leaves = result.leaves.at(root);
-  for (const DeviceBuffer* buffer : root_leaves) read(buffer, end);
-  // The parameter leaves, for writable_parameters (a while body has one parameter).
-  std::vector<const DeviceBuffer*> parameter_leaves;
-  for (const hlo::Instruction* instruction : schedule) {
-    if (instruction->opcode() == hlo::Opcode::kParameter && binding.bound.contains(instruction)) {
-      parameter_leaves = binding.bound.at(instruction);
-    }
-  }
-  std::unordered_set<const DeviceBuffer*> whole_program;  // parameters' and constants'
-  for (const hlo::Instruction* x : schedule) {
-    if (!LivesWholeProgram(*x)) continue;
-    for (const DeviceBuffer* leaf : result.leaves.at(x)) {
-      if (leaf != nullptr) whole_program.insert(root_of(leaf));
-    }
-  }
-  for (std::size_t i = 0; i < schedule.size(); ++i) {
-    const hlo::Instruction& update = *schedule[i];
-    if (update.opcode() != hlo::Opcode::kDynamicUpdateSlice || computed_inside.contains(&update)) continue;
-    const DeviceBuffer* written = result.leaves.at(&update).at(0);
-    const DeviceBuffer* operand = result.leaves.at(update.operand(0)).at(0);
-    if (written == nullptr || operand == nullptr || !owned.contains(written) || view_of.contains(written)) continue;
-    const DeviceBuffer* source = root_of(operand);
-    if (source->shape != written->shape || last_read.at(source) != i) continue;
-    if (owned.contains(source)) {
-      if (whole_program.contains(source)) continue;
-    } else {
-      if (!binding.writable_parameters) continue;
-      const auto k = std::find(parameter_leaves.begin(), parameter_leaves.end(), source) - parameter_leaves.begin();
-      if (k >= static_cast<std::ptrdiff_t>(parameter_leaves.size())) continue;
-      int returned_at_k = 0;
-      int returned_elsewhere = 0;
-      for (std::size_t m = 0; m < root_leaves.size(); ++m) {
-        if (root_leaves[m] == nullptr || root_of(root_leaves[m]) != written) continue;
-        (static_cast<std::ptrdiff_t>(m) == k ? returned_at_k : returned_elsewhere) += 1;
-      }
-      if (returned_at_k != 1 || returned_elsewhere != 0) continue;
-    }
-    view_of[written] = source;
-    if (owned.contains(source)) owned.at(source)->last = std::max(source->last, written->last);
-  }
-}
-
 // "the largest buffers live here: a (N bytes), b (M bytes), ... of K bytes live in all", for the
 // capacity error, so a user sees what fills HBM.
-std::string LargestLive(const std::vector<std::unique_ptr<DeviceBuffer>>& buffers,
-                        const std::unordered_map<const DeviceBuffer*, const DeviceBuffer*>& view_of,
-                        std::size_t position) {
+std::string LargestLive(const std::vector<DeviceBuffer*>& buffers, std::size_t position) {
   std::vector<const DeviceBuffer*> live;
   uint64_t total = 0;
-  for (const auto& buffer : buffers) {
-    if (view_of.contains(buffer.get()) || buffer->first > position || buffer->last < position) continue;
-    live.push_back(buffer.get());
+  for (const DeviceBuffer* buffer : buffers) {
+    if (buffer->first > position || buffer->last < position) continue;
+    live.push_back(buffer);
     total += buffer->size_bytes;
   }
   std::sort(live.begin(), live.end(),
@@ -200,6 +124,27 @@ uint64_t PlaceInOrder(const std::vector<DeviceBuffer*>& order, uint64_t base, st
   return peak;
 }
 
+}
+
+// Sets the addresses of `placed` from `base` by both orders (first write, and decreasing size)
+// and keeps the one with the lower peak; returns that peak.
+uint64_t PlaceBuffers(const std::vector<DeviceBuffer*>& placed, uint64_t base) {
+  std::vector<DeviceBuffer*> by_first = placed;
+  std::stable_sort(by_first.begin(), by_first.end(),
+                   [](const DeviceBuffer* a, const DeviceBuffer* b) { return a->first < b->first; });
+  std::vector<DeviceBuffer*> by_size = placed;
+  std::stable_sort(by_size.begin(), by_size.end(), [](const DeviceBuffer* a, const DeviceBuffer* b) {
+    return a->size_bytes != b->size_bytes ? a->size_bytes > b->size_bytes : a->first < b->first;
+  });
+  std::vector<uint64_t> first_fit;
+  const uint64_t first_fit_peak = PlaceInOrder(by_first, base, first_fit);
+  std::vector<uint64_t> size_fit;
+  const uint64_t size_fit_peak = PlaceInOrder(by_size, base, size_fit);
+  const bool use_size = size_fit_peak < first_fit_peak;
+  const std::vector<DeviceBuffer*>& order = use_size ? by_size : by_first;
+  const std::vector<uint64_t>& addresses = use_size ? size_fit : first_fit;
+  for (std::size_t i = 0; i < order.size(); ++i) order[i]->address = addresses[i];
+  return std::min(first_fit_peak, size_fit_peak);
 }  // namespace
 
 bool SameRowMajorImage(const isa::Shape& a, const isa::Shape& b) {
@@ -259,7 +204,7 @@ bool IsAliasingInstruction(const hlo::Instruction& instruction) {
     case hlo::Opcode::kReshape:
       return IsAliasingReshape(instruction);
     case hlo::Opcode::kCustomCall:
-      return IsShardingAnnotation(instruction);
+      return IsIdentityCustomCall(instruction);
     default:
       return false;
   }
@@ -296,7 +241,16 @@ std::vector<const hlo::Instruction*> Schedule(const hlo::Computation& computatio
 uint64_t BufferAssignment::LiveTopAt(std::size_t position) const {
   uint64_t top = base_address;
   for (const auto& buffer : buffers) {
-    if (buffer->first > position || buffer->last < position) continue;
+    if (buffer->in_host_memory() || buffer->first > position || buffer->last < position) continue;
+    top = std::max(top, buffer->address + AlignUp(std::max<uint64_t>(buffer->size_bytes, 1), kBufferAlignmentBytes));
+  }
+  return top;
+}
+
+uint64_t BufferAssignment::HostLiveTopAt(std::size_t position) const {
+  uint64_t top = host_base_address;
+  for (const auto& buffer : buffers) {
+    if (!buffer->in_host_memory() || buffer->first > position || buffer->last < position) continue;
     top = std::max(top, buffer->address + AlignUp(std::max<uint64_t>(buffer->size_bytes, 1), kBufferAlignmentBytes));
   }
   return top;
@@ -304,10 +258,12 @@ uint64_t BufferAssignment::LiveTopAt(std::size_t position) const {
 
 BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& schedule, uint64_t hbm_capacity_bytes,
                                const KernelOf& computed_inside, const NestedBinding& binding,
-                               const Donations& donations) {
+                               const Donations& donations, uint64_t host_capacity_bytes) {
   BufferAssignment result;
   result.peak_bytes = binding.base_address;
   result.base_address = binding.base_address;
+  result.host_peak_bytes = binding.host_base_address;
+  result.host_base_address = binding.host_base_address;
   const std::size_t end = schedule.size();
   std::unordered_map<const hlo::Instruction*, std::size_t> position;
   for (std::size_t i = 0; i < schedule.size(); ++i) position[schedule[i]] = i;
@@ -346,7 +302,7 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
         leaves = {nullptr};
         continue;
       case hlo::Opcode::kCustomCall:
-        if (!IsShardingAnnotation(instruction)) break;
+        if (!IsIdentityCustomCall(instruction)) break;
         [[fallthrough]];
       case hlo::Opcode::kReshape:
         if (instruction.opcode() == hlo::Opcode::kReshape && !IsAliasingReshape(instruction)) break;
@@ -424,12 +380,56 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
     DeviceBuffer* mutable_source = owned.at(source);
     mutable_source->last = std::max(mutable_source->last, view->last);
   }
-  // A while loop's state takes over its init's buffers when nothing reads them after the loop (as
-  // XLA's buffer assignment does): no second copy of the state, and no copy into it.
   const auto root_of = [&](const DeviceBuffer* buffer) {
     while (view_of.contains(buffer)) buffer = view_of.at(buffer);
     return buffer;
   };
+  // A dynamic-update-slice into an array that nothing reads afterwards updates it in place, as
+  // XLA does with a scan's stacked activations: its result is the array it updates (the kernel
+  // writes the update alone), so no second array of that size exists, and a while body's result
+  // is the loop state itself (no copy back). In a while body the state may be updated so
+  // (binding.parameters_writable); arrays that live for the whole program (parameters, outputs)
+  // may not.
+  const auto read_after = [&](const DeviceBuffer* target, std::size_t at) {
+    for (std::size_t j = 0; j < schedule.size(); ++j) {
+      const auto kernel = computed_inside.find(schedule[j]);
+      const std::size_t reader = kernel == computed_inside.end() ? j : position.at(kernel->second);
+      // Aliases read nothing (what reads their values reads the target), and the root is below.
+      if (reader <= at || IsAliasingInstruction(*schedule[j])) continue;
+      for (const hlo::Instruction* operand : schedule[j]->operands()) {
+        for (const DeviceBuffer* buffer : result.leaves.at(operand)) {
+          if (buffer != nullptr && root_of(buffer) == target) return true;
+        }
+      }
+    }
+    if (root == nullptr) return false;
+    const auto& outputs = result.leaves.at(root);
+    return std::any_of(outputs.begin(), outputs.end(),
+                       [&](const DeviceBuffer* b) { return b != nullptr && root_of(b) == target; });
+  };
+  for (std::size_t i = 0; i < schedule.size(); ++i) {
+    const hlo::Instruction& instruction = *schedule[i];
+    if (instruction.opcode() != hlo::Opcode::kDynamicUpdateSlice || computed_inside.contains(&instruction) ||
+        binding.bound.contains(&instruction)) {
+      continue;
+    }
+    const DeviceBuffer* written = result.leaves.at(&instruction).at(0);
+    if (written == nullptr || !owned.contains(written) || view_of.contains(written)) {
+      continue;
+    }
+    const DeviceBuffer* target = root_of(result.leaves.at(instruction.operand(0)).at(0));
+    const DeviceBuffer* update = result.leaves.at(instruction.operand(1)).at(0);
+    if (target == nullptr || target->shape != written->shape || (update != nullptr && root_of(update) == target)) {
+      continue;
+    }
+    const bool given = !owned.contains(target);
+    if (given ? !binding.parameters_writable : target->last == end) continue;
+    if (read_after(target, i)) continue;
+    view_of[written] = target;
+    if (!given) owned.at(target)->last = std::max(target->last, written->last);
+  }
+  // A while loop's state takes over its init's buffers when nothing reads them after the loop (as
+  // XLA's buffer assignment does): no second copy of the state, and no copy into it.
   for (std::size_t i = 0; i < schedule.size(); ++i) {
     const hlo::Instruction& instruction = *schedule[i];
     if (instruction.opcode() != hlo::Opcode::kWhile || binding.bound.contains(&instruction)) continue;
@@ -445,7 +445,6 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
       owned.at(root)->last = std::max(root->last, state[k]->last);
     }
   }
-  InPlaceUpdates(schedule, result, computed_inside, binding, owned, view_of, end);
   // Donated parameters: the output's buffer (through its views) becomes a view of the parameter's.
   if (root != nullptr) {
     std::unordered_map<const DeviceBuffer*, std::size_t> last_read_of_root;
@@ -480,28 +479,15 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
       taken.insert(parameter);
     }
   }
-  // Addresses: two placements, the one with the lower peak wins (PlaceInOrder).
-  std::vector<DeviceBuffer*> placed;
+  // Addresses: HBM and the host heap each placed on its own (PlaceBuffers).
+  std::vector<DeviceBuffer*> hbm;
+  std::vector<DeviceBuffer*> host;
   for (const auto& buffer : result.buffers) {
-    if (!view_of.contains(buffer.get())) placed.push_back(buffer.get());  // views go with their source
+    if (view_of.contains(buffer.get())) continue;  // views go with their source
+    (buffer->in_host_memory() ? host : hbm).push_back(buffer.get());
   }
-  std::vector<DeviceBuffer*> by_first = placed;
-  std::stable_sort(by_first.begin(), by_first.end(),
-                   [](const DeviceBuffer* a, const DeviceBuffer* b) { return a->first < b->first; });
-  std::vector<DeviceBuffer*> by_size = placed;
-  std::stable_sort(by_size.begin(), by_size.end(), [](const DeviceBuffer* a, const DeviceBuffer* b) {
-    return a->size_bytes != b->size_bytes ? a->size_bytes > b->size_bytes : a->first < b->first;
-  });
-  std::vector<uint64_t> first_fit;
-  const uint64_t first_fit_peak = PlaceInOrder(by_first, binding.base_address, first_fit);
-  std::vector<uint64_t> size_fit;
-  const uint64_t size_fit_peak = PlaceInOrder(by_size, binding.base_address, size_fit);
-  const bool use_size = size_fit_peak < first_fit_peak;
-  const std::vector<DeviceBuffer*>& order = use_size ? by_size : by_first;
-  const std::vector<uint64_t>& addresses = use_size ? size_fit : first_fit;
-  for (std::size_t i = 0; i < order.size(); ++i) order[i]->address = addresses[i];
-  result.peak_bytes = std::max(result.peak_bytes, std::min(first_fit_peak, size_fit_peak));
-  if (result.peak_bytes > hbm_capacity_bytes) {
+  const auto fail = [&](const std::vector<DeviceBuffer*>& placed, uint64_t peak, uint64_t capacity,
+                        std::string_view memory, std::string_view capacity_owner) {
     // Name the instruction where the most bytes are live, and what they are.
     std::size_t worst = 0;
     uint64_t worst_bytes = 0;
@@ -512,9 +498,15 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
       }
       if (bytes > worst_bytes) std::tie(worst, worst_bytes) = std::make_pair(i, bytes);
     }
-    throw Error(schedule.at(worst)->Describe() + ": the module needs " + std::to_string(result.peak_bytes) +
-                " bytes of HBM at its peak, more than the chip's " + std::to_string(hbm_capacity_bytes) + "; " +
-                LargestLive(result.buffers, view_of, worst));
+    throw Error(schedule.at(worst)->Describe() + ": the module needs " + std::to_string(peak) + " bytes of " +
+                std::string(memory) + " at its peak, more than the " + std::string(capacity_owner) + " " +
+                std::to_string(capacity) + "; " + LargestLive(placed, worst));
+  };
+  result.peak_bytes = std::max(result.peak_bytes, PlaceBuffers(hbm, binding.base_address));
+  if (result.peak_bytes > hbm_capacity_bytes) fail(hbm, result.peak_bytes, hbm_capacity_bytes, "HBM", "chip's");
+  result.host_peak_bytes = std::max(result.host_peak_bytes, PlaceBuffers(host, binding.host_base_address));
+  if (result.host_peak_bytes > host_capacity_bytes) {
+    fail(host, result.host_peak_bytes, host_capacity_bytes, "host memory for host arrays (S(5))", "host's");
   }
   for (const auto& entry : view_of) owned.at(entry.first)->address = root_of(entry.first)->address;
   return result;

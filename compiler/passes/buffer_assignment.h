@@ -6,13 +6,18 @@
 // constants and the root's arrays live for the whole program: parameters and outputs are dumped
 // after the run, constants are written before it. A while loop's state reuses its init's buffers
 // when the init is not read after the loop, and donated parameters hold their outputs
-// (Donations), as XLA's buffer assignment does.
+// (Donations), as XLA's buffer assignment does. Arrays whose layout says S(5) (host offload,
+// compiler/passes/host_offload.h) live in host memory instead: a heap of their own, placed the
+// same way from its own base, with its own peak and capacity; they never count toward HBM. A
+// dynamic-update-slice whose operand nothing reads afterwards writes into it (in place).
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -30,11 +35,15 @@ constexpr uint64_t AlignUp(uint64_t value, uint64_t alignment) { return (value +
 // One array in device memory.
 struct DeviceBuffer {
   std::string name;      // unique in the program: the defining instruction's name, plus ".N" for tuple leaves
-  isa::Shape shape;      // an array shape with its layout
-  uint64_t address = 0;  // byte address in HBM
+  isa::Shape shape;      // an array shape with its layout (S(5) for a host array)
+  uint64_t address = 0;  // byte address in HBM, or in host memory for a host array
   uint64_t size_bytes = 0;  // the layout's byte size
   std::size_t first = 0;    // schedule position that writes it
   std::size_t last = 0;     // last schedule position that reads it
+
+  bool in_host_memory() const { return shape.layout && shape.layout->memory_space == isa::kMemorySpaceHost; }
+  // The memory's assembler name: "hbm" or "host".
+  std::string_view space() const { return in_host_memory() ? "host" : "hbm"; }
 };
 
 struct BufferAssignment {
@@ -42,14 +51,19 @@ struct BufferAssignment {
   // Per instruction of the schedule: its arrays in flattening order (tuple leaves depth first);
   // a token leaf is nullptr.
   std::unordered_map<const hlo::Instruction*, std::vector<const DeviceBuffer*>> leaves;
-  uint64_t peak_bytes = 0;  // highest address in use
-  uint64_t base_address = 0;  // where this assignment's own buffers begin (NestedBinding)
+  uint64_t peak_bytes = 0;  // highest HBM address in use
+  uint64_t base_address = 0;  // where this assignment's own HBM buffers begin (NestedBinding)
+  uint64_t host_peak_bytes = 0;     // highest host-memory address in use by host arrays
+  uint64_t host_base_address = 0;   // where its host arrays begin
 
   // The end of the highest buffer live at schedule position `position` (written at or before it
   // and read at or after it), and at least base_address: the space above it is free while the
   // instruction at `position` runs, so a kernel's scratch and a called computation's region may go
   // there even when buffers written later lie higher.
   uint64_t LiveTopAt(std::size_t position) const;
+  // The same for the host arrays (at least host_base_address): where a called computation's host
+  // arrays may go.
+  uint64_t HostLiveTopAt(std::size_t position) const;
 };
 
 // Whether two array shapes have the same byte image for the same row-major element order, so that
@@ -65,7 +79,9 @@ bool IsAliasingReshape(const hlo::Instruction& instruction);
 
 // True for instructions that name existing buffers instead of writing new ones: parameter,
 // tuple, get-tuple-element, bitcast, reshapes that are bitcasts, optimization-barrier,
-// add-dependency, after-all, and custom-call "Sharding" (a partitioning annotation).
+// add-dependency, after-all, custom-call "Sharding" (a partitioning annotation), and a custom-call
+// "MoveToHost" or "MoveToDevice" whose operand already is where its result goes (equal shapes,
+// memory space included).
 bool IsAliasingInstruction(const hlo::Instruction& instruction);
 
 // Instructions of `computation` in an order where operands (and control predecessors) come first:
@@ -83,12 +99,14 @@ using KernelOf = std::unordered_map<const hlo::Instruction*, const hlo::Instruct
 // above everything live in its callers, so they can overlap nothing the callers still need.
 struct NestedBinding {
   uint64_t base_address = 0;
+  uint64_t host_base_address = 0;  // the same for host arrays (the host heap)
+  // A while body's: its parameter is the loop state, which the body may update in place (a
+  // dynamic-update-slice; the state gets the body's result anyway). A call's or
+  // a branch's parameters are the caller's arrays, which must stay as they are.
+  bool parameters_writable = false;
   // Instructions whose leaves are given: they get no buffer of their own, and lives are not
   // tracked for the given buffers (their owner keeps them alive across the call).
   std::unordered_map<const hlo::Instruction*, std::vector<const DeviceBuffer*>> bound;
-  // The caller copies the root's leaf k into the (single) parameter's leaf k afterwards (a while
-  // body): a dynamic-update-slice of parameter leaf k returned at root leaf k may write in place.
-  bool writable_parameters = false;
 };
 
 // Entry parameters donated to outputs (input_output_alias). A donated parameter's buffer holds
@@ -101,11 +119,14 @@ struct Donations {
   std::function<bool(const hlo::Instruction& writer, const hlo::Instruction& parameter)> may_overwrite;
 };
 
-// Assigns HBM to the values of `schedule` (every instruction of one computation). Throws
-// tpusim::Error when the peak exceeds `hbm_capacity_bytes`, naming the peak, the capacity and
-// the instruction where it is reached. peak_bytes is at least binding.base_address.
+// Assigns HBM (host memory for S(5) arrays) to the values of `schedule` (every instruction of one
+// computation). Throws tpusim::Error when the HBM peak exceeds `hbm_capacity_bytes` or the host
+// arrays' peak exceeds `host_capacity_bytes`, naming the peak, the capacity and the instruction
+// where it is reached. peak_bytes is at least binding.base_address, host_peak_bytes at least
+// binding.host_base_address.
 BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& schedule, uint64_t hbm_capacity_bytes,
                                const KernelOf& computed_inside = {}, const NestedBinding& binding = {},
-                               const Donations& donations = {});
+                               const Donations& donations = {},
+                               uint64_t host_capacity_bytes = std::numeric_limits<uint64_t>::max());
 
 }  // namespace tpusim::compiler

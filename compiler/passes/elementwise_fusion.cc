@@ -6,6 +6,7 @@
 
 #include "compiler/lower/elementwise_expr.h"
 #include "compiler/passes/buffer_assignment.h"
+#include "compiler/passes/host_offload.h"
 
 namespace tpusim::compiler {
 namespace {
@@ -24,9 +25,10 @@ bool HeldInRegisters(const isa::Shape& shape) {
   }
 }
 
-// A scalar constant or a broadcast of a scalar (constant or not): recomputed in every group.
+// A scalar constant or a broadcast of a scalar (constant or not): recomputed in every group. Not a
+// broadcast into host memory (host offload): that is a data-movement kernel of its own.
 bool IsDuplicable(const hlo::Instruction& x) {
-  if (!HeldInRegisters(x.shape())) return false;
+  if (!HeldInRegisters(x.shape()) || InHostMemory(x.shape())) return false;
   if (x.opcode() == Opcode::kConstant) return x.shape().rank() == 0 && x.literal() != nullptr;
   return x.opcode() == Opcode::kBroadcast && x.operand(0)->shape().rank() == 0 &&
          HeldInRegisters(x.operand(0)->shape());

@@ -202,3 +202,37 @@ TEST_CASE("a while loop's state does not take over an init buffer read after the
   const auto& state = buffers.leaves.at(module->entry()->FindInstruction("w"));
   CHECK(state.at(1)->address != AddressOf(buffers, *module, "a"));
 }
+
+TEST_CASE("buffer assignment: a dynamic-update-slice writes into its operand when nothing reads it afterwards",
+          "[compiler][buffers]") {
+  // Every value here is 4 KiB (scalars take a whole alignment unit) except z and r, f32[4,8,128]
+  // in T(8,128) tiles: 16 KiB. x, i and the constants live for the whole program; z is last read
+  // by the dynamic-update-slice, so r is z's buffer: 4 x 4 KiB + 16 KiB = 32 KiB at the peak
+  // (48 KiB with a second 16 KiB array for r).
+  const char* text = R"(HloModule dus_in_place
+ENTRY e {
+  x = f32[1,8,128] parameter(0)
+  i = s32[] parameter(1)
+  zf = f32[] constant(0)
+  zero = s32[] constant(0)
+  z = f32[4,8,128] broadcast(zf), dimensions={}
+  ROOT r = f32[4,8,128] dynamic-update-slice(z, x, i, zero, zero)
+}
+)";
+  auto module = tpusim::hlo::ParseModule(text, "dus");
+  AssignLayouts(*module);
+  const BufferAssignment buffers = AssignBuffers(Schedule(*module->entry()), 1 << 20);
+  CHECK(AddressOf(buffers, *module, "r") == AddressOf(buffers, *module, "z"));
+  CHECK(buffers.peak_bytes == 32768);
+
+  // z also an output: it is read after the update (at the end), so r gets its own buffer.
+  std::string read_later = text;
+  read_later.replace(read_later.find("ROOT r"), 6, "r");
+  read_later.replace(read_later.rfind("}"), 1,
+                     "  ROOT t = (f32[4,8,128], f32[4,8,128]) tuple(r, z)\n}");
+  auto module2 = tpusim::hlo::ParseModule(read_later, "dus_read_later");
+  AssignLayouts(*module2);
+  const BufferAssignment buffers2 = AssignBuffers(Schedule(*module2->entry()), 1 << 20);
+  CHECK(AddressOf(buffers2, *module2, "r") != AddressOf(buffers2, *module2, "z"));
+  CHECK(buffers2.peak_bytes == 49152);
+}
