@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "compiler/lower/mxu_tiling.h"
+#include "compiler/passes/new_instruction.h"
 #include "isa/shape.h"
 
 namespace tpusim::compiler {
@@ -119,9 +120,9 @@ class Splitter {
     int64_t piece = 0;
     for (int64_t k0 = 0; k0 < k; k0 += cut.step, ++piece) {
       const int64_t k1 = std::min(k, k0 + cut.step);
-      Instruction* lhs = Slice(computation, dot, 0, lhs_k, k0, k1, piece);
-      Instruction* rhs = Slice(computation, dot, 1, rhs_k, k0, k1, piece);
-      Instruction* partial = Add(computation, dot, Opcode::kDot, As(dot.shape(), ElementType::kF32), "dot", piece);
+      Instruction* lhs = Slice(dot, 0, lhs_k, k0, k1, piece);
+      Instruction* rhs = Slice(dot, 1, rhs_k, k0, k1, piece);
+      Instruction* partial = Add(dot, Opcode::kDot, As(dot.shape(), ElementType::kF32), "dot", piece);
       partial->AddOperand(lhs);
       partial->AddOperand(rhs);
       for (const hlo::Attribute& attribute : dot.attributes()) partial->AddAttribute(attribute);
@@ -129,14 +130,14 @@ class Splitter {
         sum = partial;
         continue;
       }
-      Instruction* add = Add(computation, dot, Opcode::kAdd, As(dot.shape(), ElementType::kF32), "sum", piece);
+      Instruction* add = Add(dot, Opcode::kAdd, As(dot.shape(), ElementType::kF32), "sum", piece);
       add->AddOperand(sum);
       add->AddOperand(partial);
       sum = add;
     }
     Instruction* result = sum;
     if (dot.shape().element_type != ElementType::kF32) {
-      result = Add(computation, dot, Opcode::kConvert, dot.shape(), "convert", 0);
+      result = Add(dot, Opcode::kConvert, dot.shape(), "convert", 0);
       result->AddOperand(sum);
     }
     computation.ReplaceUses(&dot, result);
@@ -145,7 +146,7 @@ class Splitter {
 
  private:
   // Operand `side` of `dot` restricted to [k0, k1) along its contracting dim `dim`.
-  Instruction* Slice(hlo::Computation& computation, const Instruction& dot, std::size_t side, int64_t dim, int64_t k0,
+  Instruction* Slice(const Instruction& dot, std::size_t side, int64_t dim, int64_t k0,
                      int64_t k1, int64_t piece) {
     Instruction* operand = dot.operand(side);
     isa::Shape shape = operand->shape();
@@ -154,18 +155,14 @@ class Splitter {
     box[dim] = {k0, k1, 1};
     shape.dims[dim] = k1 - k0;
     shape = As(shape, shape.element_type);
-    Instruction* slice = Add(computation, dot, Opcode::kSlice, shape, side == 0 ? "lhs" : "rhs", piece);
+    Instruction* slice = Add(dot, Opcode::kSlice, shape, side == 0 ? "lhs" : "rhs", piece);
     slice->AddOperand(operand);
     slice->AddAttribute({"slice", box, {}});
     return slice;
   }
-  Instruction* Add(hlo::Computation& computation, const Instruction& dot, Opcode opcode, isa::Shape shape,
-                   const char* role, int64_t piece) {
-    std::string name = dot.name() + ".k_split." + role + "." + std::to_string(piece);
-    while (computation.FindInstruction(name) != nullptr) name += "_";
-    auto x = std::make_unique<Instruction>(name, opcode, std::move(shape));
-    x->set_location(dot.location());
-    return computation.AddInstruction(std::move(x));
+  static Instruction* Add(const Instruction& dot, Opcode opcode, isa::Shape shape, const char* role,
+                          int64_t piece) {
+    return AddInstructionFor(dot, dot.name() + ".k_split." + role + "." + std::to_string(piece), opcode, std::move(shape));
   }
 
   const isa::Target& target_;

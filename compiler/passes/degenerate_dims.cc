@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "compiler/passes/layout_assignment.h"
+#include "compiler/passes/new_instruction.h"
 
 namespace tpusim::compiler {
 namespace {
@@ -66,11 +67,7 @@ class Rewriter {
     return reshape;
   }
   Instruction* Add(Opcode opcode, isa::Shape shape, const char* role) {
-    std::string name = reduce_.name() + ".squeezed_" + role;
-    while (computation_.FindInstruction(name) != nullptr) name += "_";
-    auto x = std::make_unique<Instruction>(name, opcode, std::move(shape));
-    x->set_location(reduce_.location());
-    return computation_.AddInstruction(std::move(x));
+    return AddInstructionFor(reduce_, reduce_.name() + ".squeezed_" + role, opcode, std::move(shape));
   }
 
   Instruction& reduce_;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "compiler/lower/elementwise_expr.h"
+#include "compiler/passes/new_instruction.h"
 #include "isa/shape.h"
 
 namespace tpusim::compiler {
@@ -12,31 +13,28 @@ namespace {
 using hlo::Opcode;
 
 // Replaces operand `i` of `user` by a copy of it with shape `needed`.
-void CopyOperand(hlo::Computation& computation, hlo::Instruction& user, std::size_t i, isa::Shape needed) {
-  hlo::Instruction* operand = user.operand(i);
-  std::string name = user.name() + ".relayout." + std::to_string(i);
-  while (computation.FindInstruction(name) != nullptr) name += "_";
-  auto copy = std::make_unique<hlo::Instruction>(name, Opcode::kCopy, std::move(needed));
-  copy->set_location(user.location());
-  copy->AddOperand(operand);
-  user.ReplaceOperand(i, computation.AddInstruction(std::move(copy)));
+void CopyOperand(hlo::Instruction& user, std::size_t i, isa::Shape needed) {
+  hlo::Instruction* copy = AddInstructionFor(user, user.name() + ".relayout." + std::to_string(i), Opcode::kCopy,
+                                             std::move(needed));
+  copy->AddOperand(user.operand(i));
+  user.ReplaceOperand(i, copy);
 }
 
 bool IsArray(const isa::Shape& shape) { return !shape.is_tuple && shape.layout.has_value(); }
 
-void CopyCallOperands(hlo::Computation& computation, hlo::Instruction& call) {
+void CopyCallOperands(hlo::Instruction& call) {
   const hlo::Computation* callee = call.GetComputation("to_apply");
   for (std::size_t i = 0; i < call.operand_count() && i < callee->parameters().size(); ++i) {
     const isa::Shape& have = call.operand(i)->shape();
     const isa::Shape& need = callee->parameters()[i]->shape();
     if (IsArray(have) && IsArray(need) && have.dims == need.dims && have.element_type == need.element_type &&
         *have.layout != *need.layout) {
-      CopyOperand(computation, call, i, need);
+      CopyOperand(call, i, need);
     }
   }
 }
 
-void CopyElementwiseOperands(hlo::Computation& computation, hlo::Instruction& op) {
+void CopyElementwiseOperands(hlo::Instruction& op) {
   const isa::Shape& result = op.shape();
   if (!IsArray(result) || result.rank() < 2) return;
   for (std::size_t i = 0; i < op.operand_count(); ++i) {
@@ -47,20 +45,20 @@ void CopyElementwiseOperands(hlo::Computation& computation, hlo::Instruction& op
     }
     isa::Shape need = have;
     need.layout->minor_to_major = result.layout->minor_to_major;
-    CopyOperand(computation, op, i, std::move(need));
+    CopyOperand(op, i, std::move(need));
   }
 }
 
 // custom-call "Sharding" is an alias of its operand (buffer assignment) when their shapes agree;
 // JAX's sharding constraints may also change the layout, which takes a copy.
-void CopyShardingOperand(hlo::Computation& computation, hlo::Instruction& annotation) {
+void CopyShardingOperand(hlo::Instruction& annotation) {
   const auto* target = annotation.Find<hlo::QuotedString>("custom_call_target");
   if (target == nullptr || target->value != "Sharding" || annotation.operand_count() != 1) return;
   const isa::Shape& have = annotation.operand(0)->shape();
   const isa::Shape& need = annotation.shape();
   if (IsArray(have) && IsArray(need) && have.dims == need.dims && have.element_type == need.element_type &&
       *have.layout != *need.layout) {
-    CopyOperand(computation, annotation, 0, need);
+    CopyOperand(annotation, 0, need);
   }
 }
 
@@ -72,11 +70,11 @@ void InsertLayoutCopies(hlo::Module& module) {
     for (const auto& instruction : computation->instructions()) instructions.push_back(instruction.get());
     for (hlo::Instruction* instruction : instructions) {
       if (instruction->opcode() == Opcode::kCall) {
-        CopyCallOperands(*computation, *instruction);
+        CopyCallOperands(*instruction);
       } else if (instruction->opcode() == Opcode::kCustomCall) {
-        CopyShardingOperand(*computation, *instruction);
+        CopyShardingOperand(*instruction);
       } else if (IsElementwiseOpcode(instruction->opcode())) {
-        CopyElementwiseOperands(*computation, *instruction);
+        CopyElementwiseOperands(*instruction);
       }
     }
   }

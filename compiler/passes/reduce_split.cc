@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "compiler/lower/reduce_plan.h"
+#include "compiler/passes/new_instruction.h"
 #include "isa/error.h"
 
 namespace tpusim::compiler {
@@ -72,18 +73,18 @@ class Splitter {
       std::vector<hlo::SliceDimension> box;
       for (int64_t d = 0; d < operand->shape().rank(); ++d) box.push_back({0, operand->shape().dims[d], 1});
       box[split.dim] = {start, stop, 1};
-      Instruction* slice = Add(computation, reduce, Opcode::kSlice, Resized(operand->shape(), split.dim, stop - start),
+      Instruction* slice = Add(reduce, Opcode::kSlice, Resized(operand->shape(), split.dim, stop - start),
                                "slice", piece);
       slice->AddOperand(operand);
       slice->AddAttribute({"slice", box, {}});
-      Instruction* part = Add(computation, reduce, Opcode::kReduce,
+      Instruction* part = Add(reduce, Opcode::kReduce,
                               Resized(reduce.shape(), split.result_dim, stop - start), "reduce", piece);
       part->AddOperand(slice);
       part->AddOperand(reduce.operand(1));
       for (const hlo::Attribute& attribute : reduce.attributes()) part->AddAttribute(attribute);
       pieces.push_back(part);
     }
-    concatenate = Add(computation, reduce, Opcode::kConcatenate, reduce.shape(), "concatenate", 0);
+    concatenate = Add(reduce, Opcode::kConcatenate, reduce.shape(), "concatenate", 0);
     for (Instruction* part : pieces) concatenate->AddOperand(part);
     concatenate->AddAttribute({"dimensions", std::vector<int64_t>{split.result_dim}, {}});
     computation.ReplaceUses(&reduce, concatenate);
@@ -91,13 +92,10 @@ class Splitter {
   }
 
  private:
-  static Instruction* Add(hlo::Computation& computation, const Instruction& reduce, Opcode opcode, isa::Shape shape,
+  static Instruction* Add(const Instruction& reduce, Opcode opcode, isa::Shape shape,
                           const char* role, int64_t piece) {
-    std::string name = reduce.name() + ".split." + role + "." + std::to_string(piece);
-    while (computation.FindInstruction(name) != nullptr) name += "_";
-    auto x = std::make_unique<Instruction>(name, opcode, std::move(shape));
-    x->set_location(reduce.location());
-    return computation.AddInstruction(std::move(x));
+    return AddInstructionFor(reduce, reduce.name() + ".split." + role + "." + std::to_string(piece), opcode,
+                             std::move(shape));
   }
 
   int64_t s_;
