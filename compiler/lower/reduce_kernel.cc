@@ -240,17 +240,6 @@ class ReduceEmitter {
   }
 
   // ---- prologue ----
-  uint32_t IdentityBits() const {
-    switch (plan_.op) {
-      case ReduceOp::kAdd: case ReduceOp::kOr: case ReduceOp::kXor: return 0;
-      case ReduceOp::kAnd: return 0xffffffffu;
-      case ReduceOp::kMultiply: return is_float_ ? 0x3f800000u : 1;
-      case ReduceOp::kMaximum: return is_float_ ? 0xff800000u : is_unsigned_ ? 0 : 0x80000000u;
-      case ReduceOp::kMinimum: return is_float_ ? 0x7f800000u : is_unsigned_ ? 0xffffffffu : 0x7fffffffu;
-    }
-    return 0;
-  }
-
   void EmitPrologue() {
     // The init value: HBM -> SMEM -> a broadcast vreg (bf16 widened to f32 exactly).
     EmitFlatDma(out_, "hbm", init_->address, "smem", 0, init_->size_bytes, kSmemSem, 0);
@@ -262,7 +251,7 @@ class ReduceEmitter {
     }
     Emit("vbcast v{}, s{}", kInit, kScalarTemp);
     Emit("vbcast v{}, 0", kZero);
-    Emit("vbcast v{}, {:#x}", kIdent, IdentityBits());
+    Emit("vbcast v{}, {:#x}", kIdent, IdentityBits(plan_.op, plan_.type));
     Emit("vlaneid v{}", kLane);
     Emit("vcmp.eq.s32 m{}, v{}, v{}", kLane0Mask, kLane, kZero);
     if (plan_.in.partial_lanes != 0) {
@@ -579,7 +568,11 @@ class ReduceEmitter {
         Emit("vld v{}, vmem[s{} + {:#x}]", kA, kAccAddr, acc_);
         if (plan_.compensated) {
           Emit("vld v{}, vmem[s{} + {:#x}]", kAc, kAccAddr, comp_);
-          Emit("vadd.f32 v{}, v{}, v{}", kA, kA, kAc);
+          // A zero compensation (of either sign) adds nothing: keep the sum as it is, so a -0
+          // sum stays -0 (the TwoSum error terms of -0 + -0 are +0, and -0 + +0 = +0).
+          Emit("vadd.f32 v{}, v{}, v{}", kT, kA, kAc);
+          Emit("vcmp.eq.f32 m{}, v{}, v{}", kTempMask, kAc, kZero);
+          Emit("vsel v{}, m{}, v{}, v{}", kA, kTempMask, kA, kT);
         }
         if (bf16) {
           Emit("vpack.bf16 v{}, v{}, v{}", kA, kA, kA);

@@ -27,6 +27,20 @@ std::string TypeName(isa::ElementType type) { return std::string(isa::ElementTyp
 
 }  // namespace
 
+uint32_t IdentityBits(ReduceOp op, isa::ElementType type) {
+  const bool is_float = type == isa::ElementType::kF32 || type == isa::ElementType::kBF16;
+  const bool is_unsigned = type == isa::ElementType::kU32;
+  switch (op) {
+    case ReduceOp::kAdd: return is_float ? 0x80000000u : 0;
+    case ReduceOp::kOr: case ReduceOp::kXor: return 0;
+    case ReduceOp::kAnd: return 0xffffffffu;
+    case ReduceOp::kMultiply: return is_float ? 0x3f800000u : 1;
+    case ReduceOp::kMaximum: return is_float ? 0xff800000u : is_unsigned ? 0 : 0x80000000u;
+    case ReduceOp::kMinimum: return is_float ? 0x7f800000u : is_unsigned ? 0xffffffffu : 0x7fffffffu;
+  }
+  return 0;
+}
+
 std::optional<ReduceOp> ReducerOpOf(const hlo::Instruction& reduce) {
   if ((reduce.opcode() != Opcode::kReduce && reduce.opcode() != Opcode::kReduceWindow) ||
       !reduce.HasAttribute("to_apply")) return std::nullopt;

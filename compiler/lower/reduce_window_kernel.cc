@@ -50,22 +50,6 @@ TapRange RangeOf(const hlo::WindowDimension& w, int64_t operand_size, int64_t ou
   return range;
 }
 
-// The 32-bit word x with op(a, x) == a for every a (float add: -0, since +0 + -0 = +0 would turn
-// a -0 accumulator into +0).
-uint32_t IdentityBits(ReduceOp op, ElementType type) {
-  const bool is_float = type == ElementType::kF32;
-  const bool is_unsigned = type == ElementType::kU32;
-  switch (op) {
-    case ReduceOp::kAdd: return is_float ? 0x80000000u : 0;
-    case ReduceOp::kOr: case ReduceOp::kXor: return 0;
-    case ReduceOp::kAnd: return 0xffffffffu;
-    case ReduceOp::kMultiply: return is_float ? 0x3f800000u : 1;
-    case ReduceOp::kMaximum: return is_float ? 0xff800000u : is_unsigned ? 0 : 0x80000000u;
-    case ReduceOp::kMinimum: return is_float ? 0x7f800000u : is_unsigned ? 0xffffffffu : 0x7fffffffu;
-  }
-  return 0;
-}
-
 std::string OpText(ReduceOp op, ElementType type) {
   const std::string arith = type == ElementType::kF32 ? "f32" : "s32";
   const std::string order = type == ElementType::kF32 ? "f32" : type == ElementType::kU32 ? "u32" : "s32";

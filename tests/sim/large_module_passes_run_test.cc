@@ -263,3 +263,30 @@ TEST_CASE("an array with size-1 dims is not padded to whole tiles along them", "
 }
 
 }  // namespace
+
+namespace {
+
+TEST_CASE("float add reduces keep the sign of a sum of negative zeros", "[run][reduce]") {
+  // The reduce kernels' identity for float add is -0 (reduce_plan.h, IdentityBits): -0 + -0 = -0,
+  // while a +0 identity would turn every column of -0 summed from a -0 init into +0.
+  const fs::path dir = TempDir("negative_zero_sum");
+  std::vector<uint8_t> zeros(16 * 256 * 4);
+  for (std::size_t i = 3; i < zeros.size(); i += 4) zeros[i] = 0x80;  // -0.0f
+  tpusim::isa::WriteNpy((dir / "x.npy").string(), ElementType::kF32, std::vector<int64_t>{16, 256}, zeros);
+  const std::string hlo =
+      "HloModule nz\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] add(a, b)\n}\n"
+      "ENTRY e {\n  x = f32[16,256] parameter(0)\n  z = f32[] constant(-0)\n"
+      "  ROOT r = f32[256] reduce(x, z), dimensions={0}, to_apply=add\n}\n";
+  Result run = RunChecked(dir, hlo, " --input 0=" + (dir / "x.npy").string() + " --out " + (dir / "out").string());
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  const tpusim::isa::NpyArray out = ReadOutput(dir / "out" / "output_0.npy", ElementType::kF32);
+  REQUIRE(out.data.size() == 256 * 4);
+  for (std::size_t i = 0; i < 256; ++i) {
+    INFO("element " << i);
+    CHECK(out.data[i * 4 + 3] == 0x80);
+    CHECK(out.data[i * 4] == 0);
+  }
+}
+
+}  // namespace
