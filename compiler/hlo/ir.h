@@ -77,6 +77,12 @@ class Instruction {
   const std::string& GetString(std::string_view name) const;      // quoted strings
   const std::string& GetIdentifier(std::string_view name) const;  // direction=LT -> "LT"
   const std::vector<int64_t>& GetIntList(std::string_view name) const;
+  // A dimension-number list that may be left out (lhs_batch_dims, inserted_window_dims, ...): an
+  // absent one is empty, as XLA's parser reads it.
+  std::vector<int64_t> GetIntListOrEmpty(std::string_view name) const {
+    const auto* list = Find<std::vector<int64_t>>(name);
+    return list ? *list : std::vector<int64_t>{};
+  }
   const Window& GetWindow(std::string_view name = "window") const;
   const ConvolutionDimensionNumbers& GetConvolutionDimensionNumbers(std::string_view name = "dim_labels") const;
   const std::vector<SliceDimension>& GetSlice(std::string_view name = "slice") const;

@@ -16,11 +16,6 @@ namespace {
 
 using hlo::Opcode;
 
-std::vector<int64_t> IntListOr(const hlo::Instruction& instruction, std::string_view name) {
-  const auto* list = instruction.Find<std::vector<int64_t>>(name);
-  return list ? *list : std::vector<int64_t>{};
-}
-
 bool Contains(const std::vector<int64_t>& list, int64_t value) {
   return std::find(list.begin(), list.end(), value) != list.end();
 }
@@ -80,10 +75,10 @@ void EmitGeneralDotKernel(KernelContext& context) {
   const DeviceBuffer& lhs = *context.operands[0].at(0);
   const DeviceBuffer& rhs = *context.operands[1].at(0);
   const DeviceBuffer& result = *context.results[0];
-  const std::vector<int64_t> lb = IntListOr(dot, "lhs_batch_dims");
-  const std::vector<int64_t> rb = IntListOr(dot, "rhs_batch_dims");
-  const std::vector<int64_t> lc = IntListOr(dot, "lhs_contracting_dims");
-  const std::vector<int64_t> rc = IntListOr(dot, "rhs_contracting_dims");
+  const std::vector<int64_t> lb = dot.GetIntListOrEmpty("lhs_batch_dims");
+  const std::vector<int64_t> rb = dot.GetIntListOrEmpty("rhs_batch_dims");
+  const std::vector<int64_t> lc = dot.GetIntListOrEmpty("lhs_contracting_dims");
+  const std::vector<int64_t> rc = dot.GetIntListOrEmpty("rhs_contracting_dims");
   if (lb.size() != rb.size() || lc.size() != rc.size()) CannotLower(dot, "its lhs and rhs dimension numbers differ in count");
   std::vector<int64_t> lf, rf;  // free dims in order
   for (int64_t d = 0; d < lhs.shape.rank(); ++d) {

@@ -17,11 +17,11 @@ void EmitGatherKernel(KernelContext& c) {
   const DeviceBuffer& operand = *c.operands.at(0).at(0);
   const DeviceBuffer& indices = *c.operands.at(1).at(0);
   const DeviceBuffer& result = *c.results.at(0);
-  const std::vector<int64_t> offset_dims = IntList(x, "offset_dims");
-  const std::vector<int64_t> collapsed = IntList(x, "collapsed_slice_dims");
-  const std::vector<int64_t> index_map = IntList(x, "start_index_map");
-  const std::vector<int64_t> operand_batching = IntList(x, "operand_batching_dims");
-  const std::vector<int64_t> indices_batching = IntList(x, "start_indices_batching_dims");
+  const std::vector<int64_t> offset_dims = x.GetIntListOrEmpty("offset_dims");
+  const std::vector<int64_t> collapsed = x.GetIntListOrEmpty("collapsed_slice_dims");
+  const std::vector<int64_t> index_map = x.GetIntListOrEmpty("start_index_map");
+  const std::vector<int64_t> operand_batching = x.GetIntListOrEmpty("operand_batching_dims");
+  const std::vector<int64_t> indices_batching = x.GetIntListOrEmpty("start_indices_batching_dims");
   const std::vector<int64_t> slice_sizes = x.GetIntList("slice_sizes");
   const int64_t index_vector_dim = x.GetInt("index_vector_dim");
   const int64_t r = operand.shape.rank();

@@ -14,10 +14,6 @@
 
 namespace tpusim::compiler {
 
-// Dimension-number lists of gather and scatter: an absent attribute is an empty list.
-inline std::vector<int64_t> IntList(const hlo::Instruction& x, std::string_view name) {
-  return x.HasAttribute(name) ? x.GetIntList(name) : std::vector<int64_t>{};
-}
 inline bool Contains(const std::vector<int64_t>& v, int64_t value) { return std::find(v.begin(), v.end(), value) != v.end(); }
 // Position of `value` in `v`, or v.size().
 inline int64_t IndexOf(const std::vector<int64_t>& v, int64_t value) {

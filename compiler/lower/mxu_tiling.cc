@@ -5,11 +5,6 @@
 namespace tpusim::compiler {
 namespace {
 
-std::vector<int64_t> IntListOr(const hlo::Instruction& instruction, std::string_view name) {
-  const auto* list = instruction.Find<std::vector<int64_t>>(name);
-  return list ? *list : std::vector<int64_t>{};
-}
-
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 bool Fail(std::string* why, std::string text) {
@@ -29,10 +24,10 @@ std::optional<DotForm> CanonicalDot(const hlo::Instruction& dot, std::string* wh
   };
   const isa::Shape& lhs = dot.operand(0)->shape();
   const isa::Shape& rhs = dot.operand(1)->shape();
-  const std::vector<int64_t> lhs_batch = IntListOr(dot, "lhs_batch_dims");
-  const std::vector<int64_t> rhs_batch = IntListOr(dot, "rhs_batch_dims");
-  const std::vector<int64_t> lhs_contracting = IntListOr(dot, "lhs_contracting_dims");
-  const std::vector<int64_t> rhs_contracting = IntListOr(dot, "rhs_contracting_dims");
+  const std::vector<int64_t> lhs_batch = dot.GetIntListOrEmpty("lhs_batch_dims");
+  const std::vector<int64_t> rhs_batch = dot.GetIntListOrEmpty("rhs_batch_dims");
+  const std::vector<int64_t> lhs_contracting = dot.GetIntListOrEmpty("lhs_contracting_dims");
+  const std::vector<int64_t> rhs_contracting = dot.GetIntListOrEmpty("rhs_contracting_dims");
   const int64_t nb = static_cast<int64_t>(lhs_batch.size());
   for (int64_t i = 0; i < nb; ++i) {
     if (lhs_batch[i] != i || rhs_batch.size() != lhs_batch.size() || rhs_batch[i] != i) {

@@ -86,11 +86,11 @@ void EmitScatterKernel(KernelContext& c) {
   const DeviceBuffer& indices = *c.operands.at(1).at(0);
   const DeviceBuffer& updates = *c.operands.at(2).at(0);
   const DeviceBuffer& result = *c.results.at(0);
-  const std::vector<int64_t> window_dims = IntList(x, "update_window_dims");
-  const std::vector<int64_t> inserted = IntList(x, "inserted_window_dims");
-  const std::vector<int64_t> index_map = IntList(x, "scatter_dims_to_operand_dims");
-  const std::vector<int64_t> operand_batching = IntList(x, "input_batching_dims");
-  const std::vector<int64_t> indices_batching = IntList(x, "scatter_indices_batching_dims");
+  const std::vector<int64_t> window_dims = x.GetIntListOrEmpty("update_window_dims");
+  const std::vector<int64_t> inserted = x.GetIntListOrEmpty("inserted_window_dims");
+  const std::vector<int64_t> index_map = x.GetIntListOrEmpty("scatter_dims_to_operand_dims");
+  const std::vector<int64_t> operand_batching = x.GetIntListOrEmpty("input_batching_dims");
+  const std::vector<int64_t> indices_batching = x.GetIntListOrEmpty("scatter_indices_batching_dims");
   const int64_t index_vector_dim = x.GetInt("index_vector_dim");
   const int64_t r = operand.shape.rank();
   const int64_t u = updates.shape.rank();

@@ -49,9 +49,8 @@ DotForm MergedForm(const Instruction& dot) {
   };
   const isa::Shape& lhs = dot.operand(0)->shape();
   const isa::Shape& rhs = dot.operand(1)->shape();
-  const std::vector<int64_t> none;
-  const std::vector<int64_t>& lhs_batch = dot.HasAttribute("lhs_batch_dims") ? dot.GetIntList("lhs_batch_dims") : none;
-  const std::vector<int64_t>& rhs_batch = dot.HasAttribute("rhs_batch_dims") ? dot.GetIntList("rhs_batch_dims") : none;
+  const std::vector<int64_t> lhs_batch = dot.GetIntListOrEmpty("lhs_batch_dims");
+  const std::vector<int64_t> rhs_batch = dot.GetIntListOrEmpty("rhs_batch_dims");
   const std::vector<int64_t>& lhs_k = dot.GetIntList("lhs_contracting_dims");
   const std::vector<int64_t>& rhs_k = dot.GetIntList("rhs_contracting_dims");
   form.m = product(lhs, lhs_batch, lhs_k);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "sim/config/derived.h"
+#include "traces/json_writer.h"
 
 namespace tpusim::sim {
 namespace {
@@ -37,18 +38,9 @@ std::string MxusJson(const std::vector<models::MxuStats>& mxus, uint64_t cycles)
 }  // namespace
 
 std::string JsonString(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
+  std::string out;
+  traces::AppendJsonString(out, text);
+  return out;
 }
 
 
