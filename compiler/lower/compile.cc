@@ -29,6 +29,7 @@
 #include "compiler/passes/dot_transpose_folding.h"
 #include "compiler/passes/elementwise_fusion.h"
 #include "compiler/passes/f8_conversion.h"
+#include "compiler/passes/fused_attention_expansion.h"
 #include "compiler/passes/layout_assignment.h"
 #include "isa/assembler.h"
 #include "isa/error.h"
@@ -344,6 +345,7 @@ class ProgramEmitter final : public NestedEmitter {
 }  // namespace
 
 CompiledModule Compile(hlo::Module& module, const CompileOptions& options) {
+  ExpandFusedAttention(module);  // TransformerEngine's attention custom-calls into plain HLO
   RewriteF8Conversions(module);  // before layouts: the ops it adds get the default ones
   AssignLayouts(module);
   FoldTransposesIntoDots(module);
