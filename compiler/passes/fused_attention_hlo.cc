@@ -60,8 +60,8 @@ std::string Condition(const Names& n, const std::string& state, int64_t blocks) 
          std::to_string(blocks) + ")\n  ROOT %more = pred[] compare(%i, %n), direction=LT\n}\n\n";
 }
 
-// The body's first lines: the counter, the block's first row, scalar constants, and `valid`
-// (pred[b,h,blk,skv]: causal and padding masks for the block's query rows). `qlen`/`kvlen` name
+// The body's first lines: the counter, the block's first row, scalar constants, and `valid3`
+// (pred[b,blk,skv]: causal and padding masks for the block's query rows, the same for every head). `qlen`/`kvlen` name
 // s32[b] state elements (read only with padding).
 void BlockPrologue(Body& b, const FusedAttentionShape& s) {
   const int64_t B = s.batch, H = s.heads, R = s.block_rows, C = s.kv_seq;
@@ -106,14 +106,21 @@ void BlockPrologue(Body& b, const FusedAttentionShape& s) {
     }
     b.Line("valid3", p3, "copy(" + last + ")");
   }
-  b.Line("valid", Sh("pred", {B, H, R, C}), "broadcast(%valid3), dimensions={0,2,3}");
+}
+
+// The block's mask broadcast to the scores' dims for one reader: a broadcast read by one kernel
+// is fused into it (loaded with replicating DMAs), one read by two would be materialized.
+std::string Valid(Body& b, const FusedAttentionShape& s, const std::string& reader) {
+  const std::string name = "valid." + reader;
+  b.Line(name, Sh("pred", {s.batch, s.heads, s.block_rows, s.kv_seq}), "broadcast(%valid3), dimensions={0,2,3}");
+  return "%" + name;
 }
 
 // The entry's first lines: parameters, q/k/v as [b, heads, seq, dim] with k and v repeated for
 // every query head of their group, and the sequence lengths (s32[b]).
 void EntryPrologue(Body& b, const FusedAttentionShape& s, const FusedAttentionOperands& o, bool backward,
                    std::string& signature) {
-  const int64_t B = s.batch, H = s.heads, HK = s.kv_heads, G = s.heads / s.kv_heads;
+  const int64_t B = s.batch, H = s.heads, HK = s.kv_heads, G = s.heads / s.kv_heads, D = s.qk_dim;
   std::vector<std::pair<std::string, std::string>> params = {{"q", o.q}, {"k", o.k}, {"v", o.v}};
   if (backward) {
     params.push_back({"aux", o.softmax_aux});
@@ -138,6 +145,10 @@ void EntryPrologue(Body& b, const FusedAttentionShape& s, const FusedAttentionOp
   };
   repeat("k", s.qk_dim);
   repeat("v", s.v_dim);
+  // Transposed once for the dots that contract d: [M, K] x [K, N] runs the MXU far better than
+  // [M, K] x [N, K] (a transposing read of the weights in every dot).
+  b.Line("kxt", Sh("bf16", {B, H, D, s.kv_seq}), "transpose(%kx), dimensions={0,1,3,2}");
+  if (backward) b.Line("vxt", Sh("bf16", {B, H, s.v_dim, s.kv_seq}), "transpose(%vx), dimensions={0,1,3,2}");
   const auto lengths = [&](const std::string& name, const std::string& cu, int64_t full) {
     if (s.padding) {
       b.Line(cu + ".hi", Sh("s32", {B}), "slice(%" + cu + "), slice={[1:" + std::to_string(B + 1) + "]}")
@@ -164,7 +175,7 @@ std::string FusedAttentionForwardHlo(const FusedAttentionShape& s, const FusedAt
                                      const std::string& prefix) {
   const Names n{prefix};
   const int64_t B = s.batch, H = s.heads, R = s.block_rows, SQ = s.q_seq, SK = s.kv_seq;
-  const std::string qt = Sh("bf16", {B, H, SQ, s.qk_dim}), kx = Sh("bf16", {B, H, SK, s.qk_dim}),
+  const std::string qt = Sh("bf16", {B, H, SQ, s.qk_dim}), kx = Sh("bf16", {B, H, s.qk_dim, SK}),
                     vx = Sh("bf16", {B, H, SK, s.v_dim}), len = Sh("s32", {B}), ot = Sh("bf16", {B, H, SQ, s.v_dim}),
                     lse = Sh("f32", {B, H, SQ});
   const std::string state = "(s32[], " + qt + ", " + kx + ", " + vx + ", " + len + ", " + len + ", " + ot + ", " + lse + ")";
@@ -172,7 +183,7 @@ std::string FusedAttentionForwardHlo(const FusedAttentionShape& s, const FusedAt
   Body body;
   body.Line("state", state, "parameter(0)")
       .Line("qt", qt, "get-tuple-element(%state), index=1")
-      .Line("kx", kx, "get-tuple-element(%state), index=2")
+      .Line("kxt", kx, "get-tuple-element(%state), index=2")
       .Line("vx", vx, "get-tuple-element(%state), index=3")
       .Line("qlen", len, "get-tuple-element(%state), index=4")
       .Line("kvlen", len, "get-tuple-element(%state), index=5")
@@ -183,24 +194,29 @@ std::string FusedAttentionForwardHlo(const FusedAttentionShape& s, const FusedAt
   body.Line("qb", Sh("bf16", {B, H, R, s.qk_dim}),
             "dynamic-slice(%qt, %z, %z, %row0, %z), dynamic_slice_sizes={" + std::to_string(B) + "," +
                 std::to_string(H) + "," + std::to_string(R) + "," + std::to_string(s.qk_dim) + "}")
-      .Line("s", sc, "dot(%qb, %kx), " + DotDims(3, 3))
+      .Line("s", sc, "dot(%qb, %kxt), " + DotDims(3, 2))
       .Line("ss", sc, "multiply(%s, %scale.b)")
       .Line("lowest", "f32[]", "constant(-3.40282347e+38)")
       .Line("lowest.b", sc, "broadcast(%lowest), dimensions={}")
-      .Line("sm", sc, "select(%valid, %ss, %lowest.b)")
+      .Line("sm", sc, "select(" + Valid(body, s, "sm") + ", %ss, %lowest.b)")
       .Line("m", row, "reduce(%sm, %lowest), dimensions={3}, to_apply=" + n.Comp("max"))
+      // Masked scores are the lowest f32, so exp(sm - m) is 0 there without a select, unless the
+      // whole row is masked (m is the lowest f32 then): such rows get r = 0 and lse = -inf.
       .Line("m.b", sc, "broadcast(%m), dimensions={0,1,2}")
       .Line("shifted", sc, "subtract(%sm, %m.b)")
-      .Line("ex", sc, "exponential(%shifted)")
-      .Line("e", sc, "select(%valid, %ex, %zero.b)")
+      .Line("e", sc, "exponential(%shifted)")
       .Line("l", row, "reduce(%e, %zero), dimensions={3}, to_apply=" + n.Comp("add"))
+      .Line("lowest.r", row, "broadcast(%lowest), dimensions={}")
+      .Line("some", Sh("pred", {B, H, R}), "compare(%m, %lowest.r), direction=GT")
       .Line("logl", row, "log(%l)")
-      .Line("lse.blk", row, "add(%m, %logl)")
+      .Line("lse.any", row, "add(%m, %logl)")
+      .Line("ninf", "f32[]", "constant(-inf)")
+      .Line("ninf.r", row, "broadcast(%ninf), dimensions={}")
+      .Line("lse.blk", row, "select(%some, %lse.any, %ninf.r)")
       .Line("one", "f32[]", "constant(1)")
       .Line("one.r", row, "broadcast(%one), dimensions={}")
       .Line("zero.r", row, "broadcast(%zero), dimensions={}")
       .Line("inv", row, "divide(%one.r, %l)")
-      .Line("some", Sh("pred", {B, H, R}), "compare(%l, %zero.r), direction=GT")
       .Line("r", row, "select(%some, %inv, %zero.r)")
       .Line("r.b", sc, "broadcast(%r), dimensions={0,1,2}")
       .Line("p", sc, "multiply(%e, %r.b)")
@@ -208,7 +224,7 @@ std::string FusedAttentionForwardHlo(const FusedAttentionShape& s, const FusedAt
       .Line("ob", Sh("bf16", {B, H, R, s.v_dim}), "dot(%pb, %vx), " + DotDims(3, 2))
       .Line("o.next", ot, "dynamic-update-slice(%o, %ob, %z, %z, %row0, %z)")
       .Line("lse.next", lse, "dynamic-update-slice(%lse, %lse.blk, %z, %z, %row0)");
-  body.Root(state, "tuple(%next, %qt, %kx, %vx, %qlen, %kvlen, %o.next, %lse.next)");
+  body.Root(state, "tuple(%next, %qt, %kxt, %vx, %qlen, %kvlen, %o.next, %lse.next)");
 
   Body entry;
   std::string signature;
@@ -218,7 +234,7 @@ std::string FusedAttentionForwardHlo(const FusedAttentionShape& s, const FusedAt
   entry.Line("zero.bf16", "bf16[]", "constant(0)")
       .Line("o0", ot, "broadcast(%zero.bf16), dimensions={}")
       .Line("lse0", lse, "broadcast(%zero), dimensions={}")
-      .Line("init", state, "tuple(%start, %qt, %kx, %vx, %qlen, %kvlen, %o0, %lse0)")
+      .Line("init", state, "tuple(%start, %qt, %kxt, %vx, %qlen, %kvlen, %o0, %lse0)")
       .Line("loop", state, "while(%init), condition=" + n.Comp("cond") + ", body=" + n.Comp("body"))
       .Line("ot", ot, "get-tuple-element(%loop), index=6")
       .Line("out", out, "transpose(%ot), dimensions={0,2,1,3}")
@@ -241,8 +257,9 @@ std::string FusedAttentionBackwardHlo(const FusedAttentionShape& s, const FusedA
   const std::string qt = Sh("bf16", {B, H, SQ, D}), kx = Sh("bf16", {B, H, SK, D}), vx = Sh("bf16", {B, H, SK, DV}),
                     dot_t = Sh("bf16", {B, H, SQ, DV}), row_all = Sh("f32", {B, H, SQ}), len = Sh("s32", {B}),
                     dk = Sh("f32", {B, H, SK, D}), dv = Sh("f32", {B, H, SK, DV});
-  const std::string state = "(s32[], " + qt + ", " + kx + ", " + vx + ", " + dot_t + ", " + row_all + ", " + row_all +
-                            ", " + len + ", " + len + ", " + qt + ", " + dk + ", " + dv + ")";
+  const std::string kxt = Sh("bf16", {B, H, D, SK}), vxt = Sh("bf16", {B, H, DV, SK});
+  const std::string state = "(s32[], " + qt + ", " + kx + ", " + kxt + ", " + vxt + ", " + dot_t + ", " + row_all +
+                            ", " + row_all + ", " + len + ", " + len + ", " + qt + ", " + dk + ", " + dv + ")";
   const auto sizes = [&](int64_t last) {
     return "dynamic_slice_sizes={" + std::to_string(B) + "," + std::to_string(H) + "," + std::to_string(R) +
            (last > 0 ? "," + std::to_string(last) : std::string()) + "}";
@@ -252,31 +269,32 @@ std::string FusedAttentionBackwardHlo(const FusedAttentionShape& s, const FusedA
   body.Line("state", state, "parameter(0)")
       .Line("qt", qt, "get-tuple-element(%state), index=1")
       .Line("kx", kx, "get-tuple-element(%state), index=2")
-      .Line("vx", vx, "get-tuple-element(%state), index=3")
-      .Line("dot", dot_t, "get-tuple-element(%state), index=4")
-      .Line("lse", row_all, "get-tuple-element(%state), index=5")
-      .Line("dsum", row_all, "get-tuple-element(%state), index=6")
-      .Line("qlen", len, "get-tuple-element(%state), index=7")
-      .Line("kvlen", len, "get-tuple-element(%state), index=8")
-      .Line("dq", qt, "get-tuple-element(%state), index=9")
-      .Line("dk", dk, "get-tuple-element(%state), index=10")
-      .Line("dv", dv, "get-tuple-element(%state), index=11");
+      .Line("kxt", kxt, "get-tuple-element(%state), index=3")
+      .Line("vxt", vxt, "get-tuple-element(%state), index=4")
+      .Line("dot", dot_t, "get-tuple-element(%state), index=5")
+      .Line("lse", row_all, "get-tuple-element(%state), index=6")
+      .Line("dsum", row_all, "get-tuple-element(%state), index=7")
+      .Line("qlen", len, "get-tuple-element(%state), index=8")
+      .Line("kvlen", len, "get-tuple-element(%state), index=9")
+      .Line("dq", qt, "get-tuple-element(%state), index=10")
+      .Line("dk", dk, "get-tuple-element(%state), index=11")
+      .Line("dv", dv, "get-tuple-element(%state), index=12");
   BlockPrologue(body, s);
   const std::string sc = Sh("f32", {B, H, R, SK}), row = Sh("f32", {B, H, R});
   body.Line("qb", Sh("bf16", {B, H, R, D}), "dynamic-slice(%qt, %z, %z, %row0, %z), " + sizes(D))
       .Line("dob", Sh("bf16", {B, H, R, DV}), "dynamic-slice(%dot, %z, %z, %row0, %z), " + sizes(DV))
       .Line("lse.blk", row, "dynamic-slice(%lse, %z, %z, %row0), " + sizes(0))
       .Line("dsum.blk", row, "dynamic-slice(%dsum, %z, %z, %row0), " + sizes(0))
-      .Line("s", sc, "dot(%qb, %kx), " + DotDims(3, 3))
+      .Line("s", sc, "dot(%qb, %kxt), " + DotDims(3, 2))
       .Line("ss", sc, "multiply(%s, %scale.b)")
       .Line("lse.b", sc, "broadcast(%lse.blk), dimensions={0,1,2}")
       .Line("shifted", sc, "subtract(%ss, %lse.b)")
       .Line("ex", sc, "exponential(%shifted)")
-      .Line("p", sc, "select(%valid, %ex, %zero.b)")
+      .Line("p", sc, "select(" + Valid(body, s, "p") + ", %ex, %zero.b)")
       .Line("pb", Sh("bf16", {B, H, R, SK}), "convert(%p)")
       .Line("dv.blk", dv, "dot(%pb, %dob), " + DotDims(2, 2))
       .Line("dv.next", dv, "add(%dv, %dv.blk)")
-      .Line("dp", sc, "dot(%dob, %vx), " + DotDims(3, 3))
+      .Line("dp", sc, "dot(%dob, %vxt), " + DotDims(3, 2))
       .Line("dsum.b", sc, "broadcast(%dsum.blk), dimensions={0,1,2}")
       .Line("dpd", sc, "subtract(%dp, %dsum.b)")
       .Line("pdpd", sc, "multiply(%p, %dpd)")
@@ -286,7 +304,8 @@ std::string FusedAttentionBackwardHlo(const FusedAttentionShape& s, const FusedA
       .Line("dq.next", qt, "dynamic-update-slice(%dq, %dqb, %z, %z, %row0, %z)")
       .Line("dk.blk", dk, "dot(%dsb, %qb), " + DotDims(2, 2))
       .Line("dk.next", dk, "add(%dk, %dk.blk)");
-  body.Root(state, "tuple(%next, %qt, %kx, %vx, %dot, %lse, %dsum, %qlen, %kvlen, %dq.next, %dk.next, %dv.next)");
+  body.Root(state,
+            "tuple(%next, %qt, %kx, %kxt, %vxt, %dot, %lse, %dsum, %qlen, %kvlen, %dq.next, %dk.next, %dv.next)");
 
   Body entry;
   std::string signature;
@@ -304,9 +323,9 @@ std::string FusedAttentionBackwardHlo(const FusedAttentionShape& s, const FusedA
       .Line("dq0", qt, "broadcast(%zero.bf16), dimensions={}")
       .Line("dk0", dk, "broadcast(%zero), dimensions={}")
       .Line("dv0", dv, "broadcast(%zero), dimensions={}")
-      .Line("init", state, "tuple(%start, %qt, %kx, %vx, %dot, %lse, %dsum, %qlen, %kvlen, %dq0, %dk0, %dv0)")
+      .Line("init", state, "tuple(%start, %qt, %kx, %kxt, %vxt, %dot, %lse, %dsum, %qlen, %kvlen, %dq0, %dk0, %dv0)")
       .Line("loop", state, "while(%init), condition=" + n.Comp("cond") + ", body=" + n.Comp("body"))
-      .Line("dqt", qt, "get-tuple-element(%loop), index=9")
+      .Line("dqt", qt, "get-tuple-element(%loop), index=10")
       .Line("dq", dq_out, "transpose(%dqt), dimensions={0,2,1,3}");
   // dK, dV: the query heads of each group summed in f32, rounded once, back to [b, s, hkv, d].
   const auto per_kv_head = [&](const std::string& x, int index, int64_t dim, const std::string& out) {
@@ -316,8 +335,8 @@ std::string FusedAttentionBackwardHlo(const FusedAttentionShape& s, const FusedA
         .Line(x + "b", Sh("bf16", {B, HK, SK, dim}), "convert(%" + x + "s)")
         .Line(x, out, "transpose(%" + x + "b), dimensions={0,2,1,3}");
   };
-  per_kv_head("dk", 10, D, dk_out);
-  per_kv_head("dv", 11, DV, dv_out);
+  per_kv_head("dk", 11, D, dk_out);
+  per_kv_head("dv", 12, DV, dv_out);
   entry.Root(result, "tuple(%dq, %dk, %dv)");
 
   return "HloModule " + prefix + "\n\n" + Reducers(n) + Condition(n, state, SQ / R) + n.Comp("body") + " (state: " +
