@@ -327,12 +327,29 @@ std::string FusedAttentionBackwardHlo(const FusedAttentionShape& s, const FusedA
       .Line("loop", state, "while(%init), condition=" + n.Comp("cond") + ", body=" + n.Comp("body"))
       .Line("dqt", qt, "get-tuple-element(%loop), index=10")
       .Line("dq", dq_out, "transpose(%dqt), dimensions={0,2,1,3}");
-  // dK, dV: the query heads of each group summed in f32, rounded once, back to [b, s, hkv, d].
+  // dK, dV: the query heads of each group summed in f32 (slices and adds in group order: a reduce
+  // over the group dim would need the whole [b, hkv, s, d] result as VMEM accumulators), rounded
+  // once, back to [b, s, hkv, d].
   const auto per_kv_head = [&](const std::string& x, int index, int64_t dim, const std::string& out) {
+    const std::string sum = Sh("f32", {B, HK, SK, dim});
     entry.Line(x + "h", Sh("f32", {B, H, SK, dim}), "get-tuple-element(%loop), index=" + std::to_string(index))
-        .Line(x + "g", Sh("f32", {B, HK, G, SK, dim}), "reshape(%" + x + "h)")
-        .Line(x + "s", Sh("f32", {B, HK, SK, dim}), "reduce(%" + x + "g, %zero), dimensions={2}, to_apply=" + n.Comp("add"))
-        .Line(x + "b", Sh("bf16", {B, HK, SK, dim}), "convert(%" + x + "s)")
+        .Line(x + "g", Sh("f32", {B, HK, G, SK, dim}), "reshape(%" + x + "h)");
+    std::string total;
+    for (int64_t g = 0; g < G; ++g) {
+      const std::string part = x + ".g" + std::to_string(g);
+      entry.Line(part + "s", Sh("f32", {B, HK, 1, SK, dim}),
+                 "slice(%" + x + "g), slice={[0:" + std::to_string(B) + "], [0:" + std::to_string(HK) + "], [" +
+                     std::to_string(g) + ":" + std::to_string(g + 1) + "], [0:" + std::to_string(SK) + "], [0:" +
+                     std::to_string(dim) + "]}")
+          .Line(part, sum, "reshape(%" + part + "s)");
+      if (g == 0) {
+        total = part;
+      } else {
+        entry.Line(part + ".sum", sum, "add(%" + total + ", %" + part + ")");
+        total = part + ".sum";
+      }
+    }
+    entry.Line(x + "b", Sh("bf16", {B, HK, SK, dim}), "convert(%" + total + ")")
         .Line(x, out, "transpose(%" + x + "b), dimensions={0,2,1,3}");
   };
   per_kv_head("dk", 11, D, dk_out);

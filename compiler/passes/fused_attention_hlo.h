@@ -6,8 +6,8 @@
 // Forward, for query block i (rows r = i*block_rows ...), per query head h (kv head h / (H/Hkv)):
 //   S = scale * Q_blk K^T (bf16 x bf16 -> f32 on the MXU), masked; m = rowmax; E = exp(S - m)
 //   (0 where masked); l = rowsum E; lse = m + log l (cuDNN's "stats", -inf for a row with no
-//   valid key); P = E / l in f32, rounded to bf16 for the P V dot (as cuDNN feeds its second
-//   GEMM); O_blk = P V rounded to bf16.
+//   valid key); P = E / l in f32, rounded to bf16 for the P V dot (cuDNN rounds the
+//   unnormalized exp(S - running max) and divides by l at the end); O_blk = P V rounded to bf16.
 // Backward, same blocks: P = exp(S - lse) (0 where masked); dV += P^T dO and dK += dS^T Q in f32
 // over the blocks; dP = dO V^T; D = rowsum(dO * O) (f32, once before the loop);
 // dS = P (dP - D) scale, rounded to bf16 for its two dots; dQ_blk = dS K. dK and dV are per query

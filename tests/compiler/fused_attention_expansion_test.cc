@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <fstream>
+#include <sstream>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -11,6 +13,7 @@
 #include "compiler/eval/evaluator.h"
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/printer.h"
+#include "compiler/hlo/verifier.h"
 #include "compiler/passes/fused_attention_expansion.h"
 #include "isa/error.h"
 #include "tests/compiler/fused_attention_test_support.h"
@@ -153,3 +156,23 @@ TEST_CASE("fused attention expansion refuses configurations it does not implemen
   CHECK(error("window_size_left", "128 : i64").find(where + "'window_size_left' = 128 is not supported") == 0);
 }
 
+
+TEST_CASE("fused attention expansion on the Llama 3 8B module", "[attention]") {
+  const std::string path = std::string(TPUSIM_SHARED_DIR) + "/workloads/xla/llama3_8b_bf16_activation_offloading_1x8.hlo";
+  std::ifstream file(path);
+  REQUIRE(file.good());
+  std::stringstream text;
+  text << file.rdbuf();
+  auto module = hlo::ParseModule(text.str(), "llama.hlo");
+  // One forward, one backward; both sit in the layer loops' bodies.
+  REQUIRE(compiler::ExpandFusedAttention(*module) == 2);
+  REQUIRE_NOTHROW(hlo::Verify(*module));  // shapes of the calls and their readers agree
+  const std::string printed = hlo::ToString(*module);
+  CHECK(printed.find("custom_call_target=\"te_fused_attn") == std::string::npos);
+  // 8192 queries x 32 heads x 8192 keys: 256-row blocks of 256 MiB scores, 32 iterations.
+  CHECK(printed.find("f32[1,32,256,8192]") != std::string::npos);
+  CHECK(printed.find("te_fused_attn_forward_ffi.5.expanded = (bf16[1,8192,32,128]{3,2,1,0}, f32[1,32,8192,1]{3,2,1,0}, "
+                     "u32[2,4]{1,0}) call(") != std::string::npos);
+  CHECK(printed.find("te_fused_attn_backward_ffi.6.expanded = (bf16[1,8192,32,128]{3,2,1,0}, bf16[1,8192,8,128]{3,2,1,0}, "
+                     "bf16[1,8192,8,128]{3,2,1,0}) call(") != std::string::npos);
+}
