@@ -14,6 +14,7 @@
 
 #include "compiler/eval/evaluator.h"
 #include "compiler/lower/compile.h"
+#include "compiler/passes/fused_attention_expansion.h"
 #include "isa/error.h"
 #include "isa/npy.h"
 #include "models/dma_unit.h"
@@ -137,6 +138,10 @@ void RunRun(const RunOptions& options) {
 
   // The reference result comes from the module as written (compiling assigns layouts).
   std::unique_ptr<hlo::Module> reference = options.check ? LoadModule(options.module_path, false) : nullptr;
+  // The evaluator has no TransformerEngine attention: it runs the same plain-HLO expansion that
+  // the compiler lowers (tests/compiler/fused_attention_expansion_test.cc checks that expansion
+  // against an independent unblocked attention).
+  if (reference) compiler::ExpandFusedAttention(*reference);
 
   auto start = std::chrono::steady_clock::now();
   const compiler::CompiledModule compiled = compiler::Compile(*module, RunCompileOptions(config, *module, options));

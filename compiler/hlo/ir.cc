@@ -1,6 +1,8 @@
 #include "compiler/hlo/ir.h"
 
 #include <algorithm>
+#include <unordered_map>
+#include <utility>
 
 #include "isa/error.h"
 
@@ -195,6 +197,45 @@ Computation* Module::AddComputation(std::unique_ptr<Computation> computation) {
   computations_.push_back(std::move(computation));
   by_name_.emplace(raw->name(), raw);
   return raw;
+}
+
+void Computation::OrderOperandsFirst() {
+  std::unordered_map<const Instruction*, std::size_t> position;
+  for (std::size_t i = 0; i < instructions_.size(); ++i) position[instructions_[i].get()] = i;
+  std::vector<std::unique_ptr<Instruction>> ordered;
+  std::vector<int> state(instructions_.size(), 0);  // 0 unvisited, 1 on the stack, 2 placed
+  // Depth-first, operands before users; an explicit stack, as chains can be long.
+  for (std::size_t start = 0; start < instructions_.size(); ++start) {
+    std::vector<std::pair<std::size_t, std::size_t>> stack = {{start, 0}};
+    while (!stack.empty()) {
+      auto& [i, next] = stack.back();
+      if (state[i] == 2) {
+        stack.pop_back();
+        continue;
+      }
+      state[i] = 1;
+      const Instruction& x = *instructions_[i];
+      std::vector<Instruction*> before = x.operands();
+      for (Instruction* p : x.control_predecessors()) before.push_back(p);
+      if (next < before.size()) {
+        const std::size_t operand = position.at(before[next++]);
+        if (state[operand] == 1) throw Error(x.Describe() + " is part of a cycle");
+        if (state[operand] == 0) stack.push_back({operand, 0});
+        continue;
+      }
+      state[i] = 2;
+      ordered.push_back(std::move(instructions_[i]));
+      stack.pop_back();
+    }
+  }
+  instructions_ = std::move(ordered);
+}
+
+std::vector<std::unique_ptr<Computation>> Module::ReleaseComputations() {
+  set_entry(nullptr);
+  by_name_.clear();
+  for (const auto& computation : computations_) computation->parent_ = nullptr;
+  return std::move(computations_);
 }
 
 void Module::set_entry(Computation* entry) {

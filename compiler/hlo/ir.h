@@ -166,6 +166,10 @@ class Computation {
   // Makes every reader of `old_value` (and the root, if it is `old_value`) read `new_value`.
   void ReplaceUses(Instruction* old_value, Instruction* new_value);
   void set_root(Instruction* root) { root_ = root; }
+  // Reorders the instructions so that every one follows its operands (and control
+  // predecessors), keeping the present order where it already does: passes that append
+  // instructions read by earlier ones call it before anything walks the computation in order.
+  void OrderOperandsFirst();
   void set_parameters(std::vector<Instruction*> parameters) { parameters_ = std::move(parameters); }
   void set_execution_thread(std::optional<std::string> thread) { execution_thread_ = std::move(thread); }
   void set_location(SourceLocation location) { location_ = location; }
@@ -208,6 +212,9 @@ class Module {
   void set_name(std::string name) { name_ = std::move(name); }
   Computation* AddComputation(std::unique_ptr<Computation> computation);
   void set_entry(Computation* entry);
+  // Hands over every computation (passes that parse generated HLO and move it into another
+  // module); this module is left empty, without an entry.
+  std::vector<std::unique_ptr<Computation>> ReleaseComputations();
   void AddAttribute(Attribute attribute) { attributes_.push_back(std::move(attribute)); }
   std::vector<Attribute>& mutable_attributes() { return attributes_; }
 

@@ -33,6 +33,7 @@
 #include "compiler/passes/contraction_split.h"
 #include "compiler/passes/degenerate_dims.h"
 #include "compiler/passes/host_offload.h"
+#include "compiler/passes/fused_attention_expansion.h"
 #include "compiler/passes/layout_assignment.h"
 #include "compiler/passes/layout_copies.h"
 #include "compiler/passes/reduce_split.h"
@@ -411,6 +412,7 @@ class ProgramEmitter final : public NestedEmitter {
 }  // namespace
 
 CompiledModule Compile(hlo::Module& module, const CompileOptions& options) {
+  ExpandFusedAttention(module);  // TransformerEngine's attention custom-calls into plain HLO
   RewriteF8Conversions(module);  // before layouts: the ops it adds get the default ones
   AssignLayouts(module);
   RemoveDegenerateReduceDims(module);
