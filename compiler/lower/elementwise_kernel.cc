@@ -149,18 +149,18 @@ class Emitter {
       return depth * (strip_bytes + streams * 4096) + pack_scratch_bytes_ <= c_.options.vmem_capacity_bytes;
     };
     if (!fits(kBuffers)) depth_ = 2;
-    if (!fits(depth_)) {
-      CannotLower(c_.instruction, "one strip of every operand and result, " + std::to_string(depth_) + " times, needs " +
-                                      std::to_string(depth_ * strip_bytes) + " bytes of VMEM (splitting strips is not lowered yet)");
+    if (!fits(depth_)) PlanPieces(strip_bytes, streams);
+    if (pieces_ == 1) {
+      const uint64_t budget =
+          c_.options.vmem_capacity_bytes - streams * depth_ * 4096 - pack_scratch_bytes_;  // alignment slack
+      const int64_t strips = std::max<int64_t>(
+          1, static_cast<int64_t>(std::min(budget / (depth_ * strip_bytes), kMaxBlockBytesPerArray / widest_strip)));
+      block_strips_ = std::min<int64_t>(strips, grid_.strips);
     }
-    const uint64_t budget =
-        c_.options.vmem_capacity_bytes - streams * depth_ * 4096 - pack_scratch_bytes_;  // alignment slack
-    const int64_t strips = std::max<int64_t>(
-        1, static_cast<int64_t>(std::min(budget / (depth_ * strip_bytes), kMaxBlockBytesPerArray / widest_strip)));
-    block_strips_ = std::min<int64_t>(strips, grid_.strips);
     uint64_t cursor = 0;
     for (Stream* stream : AllStreams()) {
-      const uint64_t bytes = AlignUp(std::max<uint64_t>(block_strips_ * stream->geometry.strip_tiles * stream->geometry.tile_bytes, 4096), 4096);
+      const int64_t block_tiles = pieces_ > 1 ? piece_tiles_ : block_strips_ * stream->geometry.strip_tiles;
+      const uint64_t bytes = AlignUp(std::max<uint64_t>(block_tiles * stream->geometry.tile_bytes, 4096), 4096);
       for (int buffer = 0; buffer < depth_; ++buffer) {
         stream->vmem[buffer] = cursor;
         cursor += bytes;
@@ -170,6 +170,36 @@ class Emitter {
     cursor += pack_scratch_bytes_;
     if (cursor > c_.options.vmem_capacity_bytes) CannotLower(c_.instruction, "its blocks do not fit in VMEM");
     PlanRegisters();
+  }
+
+  // Where not even two strips of every stream fit VMEM (Llama's vocabulary-wide rows: 128256
+  // columns, 4 MiB per f32 array), a block is a piece of one strip: its tiles are contiguous in
+  // every stream, and only the strip's last piece has the strip's last tile (lane mask). The
+  // pieces are the fewest that fit three deep. A broadcast operand's fill DMAs work by whole
+  // strips, so a group with one is refused here.
+  void PlanPieces(uint64_t strip_bytes, uint64_t streams) {
+    for (const Stream& s : inputs_) {
+      if (s.broadcast != nullptr) {
+        CannotLower(c_.instruction, "one strip of every operand and result, twice, needs " +
+                                        std::to_string(2 * strip_bytes) +
+                                        " bytes of VMEM, and blocks of part of a strip are not lowered with a broadcast operand");
+      }
+    }
+    depth_ = kBuffers;
+    const int64_t strip_tiles = grid_.strip_tiles;
+    uint64_t tile_bytes = 0;  // one tile of every stream
+    for (const Stream* stream : AllStreams()) tile_bytes += stream->geometry.tile_bytes;
+    const uint64_t room = c_.options.vmem_capacity_bytes > pack_scratch_bytes_ + depth_ * streams * 4096
+                              ? c_.options.vmem_capacity_bytes - pack_scratch_bytes_ - depth_ * streams * 4096
+                              : 0;
+    piece_tiles_ = std::min<int64_t>(strip_tiles, static_cast<int64_t>(room / (depth_ * tile_bytes)));
+    if (piece_tiles_ < 1) {
+      CannotLower(c_.instruction, "one tile of every operand and result, " + std::to_string(depth_) + " times, needs " +
+                                      std::to_string(depth_ * tile_bytes) + " bytes of VMEM");
+    }
+    pieces_ = (strip_tiles + piece_tiles_ - 1) / piece_tiles_;
+    piece_tiles_ = (strip_tiles + pieces_ - 1) / pieces_;  // equal pieces
+    block_strips_ = 1;
   }
 
   // The stream of a broadcast load: its tiles are the result's, with the operand's element type.
@@ -393,6 +423,10 @@ class Emitter {
 
   // Byte offset and size of block `block` of a stream.
   std::pair<uint64_t, uint64_t> BlockBytes(const Stream& s, int64_t block) const {
+    if (pieces_ > 1) {
+      const auto [first_tile, tiles] = PieceTiles(block);
+      return {first_tile * s.geometry.tile_bytes, tiles * s.geometry.tile_bytes};
+    }
     const int64_t first_strip = block * block_strips_;
     const int64_t strips = std::min(block_strips_, grid_.strips - first_strip);
     if (s.buffer->shape.rank() == 0) return {0, s.buffer->size_bytes};
@@ -400,8 +434,16 @@ class Emitter {
     return {first_strip * s.geometry.strip_tiles * tile_bytes, strips * s.geometry.strip_tiles * tile_bytes};
   }
 
+  // A piece block's first tile (counted over the whole array) and tile count.
+  std::pair<int64_t, int64_t> PieceTiles(int64_t block) const {
+    const int64_t strip = block / pieces_;
+    const int64_t first = (block % pieces_) * piece_tiles_;
+    const int64_t tiles = std::min(grid_.strip_tiles, first + piece_tiles_) - first;
+    return {strip * grid_.strip_tiles + first, tiles};
+  }
+
   void EmitBlocks() {
-    const int64_t blocks = (grid_.strips + block_strips_ - 1) / block_strips_;
+    const int64_t blocks = pieces_ > 1 ? grid_.strips * pieces_ : (grid_.strips + block_strips_ - 1) / block_strips_;
     int loads[kBuffers] = {};   // DMAs in flight into each buffer
     int stores[kBuffers] = {};  // and out of it
     for (int64_t b = 0; b < std::min<int64_t>(depth_ - 1, blocks) && !inputs_.empty(); ++b) {
@@ -438,9 +480,20 @@ class Emitter {
     out_->Emit("mov s{}, 0", kOffset32);
     out_->Emit("mov s{}, 0", kOffset16);
     out_->Emit("mov s{}, 0", kOffset8);
+    const bool lane_masked = masked_ && grid_.partial_lanes != 0;
+    if (pieces_ > 1) {
+      const Variant base = IsPartialStrip(block / pieces_) ? kRow : kNone;
+      const int64_t tiles = PieceTiles(block).second;
+      if (lane_masked && block % pieces_ == pieces_ - 1) {
+        EmitTiles(base, tiles - 1);
+        EmitBody(static_cast<Variant>(base | kLane), 1);
+      } else {
+        EmitTiles(base, tiles);
+      }
+      return;
+    }
     const int64_t first = block * block_strips_;
     const int64_t last = std::min(grid_.strips, first + block_strips_);
-    const bool lane_masked = masked_ && grid_.partial_lanes != 0;
     for (int64_t s = first; s < last;) {
       const bool partial = IsPartialStrip(s);
       int64_t run = 0;
@@ -958,6 +1011,8 @@ class Emitter {
   bool masked_ = false;
   int64_t block_strips_ = 1;
   int depth_ = kBuffers;  // VMEM buffers each stream rotates through (3, or 2 where 3 do not fit)
+  int64_t pieces_ = 1;      // blocks per strip (PlanPieces), 1: blocks of whole strips
+  int64_t piece_tiles_ = 0;
   int buffer_ = 0;
   int copies_ = 1;  // tiles per unrolled body
   uint32_t next_engine_ = 0;  // DMAs go round-robin over the engines
