@@ -171,7 +171,9 @@ CheckResult CompareOutputs(const std::vector<const hlo::Literal*>& expected, con
           ulps = static_cast<uint64_t>(distance < 0 ? -distance : distance);
         }
       }
-      bool beyond = !is_float || ulps > bound.max_ulps;
+      // Bit-exact families allow no difference at all: -0 and +0 are 0 ulps apart but not equal.
+      const bool exact = bound.max_ulps == 0 && bound.max_abs == 0;
+      bool beyond = !is_float || ulps > bound.max_ulps || exact;
       if (beyond && is_float && bound.max_abs > 0 && std::abs(want.GetDouble(e) - have.GetDouble(e)) <= bound.max_abs) {
         beyond = false;
       }
