@@ -1,6 +1,7 @@
 // CTest registers each Catch2 case by name (catch_discover_tests), and CMake splits lists on ';'
 // except inside [...]: a name with a ';' or an unbalanced '[' silently merges cases into one
-// CTest entry. Keep names safe.
+// CTest entry. CTest passes the name to the test binary as an argument, so a name starting with
+// '-' is read as an option and the case fails to run. Keep names safe.
 #include <catch2/catch.hpp>
 
 TEST_CASE("test case names are safe for CTest registration", "[meta]") {
@@ -9,6 +10,7 @@ TEST_CASE("test case names are safe for CTest registration", "[meta]") {
   for (const Catch::TestCase& test : tests) {
     INFO(test.name);
     CHECK(test.name.find(';') == std::string::npos);
+    CHECK((test.name.empty() || test.name.front() != '-'));
     int depth = 0;
     for (char c : test.name) {
       depth += c == '[' ? 1 : c == ']' ? -1 : 0;

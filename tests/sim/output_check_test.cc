@@ -19,7 +19,7 @@ isa::NpyArray F32(std::vector<float> values) {
   return array;
 }
 
-TEST_CASE("--check's exact families tell -0 from +0, its bounded ones allow their ulps", "[check]") {
+TEST_CASE("tpusim run --check's exact families tell -0 from +0, its bounded ones allow their ulps", "[check]") {
   const hlo::Literal expected = hlo::Literal::FromDoubles(isa::ElementType::kF32, {3}, {-0.0, 1.0, 2.0});
   const std::vector<isa::NpyArray> sign_flipped = {F32({0.0f, 1.0f, 2.0f})};
   const CheckResult exact = CompareOutputs({&expected}, sign_flipped, CheckBound{});
