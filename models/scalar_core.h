@@ -57,9 +57,9 @@ struct ScalarCoreParams {
 
 void Validate(const ScalarCoreParams& params);  // throws tpusim::Error naming the field
 
-// Memories by memory-space number (isa::MemorySpace: 0 HBM, 1 VMEM, 2 SMEM, 3 CMEM, 5 host);
+// Memories by memory-space number (isa::MemorySpace: 0 HBM, 1 VMEM, 2 SMEM, 3 CMEM, 5 host, 6 ICI);
 // nullptr where the chip has none.
-using MemoryMap = std::array<Memory*, 7>;  // by isa::MemorySpace, 0 .. MEMORY_SPACE_ICI
+using MemoryMap = std::array<Memory*, 7>;
 
 // The TensorCore's vector and matrix units the core dispatches to (owned by the chip). The core
 // drives them in program order with the dispatch cycle as the arrival at the head of their queue

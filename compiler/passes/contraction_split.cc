@@ -1,7 +1,6 @@
 #include "compiler/passes/contraction_split.h"
 
 #include <algorithm>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>

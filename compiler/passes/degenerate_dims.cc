@@ -1,6 +1,5 @@
 #include "compiler/passes/degenerate_dims.h"
 
-#include <memory>
 #include <string>
 #include <vector>
 

@@ -12,6 +12,7 @@
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/verifier.h"
 #include "compiler/passes/fused_attention_hlo.h"
+#include "compiler/passes/new_instruction.h"
 #include "isa/error.h"
 
 namespace tpusim::compiler {
@@ -221,33 +222,15 @@ std::string UniquePrefix(const hlo::Module& module, const std::string& base) {
   }
 }
 
-Instruction* Add(hlo::Computation& computation, const Instruction& origin, const std::string& name, Opcode opcode,
-                 isa::Shape shape) {
-  std::string unique = name;
-  for (int n = 1; computation.FindInstruction(unique) != nullptr; ++n) unique = name + "." + std::to_string(n);
-  auto x = std::make_unique<Instruction>(unique, opcode, std::move(shape));
-  x->set_location(origin.location());
-  return computation.AddInstruction(std::move(x));
-}
-
 // Zeros of an array `shape` (dbias, workspace) next to `origin`.
-Instruction* Zeros(hlo::Computation& computation, const Instruction& origin, const isa::Shape& shape) {
-  Instruction* scalar = Add(computation, origin, origin.name() + ".zero", Opcode::kConstant,
+Instruction* Zeros(const Instruction& origin, const isa::Shape& shape) {
+  Instruction* scalar = AddInstructionFor(origin, origin.name() + ".zero", Opcode::kConstant,
                             isa::Shape::Array(shape.element_type, {}));
   scalar->set_constant(hlo::ConstantForm::kLiteral, hlo::Literal::FromDoubles(shape.element_type, {}, {0.0}), "0");
-  Instruction* zeros = Add(computation, origin, origin.name() + ".zeros", Opcode::kBroadcast, shape);
+  Instruction* zeros = AddInstructionFor(origin, origin.name() + ".zeros", Opcode::kBroadcast, shape);
   zeros->AddOperand(scalar);
   zeros->AddAttribute({"dimensions", std::vector<int64_t>{}, {}});
   return zeros;
-}
-
-void ReplaceUses(hlo::Computation& computation, Instruction* old_value, Instruction* new_value) {
-  for (const auto& user : computation.instructions()) {
-    for (std::size_t i = 0; i < user->operand_count(); ++i) {
-      if (user->operand(i) == old_value) user->ReplaceOperand(i, new_value);
-    }
-  }
-  if (computation.root() == old_value) computation.set_root(new_value);
 }
 
 void Expand(hlo::Module& module, Instruction* custom_call, bool backward, const FusedAttentionOptions& options) {
@@ -299,7 +282,7 @@ void Expand(hlo::Module& module, Instruction* custom_call, bool backward, const 
 
   hlo::Computation& computation = *custom_call->parent();
   std::vector<isa::Shape> call_results(result.tuple_shapes.begin(), result.tuple_shapes.begin() + outputs);
-  Instruction* call = Add(computation, *custom_call, custom_call->name() + ".expanded", Opcode::kCall,
+  Instruction* call = AddInstructionFor(*custom_call, custom_call->name() + ".expanded", Opcode::kCall,
                           isa::Shape::Tuple(std::move(call_results)));
   for (std::size_t i : used) call->AddOperand(custom_call->operand(i));
   call->AddAttribute({"to_apply", main, {}});
@@ -309,7 +292,7 @@ void Expand(hlo::Module& module, Instruction* custom_call, bool backward, const 
   std::vector<Instruction*> readers;
   for (const auto& x : computation.instructions()) {
     for (std::size_t i = 0; i < x->operand_count(); ++i) {
-      if (x->operand(i) == custom_call && x.get() != call) {
+      if (x->operand(i) == custom_call) {
         readers.push_back(x.get());
         break;
       }
@@ -318,16 +301,16 @@ void Expand(hlo::Module& module, Instruction* custom_call, bool backward, const 
   Instruction* whole = nullptr;
   const auto rebuilt = [&]() {
     if (whole != nullptr) return whole;
-    whole = Add(computation, *custom_call, custom_call->name() + ".results", Opcode::kTuple, result);
+    whole = AddInstructionFor(*custom_call, custom_call->name() + ".results", Opcode::kTuple, result);
     for (std::size_t i = 0; i < result.tuple_shapes.size(); ++i) {
       if (i < outputs) {
-        Instruction* element = Add(computation, *custom_call, custom_call->name() + ".result", Opcode::kGetTupleElement,
+        Instruction* element = AddInstructionFor(*custom_call, custom_call->name() + ".result", Opcode::kGetTupleElement,
                                    result.tuple_shapes[i]);
         element->AddOperand(call);
         element->AddAttribute({"index", int64_t{static_cast<int64_t>(i)}, {}});
         whole->AddOperand(element);
       } else {
-        whole->AddOperand(Zeros(computation, *custom_call, result.tuple_shapes[i]));
+        whole->AddOperand(Zeros(*custom_call, result.tuple_shapes[i]));
       }
     }
     return whole;
@@ -339,7 +322,7 @@ void Expand(hlo::Module& module, Instruction* custom_call, bool backward, const 
         reader->ReplaceOperand(i, call);
       } else if (reader->opcode() == Opcode::kGetTupleElement) {
         // Nothing computes dbias or the workspace: a zero array stands in for the element.
-        ReplaceUses(computation, reader, Zeros(computation, *reader, reader->shape()));
+        computation.ReplaceUses(reader, Zeros(*reader, reader->shape()));
         computation.RemoveInstruction(reader);
         break;
       } else {

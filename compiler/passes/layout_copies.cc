@@ -1,7 +1,7 @@
 #include "compiler/passes/layout_copies.h"
 
-#include <memory>
 #include <string>
+#include <vector>
 
 #include "compiler/lower/elementwise_expr.h"
 #include "compiler/passes/new_instruction.h"
@@ -22,15 +22,17 @@ void CopyOperand(hlo::Instruction& user, std::size_t i, isa::Shape needed) {
 
 bool IsArray(const isa::Shape& shape) { return !shape.is_tuple && shape.layout.has_value(); }
 
+// The same array in another layout: what a copy turns `have` into `need`.
+bool OnlyLayoutDiffers(const isa::Shape& have, const isa::Shape& need) {
+  return IsArray(have) && IsArray(need) && have.dims == need.dims && have.element_type == need.element_type &&
+         *have.layout != *need.layout;
+}
+
 void CopyCallOperands(hlo::Instruction& call) {
   const hlo::Computation* callee = call.GetComputation("to_apply");
   for (std::size_t i = 0; i < call.operand_count() && i < callee->parameters().size(); ++i) {
-    const isa::Shape& have = call.operand(i)->shape();
     const isa::Shape& need = callee->parameters()[i]->shape();
-    if (IsArray(have) && IsArray(need) && have.dims == need.dims && have.element_type == need.element_type &&
-        *have.layout != *need.layout) {
-      CopyOperand(call, i, need);
-    }
+    if (OnlyLayoutDiffers(call.operand(i)->shape(), need)) CopyOperand(call, i, need);
   }
 }
 
@@ -54,11 +56,8 @@ void CopyElementwiseOperands(hlo::Instruction& op) {
 void CopyShardingOperand(hlo::Instruction& annotation) {
   const auto* target = annotation.Find<hlo::QuotedString>("custom_call_target");
   if (target == nullptr || target->value != "Sharding" || annotation.operand_count() != 1) return;
-  const isa::Shape& have = annotation.operand(0)->shape();
-  const isa::Shape& need = annotation.shape();
-  if (IsArray(have) && IsArray(need) && have.dims == need.dims && have.element_type == need.element_type &&
-      *have.layout != *need.layout) {
-    CopyOperand(annotation, 0, need);
+  if (OnlyLayoutDiffers(annotation.operand(0)->shape(), annotation.shape())) {
+    CopyOperand(annotation, 0, annotation.shape());
   }
 }
 

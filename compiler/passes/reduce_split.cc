@@ -1,7 +1,6 @@
 #include "compiler/passes/reduce_split.h"
 
 #include <algorithm>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,7 +65,6 @@ class Splitter {
     hlo::Computation& computation = *reduce.parent();
     Instruction* operand = reduce.operand(0);
     const int64_t size = operand->shape().dims[split.dim];
-    Instruction* concatenate = nullptr;
     std::vector<Instruction*> pieces;
     for (int64_t start = 0, piece = 0; start < size; start += split.step, ++piece) {
       const int64_t stop = std::min(size, start + split.step);
@@ -84,7 +82,7 @@ class Splitter {
       for (const hlo::Attribute& attribute : reduce.attributes()) part->AddAttribute(attribute);
       pieces.push_back(part);
     }
-    concatenate = Add(reduce, Opcode::kConcatenate, reduce.shape(), "concatenate", 0);
+    Instruction* concatenate = Add(reduce, Opcode::kConcatenate, reduce.shape(), "concatenate", 0);
     for (Instruction* part : pieces) concatenate->AddOperand(part);
     concatenate->AddAttribute({"dimensions", std::vector<int64_t>{split.result_dim}, {}});
     computation.ReplaceUses(&reduce, concatenate);
