@@ -27,6 +27,7 @@
 #include "compiler/lower/unit_reduce_kernel.h"
 #include "compiler/lower/reduce_window_kernel.h"
 #include "compiler/passes/buffer_assignment.h"
+#include "compiler/passes/call_inliner.h"
 #include "compiler/passes/dot_transpose_folding.h"
 #include "compiler/passes/elementwise_fusion.h"
 #include "compiler/passes/f8_conversion.h"
@@ -52,6 +53,7 @@ using hlo::Opcode;
 // broadcast of a scalar, or a `fusion` instruction of the module.
 bool IsElementwiseGroup(const KernelGroup& group) {
   const hlo::Instruction& root = *group.root;
+  if (root.opcode() == Opcode::kReduce) return false;  // a reduce with its operand fused is a reduce kernel
   return group.fused() || IsElementwiseOpcode(root.opcode()) || root.opcode() == Opcode::kFusion ||
          (root.opcode() == Opcode::kBroadcast && root.operand(0)->shape().rank() == 0);
 }
@@ -171,10 +173,12 @@ struct ComputationPlan {
   KernelOf computed_inside;
 };
 
-ComputationPlan PlanComputation(const hlo::Computation& computation) {
+ComputationPlan PlanComputation(const hlo::Computation& computation, const CompileOptions& options) {
   ComputationPlan plan;
   plan.schedule = Schedule(computation);
-  plan.groups = FuseElementwise(plan.schedule);
+  plan.groups = FuseElementwise(plan.schedule, [&options](const KernelGroup& group) {
+    return ReduceInputFusionFits(group, options);
+  });
   for (const KernelGroup& group : plan.groups) {
     for (const hlo::Instruction* member : group.members) {
       if (member != group.root && member->opcode() != Opcode::kConstant) plan.computed_inside[member] = group.root;
@@ -213,7 +217,7 @@ class ProgramEmitter final : public NestedEmitter {
 
   const ComputationPlan& Plan(const hlo::Computation& computation) {
     auto it = plans_.find(&computation);
-    if (it == plans_.end()) it = plans_.emplace(&computation, PlanComputation(computation)).first;
+    if (it == plans_.end()) it = plans_.emplace(&computation, PlanComputation(computation, options_)).first;
     return it->second;
   }
 
@@ -279,9 +283,10 @@ class ProgramEmitter final : public NestedEmitter {
       info.flops = cost.flops;
       info.bytes_accessed = cost.bytes_accessed;
       KernelContext context{out_, options_, *instruction, group, {}, buffers.leaves.at(instruction)};
-      // Element-wise and scalar-core kernels read the group's operands; the others their root's.
+      // Element-wise, scalar-core and fused reduce kernels read the group's operands; the others
+      // their root's.
       const bool by_group = (IsElementwiseGroup(group) && instruction->opcode() != Opcode::kFusion) ||
-                            IsScalarCoreGroup(group);
+                            IsScalarCoreGroup(group) || group.fused();
       const std::vector<const hlo::Instruction*> operands =
           by_group ? group.operands
                       : std::vector<const hlo::Instruction*>(instruction->operands().begin(),
@@ -413,6 +418,7 @@ class ProgramEmitter final : public NestedEmitter {
 
 CompiledModule Compile(hlo::Module& module, const CompileOptions& options) {
   ExpandFusedAttention(module);  // TransformerEngine's attention custom-calls into plain HLO
+  InlineCalls(module);           // after the expansion, which writes calls
   RewriteF8Conversions(module);  // before layouts: the ops it adds get the default ones
   AssignLayouts(module);
   RemoveDegenerateReduceDims(module);

@@ -128,7 +128,8 @@ KernelCost CostOf(const hlo::Instruction& instruction) {
 KernelCost CostOf(const KernelGroup& group) {
   if (!group.fused()) return CostOf(*group.root);
   KernelCost cost;
-  cost.category = "loop fusion";
+  // A reduce with its operand's element-wise producers (XLA's input fusion) is a reduction.
+  cost.category = group.root->opcode() == Opcode::kReduce ? "reduction" : "loop fusion";
   cost.bytes_accessed = LogicalBytes(group.root->shape());
   for (const hlo::Instruction* operand : group.operands) cost.bytes_accessed += LogicalBytes(operand->shape());
   for (const hlo::Instruction* member : group.members) cost.flops += ElementwiseFlops(*member);

@@ -74,7 +74,19 @@ LoadKey KeyOf(const ExprNode& node) { return {node.operand, node.broadcast}; }
 
 class Emitter {
  public:
-  Emitter(KernelContext& context, ElementwiseExpr expr) : c_(context), out_(&context.out), expr_(std::move(expr)) {}
+  // A kernel of its own (sink null), or a producer inside another kernel, its result handed to `sink`.
+  Emitter(KernelContext& context, ElementwiseExpr expr, const ProducerSink* sink = nullptr)
+      : c_(context), out_(&context.out), expr_(std::move(expr)), sink_(sink) {
+    results_ = c_.results;
+    vmem_end_ = c_.options.vmem_capacity_bytes;
+    if (sink_ != nullptr) {
+      sink_buffer_.name = "(fused)";
+      sink_buffer_.shape = sink_->shape;
+      results_ = {&sink_buffer_};
+      vmem_base_ = sink_->vmem_base;
+      vmem_end_ = sink_->vmem_end;
+    }
+  }
 
   void Run() {
     const isa::Target& target = out_->target();
@@ -83,19 +95,28 @@ class Emitter {
     if (target.semaphores() < 8) CannotLower(c_.instruction, "element-wise kernels need 8 semaphores");
     Plan();
     copies_ = ChooseCopies();
-    EmitPrologue();
+    EmitScalarLoads();
+    EmitRegisterSetup();
     EmitBlocks();
+  }
+
+  // Plans without emitting: throws CannotLower where the kernel cannot be planned (VMEM, registers).
+  void PlanOnly() {
+    sublanes_ = out_->target().sublanes();
+    lanes_ = out_->target().lanes();
+    Plan();
+    if (ChooseCopies() < 1) CannotLower(c_.instruction, "its expression does not fit in the registers");
   }
 
  private:
   // ---- planning ----
   void Plan() {
-    const DeviceBuffer* first_output = c_.results.at(0);
+    const DeviceBuffer* first_output = results_.at(0);
     const auto geometry = GetVtileGeometry(first_output->shape, sublanes_, lanes_);
     if (!geometry) CannotLower(c_.instruction, "its layout is not one the element-wise kernels stream (T(8,128), T(8,128)(2,1), T(1024)...)");
     grid_ = *geometry;
-    for (std::size_t o = 0; o < c_.results.size(); ++o) {
-      const DeviceBuffer* buffer = c_.results[o];
+    for (std::size_t o = 0; o < results_.size(); ++o) {
+      const DeviceBuffer* buffer = results_[o];
       if (!SameTiling(buffer->shape, first_output->shape, sublanes_, lanes_)) {
         CannotLower(c_.instruction, "its results are not laid out alike");
       }
@@ -146,18 +167,22 @@ class Emitter {
       if (s.geometry.element_bits == 8) pack_scratch_bytes_ = 8 * sublanes_ * lanes_ * 4;  // one tile per copy
     }
     const auto fits = [&](int depth) {
-      return depth * (strip_bytes + streams * 4096) + pack_scratch_bytes_ <= c_.options.vmem_capacity_bytes;
+      return depth * (strip_bytes + streams * 4096) + pack_scratch_bytes_ <= vmem_end_ - vmem_base_;
     };
     if (!fits(kBuffers)) depth_ = 2;
+    if (!fits(depth_) && sink_ != nullptr) {
+      CannotLower(c_.instruction, "two strips of every stream of its fused operand need " + std::to_string(2 * strip_bytes) +
+                                      " bytes of VMEM, more than the " + std::to_string(vmem_end_ - vmem_base_) + " left to them");
+    }
     if (!fits(depth_)) PlanPieces(strip_bytes, streams);
     if (pieces_ == 1) {
       const uint64_t budget =
-          c_.options.vmem_capacity_bytes - streams * depth_ * 4096 - pack_scratch_bytes_;  // alignment slack
+          vmem_end_ - vmem_base_ - streams * depth_ * 4096 - pack_scratch_bytes_;  // alignment slack
       const int64_t strips = std::max<int64_t>(
           1, static_cast<int64_t>(std::min(budget / (depth_ * strip_bytes), kMaxBlockBytesPerArray / widest_strip)));
       block_strips_ = std::min<int64_t>(strips, grid_.strips);
     }
-    uint64_t cursor = 0;
+    uint64_t cursor = vmem_base_;
     for (Stream* stream : AllStreams()) {
       const int64_t block_tiles = pieces_ > 1 ? piece_tiles_ : block_strips_ * stream->geometry.strip_tiles;
       const uint64_t bytes = AlignUp(std::max<uint64_t>(block_tiles * stream->geometry.tile_bytes, 4096), 4096);
@@ -168,7 +193,7 @@ class Emitter {
     }
     pack_scratch_ = cursor;
     cursor += pack_scratch_bytes_;
-    if (cursor > c_.options.vmem_capacity_bytes) CannotLower(c_.instruction, "its blocks do not fit in VMEM");
+    if (cursor > vmem_end_) CannotLower(c_.instruction, "its blocks do not fit in VMEM");
     PlanRegisters();
   }
 
@@ -279,22 +304,26 @@ class Emitter {
   }
 
   // ---- code ----
-  void EmitPrologue() {
+  // Scalars: HBM -> SMEM, one word each (broadcast by EmitRegisterSetup).
+  void EmitScalarLoads() {
+    uint64_t smem = 0;
+    for (int operand : scalars_) {
+      const DeviceBuffer* buffer = c_.operands.at(operand).at(0);
+      EmitFlatDma(*out_, "hbm", buffer->address, "smem", smem, buffer->size_bytes, kSmemSem, 0);
+      scalar_smem_[operand] = smem;
+      smem += 8;
+    }
+    if (!scalars_.empty()) out_->Emit("sem.wait sem[{}], {}", kSmemSem, scalars_.size());
+  }
+
+  // The registers that hold their values for the whole kernel: scalars, constants, masks. A
+  // producer sets them up again before each block, after its consumer's code has used them.
+  void EmitRegisterSetup() {
     for (const auto& [value, reg] : f16_constant_reg_) out_->Emit("vbcast v{}, {:#x}", reg, value);
-    // Scalars: HBM -> SMEM, one word each, then broadcast.
     if (!scalars_.empty()) {
-      uint64_t smem = 0;
-      std::map<int, uint64_t> where;
-      for (int operand : scalars_) {
-        const DeviceBuffer* buffer = c_.operands.at(operand).at(0);
-        EmitFlatDma(*out_, "hbm", buffer->address, "smem", smem, buffer->size_bytes, kSmemSem, 0);
-        where[operand] = smem;
-        smem += 8;
-      }
-      out_->Emit("sem.wait sem[{}], {}", kSmemSem, scalars_.size());
       for (int operand : scalars_) {
         const isa::ElementType type = c_.operands.at(operand).at(0)->shape.element_type;
-        out_->Emit("ld.u32 s{}, smem[{:#x}]", kScalarTemp, where.at(operand));
+        out_->Emit("ld.u32 s{}, smem[{:#x}]", kScalarTemp, scalar_smem_.at(operand));
         if (type == isa::ElementType::kBF16 || type == isa::ElementType::kF16) {
           out_->Emit("and s{}, s{}, 0xffff", kScalarTemp, kScalarTemp);
           out_->Emit("shl s{}, s{}, 16", kScalarTemp, kScalarTemp);
@@ -459,7 +488,16 @@ class Emitter {
       }
       if (loads[buffer] > 0) out_->Emit("sem.wait sem[{}], {}", kLoadSem[buffer], loads[buffer]);
       if (stores[buffer] > 0) out_->Emit("sem.wait sem[{}], {}", kStoreSem[buffer], stores[buffer]);
+      if (sink_ != nullptr && b > 0) EmitRegisterSetup();
       EmitBlockCompute(b, buffer);
+      if (sink_ != nullptr) {
+        // The VPU runs in order: the consumer's loads follow the block's stores.
+        const int64_t first = b * block_strips_;
+        sink_->consume(first, std::min(grid_.strips, first + block_strips_), outputs_[0].vmem[buffer]);
+        out_->Emit("vpu.signal sem[{}], 1", kVpuSem);
+        out_->Emit("sem.wait sem[{}], 1", kVpuSem);
+        continue;
+      }
       out_->Emit("vpu.signal sem[{}], 1", kVpuSem);
       out_->Emit("sem.wait sem[{}], 1", kVpuSem);
       stores[buffer] = 0;
@@ -983,6 +1021,12 @@ class Emitter {
   KernelContext& c_;
   AsmBuilder* out_;
   ElementwiseExpr expr_;
+  const ProducerSink* sink_ = nullptr;
+  DeviceBuffer sink_buffer_;                // a producer's result: in VMEM only, never in HBM
+  std::vector<const DeviceBuffer*> results_;  // c_.results, or the sink's
+  uint64_t vmem_base_ = 0;  // the kernel's VMEM: [vmem_base_, vmem_end_)
+  uint64_t vmem_end_ = 0;
+  std::map<int, uint64_t> scalar_smem_;  // scalar operand -> its SMEM word
   int64_t sublanes_ = 8;
   int64_t lanes_ = 128;
   VtileGeometry grid_;
@@ -1027,6 +1071,14 @@ class Emitter {
 
 void EmitElementwiseKernel(KernelContext& context) {
   Emitter(context, BuildElementwiseExpr(context.group)).Run();
+}
+
+void EmitElementwiseProducer(KernelContext& context, const KernelGroup& producer, const ProducerSink& sink) {
+  Emitter(context, BuildElementwiseExpr(producer), &sink).Run();
+}
+
+void PlanElementwiseProducer(KernelContext& context, const KernelGroup& producer, const ProducerSink& sink) {
+  Emitter(context, BuildElementwiseExpr(producer), &sink).PlanOnly();
 }
 
 }  // namespace tpusim::compiler

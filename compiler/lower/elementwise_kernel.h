@@ -4,12 +4,37 @@
 // evaluates the expression in registers (bf16 results rounded once per operation, as XLA does),
 // zeroes the layout's padding where the expression would not keep it zero, packs and stores,
 // and the block goes back to HBM by DMA. Scalars are read once through SMEM and broadcast.
+//
+// The same kernel also runs inside another (input fusion): a producer computes its result block
+// by block into VMEM and hands each block to its consumer's code instead of storing it to HBM.
 #pragma once
+
+#include <cstdint>
+#include <functional>
 
 #include "compiler/lower/kernel.h"
 
 namespace tpusim::compiler {
 
 void EmitElementwiseKernel(KernelContext& context);
+
+// Where a producer's result goes. Its blocks are whole strips of `shape`'s tiled image; the
+// producer's streams use VMEM [vmem_base, vmem_end) and semaphores 0..7, and it sets up its pinned
+// registers again before each block, so `consume` may use every register and the VMEM below
+// vmem_base, but none of the producer's.
+struct ProducerSink {
+  isa::Shape shape;  // the produced array, with its layout
+  uint64_t vmem_base = 0;
+  uint64_t vmem_end = 0;
+  // Emits the consumer's code for strips [first, last) of the result, which lie at VMEM
+  // `address` in the result's layout. It must leave the semaphores as it found them.
+  std::function<void(int64_t first, int64_t last, uint64_t address)> consume;
+};
+
+// Emits `producer` (an element-wise group over context.operands: its operand k is
+// context.operands[k]) as a producer whose result goes to `sink`.
+void EmitElementwiseProducer(KernelContext& context, const KernelGroup& producer, const ProducerSink& sink);
+// Plans it without emitting anything: throws CannotLower where it would not lower (VMEM, registers).
+void PlanElementwiseProducer(KernelContext& context, const KernelGroup& producer, const ProducerSink& sink);
 
 }  // namespace tpusim::compiler

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <functional>
 
+#include "compiler/lower/elementwise_kernel.h"
 #include "compiler/lower/reduce_plan.h"
+#include "isa/error.h"
+#include "isa/layout_index.h"
 #include "isa/element_type.h"
 
 namespace tpusim::compiler {
@@ -52,24 +55,91 @@ class ReduceEmitter {
     L_ = target.lanes();
     if (target.semaphores() < 5) CannotLower(c_.instruction, "the reduce kernel needs 5 semaphores");
     if (target.vector_registers() < 32) CannotLower(c_.instruction, "the reduce kernel needs 32 vector registers");
-    if (c_.operands.size() != 2 || c_.results.size() != 1) {
+    fused_ = c_.group.fused();
+    if ((!fused_ && c_.operands.size() != 2) || c_.results.size() != 1) {
       CannotLower(c_.instruction, "variadic (tuple-result) reduce is not lowered yet");
     }
-    operand_ = c_.operands[0].at(0);
-    init_ = c_.operands[1].at(0);
+    // Fused: the operand is computed block by block in VMEM (EmitProducer); the kernel reads the
+    // group's operands, the init among them.
+    const isa::Shape& operand = fused_ ? c_.instruction.operand(0)->shape() : c_.operands[0].at(0)->shape;
+    if (!fused_) operand_ = c_.operands[0].at(0);
+    init_ = c_.operands.at(fused_ ? InitOperand() : 1).at(0);
     result_ = c_.results[0];
-    plan_ = PlanReduce(c_.instruction, operand_->shape, result_->shape, S_, L_);
+    plan_ = PlanReduce(c_.instruction, operand, result_->shape, S_, L_);
     is_float_ = plan_.type == isa::ElementType::kF32 || plan_.type == isa::ElementType::kBF16;
     is_unsigned_ = plan_.type == isa::ElementType::kU32;
     needs_identity_ = plan_.op != ReduceOp::kAdd && plan_.op != ReduceOp::kOr && plan_.op != ReduceOp::kXor;
     PlanMemory();
     EmitPrologue();
     EmitAccumulatorInit();
-    EmitBlocks();
+    if (fused_) {
+      EmitProducer(false);
+    } else {
+      EmitBlocks();
+    }
     EmitFinish();
   }
 
+  // Plans a fused reduce without emitting: throws CannotLower where it would not lower.
+  void PlanOnly() {
+    const isa::Target& target = out_.target();
+    S_ = target.sublanes();
+    L_ = target.lanes();
+    fused_ = true;
+    init_ = c_.operands.at(InitOperand()).at(0);
+    result_ = c_.results.at(0);
+    plan_ = PlanReduce(c_.instruction, c_.instruction.operand(0)->shape(), result_->shape, S_, L_);
+    PlanMemory();
+    EmitProducer(true);
+  }
+
  private:
+  std::size_t InitOperand() const {
+    const auto& operands = c_.group.operands;
+    const auto it = std::find(operands.begin(), operands.end(), c_.instruction.operand(1));
+    if (it == operands.end()) CannotLower(c_.instruction, "its fused group does not read its init value");
+    return static_cast<std::size_t>(it - operands.begin());
+  }
+
+  // The fused operand: its element-wise producers (the group's other members) compute it block by
+  // block into VMEM above the reduce's own state, and each block is folded as a loaded one is.
+  void EmitProducer(bool plan_only) {
+    KernelGroup producer;
+    producer.root = c_.instruction.operand(0);
+    for (const hlo::Instruction* member : c_.group.members) {
+      if (member != &c_.instruction) producer.members.push_back(member);
+    }
+    producer.operands = c_.group.operands;
+    ProducerSink sink;
+    sink.shape = c_.instruction.operand(0)->shape();
+    sink.vmem_base = producer_vmem_;
+    sink.vmem_end = c_.options.vmem_capacity_bytes;
+    sink.consume = [&](int64_t first, int64_t last, uint64_t address) {
+      EmitFoldSetup();  // the producer's code used every register
+      RunningFold(false);
+      EmitBlockFold(first, last, address);
+      RunningFold(true);
+    };
+    if (plan_only) {
+      PlanElementwiseProducer(c_, producer, sink);
+    } else {
+      EmitElementwiseProducer(c_, producer, sink);
+    }
+  }
+
+  // What a fold carries from strip to strip in registers: a whole-matrix fold (kBoth) its running
+  // (P, Pc), a lane fold (kLanes) the rows gathered so far (G, Gc). Between fused blocks, whose
+  // producer uses every register, they wait in VMEM (`save`), and come back after.
+  void RunningFold(bool save) {
+    if (plan_.kind != ReduceKind::kBoth && plan_.kind != ReduceKind::kLanes) return;
+    const int value = plan_.kind == ReduceKind::kBoth ? kP : kG;
+    const int compensation = plan_.kind == ReduceKind::kBoth ? kPc : kGc;
+    const char* op = save ? "vst" : "vld";
+    Emit("mov s{}, 0", kAccAddr);
+    Emit("{} v{}, vmem[s{} + {:#x}]", op, value, kAccAddr, spill_);
+    if (plan_.compensated) Emit("{} v{}, vmem[s{} + {:#x}]", op, compensation, kAccAddr, spill_ + S_ * L_ * 4);
+  }
+
   // ---- memory ----
   void PlanMemory() {
     out_tiles_ = std::max<int64_t>(plan_.out.tiles, 1);
@@ -82,6 +152,12 @@ class ReduceEmitter {
     strip_bytes_ = vmem.strip_bytes;
     uint64_t cursor = vmem.end;
     const uint64_t capacity = c_.options.vmem_capacity_bytes;
+    if (fused_) {
+      spill_ = cursor;
+      producer_vmem_ = AlignUp(spill_ + 2 * S_ * L_ * 4, 4096);
+      if (producer_vmem_ >= capacity) CannotLower(c_.instruction, "its accumulators do not fit in VMEM");
+      return;
+    }
     if (!vmem.Fits(capacity)) {
       CannotLower(c_.instruction, "its accumulators (" + std::to_string(cursor) + " bytes) and two operand strips do not fit in VMEM (" +
                                       std::to_string(capacity) + " bytes); splitting the output is not lowered yet");
@@ -250,6 +326,11 @@ class ReduceEmitter {
       Emit("shl s{}, s{}, 16", kScalarTemp, kScalarTemp);
     }
     Emit("vbcast v{}, s{}", kInit, kScalarTemp);
+    EmitFoldSetup();
+  }
+
+  // The constants and masks the folds use.
+  void EmitFoldSetup() {
     Emit("vbcast v{}, 0", kZero);
     Emit("vbcast v{}, {:#x}", kIdent, IdentityBits(plan_.op, plan_.type));
     Emit("vlaneid v{}", kLane);
@@ -345,9 +426,17 @@ class ReduceEmitter {
       if (b + 1 < blocks) pending[1 - buffer] = load(b + 1, 1 - buffer);
       Emit("sem.wait sem[{}], {}", kLoadSem[buffer], pending[buffer]);
       const int64_t first = b * block_strips_;
-      const int64_t last = std::min(strips, first + block_strips_);
+      EmitBlockFold(first, std::min(strips, first + block_strips_), in_[buffer]);
+      Emit("vpu.signal sem[{}], 1", kVpuSem);
+      Emit("sem.wait sem[{}], 1", kVpuSem);
+    }
+  }
+
+  // Folds strips [first, last) of the operand, which lie at VMEM `base`, into the accumulators.
+  void EmitBlockFold(int64_t first, int64_t last, uint64_t base) {
+    {
       for (int64_t s = first; s < last;) {
-        const uint64_t address = in_[buffer] + (s - first) * strip_bytes_;
+        const uint64_t address = base + (s - first) * strip_bytes_;
         const int64_t spm = plan_.in.strips_per_matrix;
         if (plan_.kind == ReduceKind::kLanes && s + 1 < last && s % spm != spm - 1) {
           Emit("mov s{}, {:#x}", kInAddr, address);
@@ -358,8 +447,6 @@ class ReduceEmitter {
           s += 1;
         }
       }
-      Emit("vpu.signal sem[{}], 1", kVpuSem);
-      Emit("sem.wait sem[{}], 1", kVpuSem);
     }
   }
 
@@ -607,6 +694,9 @@ class ReduceEmitter {
   int64_t out_tiles_ = 1;
   uint64_t acc_ = 0, comp_ = 0, stage_ = 0, scratch_ = 0, scratch_comp_ = 0;
   uint64_t in_[2] = {0, 0};
+  bool fused_ = false;        // the operand is computed in the kernel (input fusion)
+  uint64_t spill_ = 0;         // fused: the running fold between blocks (RunningFold)
+  uint64_t producer_vmem_ = 0;  // fused: the producer's VMEM starts here
   uint64_t strip_bytes_ = 0;
   int64_t block_strips_ = 1;
 };
@@ -614,5 +704,30 @@ class ReduceEmitter {
 }  // namespace
 
 void EmitReduceKernel(KernelContext& context) { ReduceEmitter(context).Run(); }
+
+bool ReduceInputFusionFits(const KernelGroup& group, const CompileOptions& options) {
+  // Stand-in buffers: planning reads shapes only.
+  std::vector<std::unique_ptr<DeviceBuffer>> buffers;
+  const auto stand_in = [&](const isa::Shape& shape) {
+    buffers.push_back(std::make_unique<DeviceBuffer>());
+    buffers.back()->shape = shape;
+    buffers.back()->size_bytes = isa::LayoutMap(shape).byte_size();
+    return buffers.back().get();
+  };
+  if (group.root->shape().is_tuple) return false;
+  std::vector<const DeviceBuffer*> result = {stand_in(group.root->shape())};
+  AsmBuilder scratch("plan", options.target);
+  KernelContext context{scratch, options, *group.root, group, {}, result};
+  for (const hlo::Instruction* operand : group.operands) {
+    if (operand->shape().is_tuple) return false;
+    context.operands.push_back({stand_in(operand->shape())});
+  }
+  try {
+    ReduceEmitter(context).PlanOnly();
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
 
 }  // namespace tpusim::compiler

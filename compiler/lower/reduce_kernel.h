@@ -9,6 +9,13 @@
 
 namespace tpusim::compiler {
 
+// With a fused group (context.group.fused(): the reduce and the element-wise producers of its
+// operand, XLA's input fusion), the operand is never in HBM: the producers compute it block by
+// block into VMEM (elementwise_kernel.h's producer) and each block is folded where it lies.
 void EmitReduceKernel(KernelContext& context);
+
+// Whether the fused reduce `group` lowers (its accumulators and two strips of every producer
+// stream fit VMEM, its expression fits the registers): the fusion pass fuses only such groups.
+bool ReduceInputFusionFits(const KernelGroup& group, const CompileOptions& options);
 
 }  // namespace tpusim::compiler

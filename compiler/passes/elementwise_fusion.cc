@@ -1,6 +1,7 @@
 #include "compiler/passes/elementwise_fusion.h"
 
 #include <algorithm>
+#include <functional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -46,7 +47,7 @@ bool IsFusibleOp(const hlo::Instruction& x) {
 // operand from HBM straight into each block's tiles in the group's shape (replicating DMAs), so
 // the broadcast array is never written (so its own layout does not matter). The operand has a lower
 // rank than the result, so the result has rank >= 2: the tiled layouts the kernels stream.
-bool IsFusibleArrayBroadcast(const hlo::Instruction& x, const hlo::Instruction& consumer) {
+bool IsFusibleArrayBroadcast(const hlo::Instruction& x, const std::vector<int64_t>& consumer_dims) {
   if (x.opcode() != Opcode::kBroadcast || x.operand_count() != 1) return false;
   const isa::Shape& operand = x.operand(0)->shape();
   // A broadcast of a recomputed scalar is duplicable already; an operand of the full rank could
@@ -56,12 +57,52 @@ bool IsFusibleArrayBroadcast(const hlo::Instruction& x, const hlo::Instruction& 
     return false;
   }
   if (operand.element_type != x.shape().element_type || operand.layout->memory_space != isa::kMemorySpaceHbm) return false;
-  return x.shape().dims == consumer.shape().dims;
+  return x.shape().dims == consumer_dims;
 }
 
-}  // namespace
+// Groups one operation may be computed in (producer duplication): recomputing a chain of
+// element-wise operations in each consumer's kernel costs VPU work and re-reads its operands, but
+// never writes the chain's result to HBM (MaxText's f32 logits: 4 GiB each for the convert and the
+// subtraction of the maximum, read by three reduces and the loss gradient's kernel).
+constexpr std::size_t kMaxDuplicates = 4;
 
-std::vector<KernelGroup> FuseElementwise(const std::vector<const hlo::Instruction*>& schedule) {
+// Operations not duplicated, as XLA's instruction fusion does not duplicate its "expensive" ones:
+// on the VPU they take many cycles per vector (the attention block's bf16 exponential, computed
+// for two kernels, cost more than writing it once and reading it twice).
+bool IsExpensive(const hlo::Instruction& x) {
+  switch (x.opcode()) {
+    case Opcode::kExp: case Opcode::kExpm1: case Opcode::kLog: case Opcode::kLog1p: case Opcode::kPower:
+    case Opcode::kSqrt: case Opcode::kRsqrt: case Opcode::kCbrt: case Opcode::kTanh: case Opcode::kLogistic:
+    case Opcode::kSin: case Opcode::kCos: case Opcode::kTan: case Opcode::kAtan2: case Opcode::kErf:
+    case Opcode::kDivide: case Opcode::kRemainder:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A reduce that the reduce kernel lowers with its operand computed in the kernel (input fusion).
+bool IsInputFusibleReduce(const hlo::Instruction& x) {
+  if (x.opcode() != Opcode::kReduce || x.operand_count() != 2 || x.shape().is_tuple) return false;
+  const isa::Shape& operand = x.operand(0)->shape();
+  if (operand.is_tuple || operand.rank() < 2 || InHostMemory(operand) || InHostMemory(x.shape())) return false;
+  // The reduce kernel's types; a unit reduce (only size-1 dims reduced) has a kernel of its own.
+  switch (operand.element_type) {
+    case isa::ElementType::kF32: case isa::ElementType::kBF16: case isa::ElementType::kS32: case isa::ElementType::kU32:
+      break;
+    default:
+      return false;
+  }
+  for (int64_t d : x.GetIntList("dimensions")) {
+    if (d >= 0 && d < operand.rank() && operand.dims[d] != 1) return true;
+  }
+  return false;
+}
+
+// The groups, with input fusion into every reduce that allows it except those in `unfused`.
+std::vector<KernelGroup> Group(const std::vector<const hlo::Instruction*>& schedule,
+                               const std::unordered_set<const hlo::Instruction*>& unfused) {
+  const auto fusing_reduce = [&](const hlo::Instruction& x) { return IsInputFusibleReduce(x) && !unfused.contains(&x); };
   std::unordered_map<const hlo::Instruction*, std::size_t> position;
   std::unordered_map<const hlo::Instruction*, std::vector<const hlo::Instruction*>> users;
   for (std::size_t i = 0; i < schedule.size(); ++i) {
@@ -70,31 +111,65 @@ std::vector<KernelGroup> FuseElementwise(const std::vector<const hlo::Instructio
   }
   const hlo::Instruction* root = schedule.empty() ? nullptr : schedule.back()->parent()->root();
 
-  // Group of each fusible operation: its root. Consumers first, so a producer sees its users'
-  // groups.
-  std::unordered_map<const hlo::Instruction*, const hlo::Instruction*> group_of;
+  // The groups each fusible operation is computed in, by their roots (sorted by position). Consumers
+  // first, so a producer sees its users' groups. An operation whose users are in several groups
+  // is computed in each (producer duplication), up to kMaxDuplicates groups.
+  std::unordered_map<const hlo::Instruction*, std::vector<const hlo::Instruction*>> groups_of;
+  const auto by_position = [&](const hlo::Instruction* a, const hlo::Instruction* b) {
+    return position.at(a) < position.at(b);
+  };
   for (auto it = schedule.rbegin(); it != schedule.rend(); ++it) {
     const hlo::Instruction* x = *it;
-    if (!IsFusibleOp(*x)) continue;
-    if (!group_of.contains(x)) group_of[x] = x;
-    const hlo::Instruction* group = group_of.at(x);
-    for (const hlo::Instruction* operand : x->operands()) {
-      if (group_of.contains(operand) || operand == root) continue;
-      if (!IsFusibleOp(*operand) && !IsFusibleArrayBroadcast(*operand, *x)) continue;
-      if (operand->shape().dims != x->shape().dims) continue;
-      const auto& operand_users = users[operand];
-      const bool all_inside = std::all_of(operand_users.begin(), operand_users.end(), [&](const hlo::Instruction* u) {
-        const auto g = group_of.find(u);
-        return g != group_of.end() && g->second == group;
-      });
-      if (all_inside) group_of[operand] = group;
+    const bool reduce = fusing_reduce(*x);
+    if (!IsFusibleOp(*x) && !reduce) continue;
+    if (!groups_of.contains(x)) groups_of[x] = {x};
+    // What x computes element by element: its own elements, or a reduce's operand's.
+    const std::vector<int64_t>& dims = reduce ? x->operand(0)->shape().dims : x->shape().dims;
+    const std::size_t fused_operands = reduce ? 1 : x->operand_count();
+    for (std::size_t i = 0; i < fused_operands; ++i) {
+      const hlo::Instruction* operand = x->operand(i);
+      if (groups_of.contains(operand) || operand == root) continue;
+      if (!IsFusibleOp(*operand) && !IsFusibleArrayBroadcast(*operand, dims)) continue;
+      if (operand->shape().dims != dims) continue;
+      // Every user must read it element for element inside a group: the union of their groups.
+      std::vector<const hlo::Instruction*> union_of_groups;
+      bool all_inside = true;
+      for (const hlo::Instruction* u : users[operand]) {
+        const auto g = groups_of.find(u);
+        const bool element_for_element = !fusing_reduce(*u) || (u->operand(0) == operand && u->operand(1) != operand);
+        if (g == groups_of.end() || !element_for_element) {
+          all_inside = false;
+          break;
+        }
+        union_of_groups.insert(union_of_groups.end(), g->second.begin(), g->second.end());
+      }
+      std::sort(union_of_groups.begin(), union_of_groups.end(), by_position);
+      union_of_groups.erase(std::unique(union_of_groups.begin(), union_of_groups.end()), union_of_groups.end());
+      const bool duplicate = union_of_groups.size() > 1;
+      if (all_inside && (!duplicate || (union_of_groups.size() <= kMaxDuplicates && !IsExpensive(*operand)))) {
+        groups_of[operand] = union_of_groups;
+      }
     }
+  }
+
+  // A reduce that fused nothing is a plain reduce kernel, reading its operands from HBM.
+  std::unordered_set<const hlo::Instruction*> fused_something;
+  for (const auto& [x, groups] : groups_of) {
+    for (const hlo::Instruction* group : groups) {
+      if (group != x) fused_something.insert(group);
+    }
+  }
+  for (auto it = groups_of.begin(); it != groups_of.end();) {
+    const bool lone_reduce = fusing_reduce(*it->first) && !fused_something.contains(it->first);
+    it = lone_reduce ? groups_of.erase(it) : std::next(it);
   }
 
   // Members: the fused operations, plus the duplicable instructions they read (transitively).
   std::unordered_map<const hlo::Instruction*, std::vector<const hlo::Instruction*>> members;
   for (const hlo::Instruction* x : schedule) {
-    if (group_of.contains(x)) members[group_of.at(x)].push_back(x);
+    const auto g = groups_of.find(x);
+    if (g == groups_of.end()) continue;
+    for (const hlo::Instruction* group : g->second) members[group].push_back(x);
   }
   // Duplicable instructions read by something outside every group, or the root, need a kernel.
   std::unordered_set<const hlo::Instruction*> own_kernel;
@@ -102,14 +177,16 @@ std::vector<KernelGroup> FuseElementwise(const std::vector<const hlo::Instructio
     if (!IsDuplicable(*x) || x->opcode() == Opcode::kConstant) continue;
     bool outside = x == root;
     for (const hlo::Instruction* u : users[x]) {
-      if (!group_of.contains(u) && !(IsDuplicable(*u))) outside = true;
+      // A fused reduce reads its init from HBM.
+      const bool read_inside = groups_of.contains(u) && !(u->opcode() == Opcode::kReduce && u->operand(1) == x);
+      if (!read_inside && !IsDuplicable(*u)) outside = true;
     }
     if (outside) own_kernel.insert(x);
   }
   for (const hlo::Instruction* x : own_kernel) members[x].push_back(x);
   // Everything else that computes something is a kernel of its own.
   for (const hlo::Instruction* x : schedule) {
-    if (group_of.contains(x) || IsDuplicable(*x) || x->opcode() == Opcode::kParameter ||
+    if (groups_of.contains(x) || IsDuplicable(*x) || x->opcode() == Opcode::kParameter ||
         x->opcode() == Opcode::kConstant || IsAliasingInstruction(*x)) {
       continue;
     }
@@ -121,9 +198,12 @@ std::vector<KernelGroup> FuseElementwise(const std::vector<const hlo::Instructio
     KernelGroup group;
     group.root = group_root;
     std::unordered_set<const hlo::Instruction*> inside(list.begin(), list.end());
-    // Pull in the duplicable instructions the members read (not into kernels of other kinds).
-    const bool elementwise = IsFusibleOp(*group_root) || IsDuplicable(*group_root);
+    // Pull in the duplicable instructions the members read (not into kernels of other kinds; a
+    // fused reduce's own operands, its init, stay operands).
+    const bool reduce = fusing_reduce(*group_root) && list.size() > 1;
+    const bool elementwise = IsFusibleOp(*group_root) || IsDuplicable(*group_root) || reduce;
     for (std::size_t i = 0; i < list.size() && elementwise; ++i) {
+      if (list[i] == group_root && reduce) continue;
       for (const hlo::Instruction* operand : list[i]->operands()) {
         if (IsDuplicable(*operand) && !inside.contains(operand)) {
           inside.insert(operand);
@@ -136,6 +216,11 @@ std::vector<KernelGroup> FuseElementwise(const std::vector<const hlo::Instructio
     });
     group.members = list;
     std::unordered_set<const hlo::Instruction*> seen;
+    if (reduce) {
+      // The reduce kernel reads its init from HBM even where a member recomputes the same value.
+      group.operands.push_back(group_root->operand(1));
+      seen.insert(group_root->operand(1));
+    }
     for (const hlo::Instruction* member : group.members) {
       for (const hlo::Instruction* operand : member->operands()) {
         if (!inside.contains(operand) && seen.insert(operand).second) group.operands.push_back(operand);
@@ -147,6 +232,27 @@ std::vector<KernelGroup> FuseElementwise(const std::vector<const hlo::Instructio
     return position.at(a.root) < position.at(b.root);
   });
   return groups;
+}
+
+}  // namespace
+
+std::vector<KernelGroup> FuseElementwise(const std::vector<const hlo::Instruction*>& schedule,
+                                         const std::function<bool(const KernelGroup&)>& reduce_fusion_fits) {
+  // A reduce whose fused group would not lower (VMEM, registers) reads its operand from HBM; its
+  // producers then group without it. Each round unfuses at least one reduce.
+  std::unordered_set<const hlo::Instruction*> unfused;
+  while (true) {
+    std::vector<KernelGroup> groups = Group(schedule, unfused);
+    bool changed = false;
+    for (const KernelGroup& group : groups) {
+      if (group.fused() && group.root->opcode() == Opcode::kReduce && reduce_fusion_fits &&
+          !reduce_fusion_fits(group)) {
+        unfused.insert(group.root);
+        changed = true;
+      }
+    }
+    if (!changed) return groups;
+  }
 }
 
 }  // namespace tpusim::compiler

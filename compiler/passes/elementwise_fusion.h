@@ -14,6 +14,7 @@
 // alone. Groups come in schedule order of their roots.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "compiler/hlo/ir.h"
@@ -30,6 +31,10 @@ struct KernelGroup {
 // Groups over `schedule` (every instruction of the entry computation, operands first).
 // Instructions that need no kernel (parameters, constants read only inside groups, tuples and
 // other aliases) belong to no group.
-std::vector<KernelGroup> FuseElementwise(const std::vector<const hlo::Instruction*>& schedule);
+// Input fusion: a reduce (one operand, a type the reduce kernel holds) takes the element-wise
+// producers of its operand into its group, as XLA's input fusion does, when
+// `reduce_fusion_fits(group)` (the kernel can lower it; null: always).
+std::vector<KernelGroup> FuseElementwise(const std::vector<const hlo::Instruction*>& schedule,
+                                         const std::function<bool(const KernelGroup&)>& reduce_fusion_fits = nullptr);
 
 }  // namespace tpusim::compiler
