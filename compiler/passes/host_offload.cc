@@ -7,6 +7,7 @@
 
 #include "compiler/lower/kernel.h"
 #include "compiler/passes/buffer_assignment.h"
+#include "compiler/passes/tuple_leaves.h"
 
 namespace tpusim::compiler {
 namespace {
@@ -28,20 +29,6 @@ void Leaves(isa::Shape& shape, std::vector<isa::Shape*>& out) {
     return;
   }
   for (isa::Shape& element : shape.tuple_shapes) Leaves(element, out);
-}
-
-std::size_t LeafCount(const isa::Shape& shape) {
-  if (!shape.is_tuple) return 1;
-  std::size_t count = 0;
-  for (const isa::Shape& element : shape.tuple_shapes) count += LeafCount(element);
-  return count;
-}
-
-// The first leaf of tuple element `index`.
-std::size_t ElementFirstLeaf(const isa::Shape& shape, int64_t index) {
-  std::size_t first = 0;
-  for (int64_t i = 0; i < index; ++i) first += LeafCount(shape.tuple_shapes.at(i));
-  return first;
 }
 
 // Which array leaves of which instruction are in host memory, grown to a fixed point.
