@@ -37,21 +37,23 @@ class IciLink final : public Memory {
   // `window_bytes`: the addresses a transfer may name. Validates `params`.
   IciLink(std::string name, const IciParams& params, uint64_t window_bytes);
 
-  const IciParams& params() const { return params_; }
   // Bytes per second in each direction: link_bandwidth_gbps x ring_link_count x 1e9.
-  double ring_bytes_per_second() const { return outgoing_.bytes_per_second(); }
+  double ring_bytes_per_second() const { return outgoing_.bandwidth.bytes_per_second(); }
 
  private:
   sc_core::sc_time Serve(AccessKind kind, uint64_t address, uint64_t bytes,
                          const sc_core::sc_time& issue) override;
   void AppendResourceStats(std::vector<ResourceStats>& out) const override;
 
-  IciParams params_;
+  // One direction of the ring.
+  struct Direction {
+    BandwidthResource bandwidth;
+    bool used = false;  // whether a request has used it (until then busy_until means nothing)
+  };
+
   sc_core::sc_time latency_;
-  BandwidthResource outgoing_;  // sends (DMA writes)
-  BandwidthResource incoming_;  // receives (DMA reads)
-  bool outgoing_used_ = false;  // whether a request has used the direction (busy_until is meaningful)
-  bool incoming_used_ = false;
+  Direction outgoing_;  // sends (DMA writes)
+  Direction incoming_;  // receives (DMA reads)
 };
 
 }  // namespace tpusim::models

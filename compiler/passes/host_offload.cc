@@ -1,12 +1,16 @@
 #include "compiler/passes/host_offload.h"
 
+#include <limits>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "compiler/lower/kernel.h"
 #include "compiler/passes/buffer_assignment.h"
+#include "compiler/passes/tuple_leaves.h"
 
 namespace tpusim::compiler {
 namespace {
@@ -28,20 +32,6 @@ void Leaves(isa::Shape& shape, std::vector<isa::Shape*>& out) {
     return;
   }
   for (isa::Shape& element : shape.tuple_shapes) Leaves(element, out);
-}
-
-std::size_t LeafCount(const isa::Shape& shape) {
-  if (!shape.is_tuple) return 1;
-  std::size_t count = 0;
-  for (const isa::Shape& element : shape.tuple_shapes) count += LeafCount(element);
-  return count;
-}
-
-// The first leaf of tuple element `index`.
-std::size_t ElementFirstLeaf(const isa::Shape& shape, int64_t index) {
-  std::size_t first = 0;
-  for (int64_t i = 0; i < index; ++i) first += LeafCount(shape.tuple_shapes.at(i));
-  return first;
 }
 
 // Which array leaves of which instruction are in host memory, grown to a fixed point.
@@ -204,40 +194,65 @@ void Propagate(const Instruction* x, HostLeaves& host) {
   }
 }
 
-// Whether `x` may read a host array as operand `i`: it only moves bytes.
-bool MayReadHost(const Instruction& x, std::size_t i) {
-  switch (x.opcode()) {
-    case Opcode::kTuple: case Opcode::kGetTupleElement: case Opcode::kBitcast: case Opcode::kReshape:
-    case Opcode::kCopy: case Opcode::kOptimizationBarrier: case Opcode::kWhile: case Opcode::kCall:
-      return true;
-    case Opcode::kAddDependency: case Opcode::kDynamicSlice:
-      return i == 0;
-    case Opcode::kDynamicUpdateSlice:
-      return i <= 1;
-    case Opcode::kConditional:
-      return i >= 1;
-    case Opcode::kCustomCall:
-      return IsMoveToHost(x) || IsMoveToDevice(x);
-    default:
-      return false;
+// The instructions that only move bytes, the only ones that may touch host memory: which of
+// their operands may be host arrays (`host_operands` of them from `first_host_operand`), and
+// whether their result may be. Everything else computes, and reads and writes HBM only.
+struct ByteMover {
+  std::size_t first_host_operand;
+  std::size_t host_operands;
+  bool may_write_host;
+};
+
+constexpr std::size_t kAll = std::numeric_limits<std::size_t>::max();
+
+constexpr std::pair<Opcode, ByteMover> kOpcodeByteMovers[] = {
+    {Opcode::kTuple, {0, kAll, true}},
+    {Opcode::kGetTupleElement, {0, kAll, true}},
+    {Opcode::kBitcast, {0, kAll, true}},
+    {Opcode::kReshape, {0, kAll, true}},
+    {Opcode::kCopy, {0, kAll, true}},
+    {Opcode::kOptimizationBarrier, {0, kAll, true}},
+    {Opcode::kAddDependency, {0, 1, true}},
+    {Opcode::kWhile, {0, kAll, true}},
+    {Opcode::kCall, {0, kAll, true}},
+    {Opcode::kConditional, {1, kAll, true}},  // not the branch index
+    {Opcode::kDynamicSlice, {0, 1, true}},    // not the start indices
+    {Opcode::kDynamicUpdateSlice, {0, 2, true}},
+    {Opcode::kParameter, {0, 0, true}},
+    {Opcode::kBroadcast, {0, 0, true}},  // the zeros a host buffer starts from (its operand is in HBM)
+};
+constexpr ByteMover kMoveToHost = {0, kAll, true};
+constexpr ByteMover kMoveToDevice = {0, kAll, false};
+
+// What `x` may do with host memory; nullptr if nothing (it computes).
+const ByteMover* FindByteMover(const Instruction& x) {
+  if (IsMoveToHost(x)) return &kMoveToHost;
+  if (IsMoveToDevice(x)) return &kMoveToDevice;
+  for (const auto& [opcode, mover] : kOpcodeByteMovers) {
+    if (opcode == x.opcode()) return &mover;
   }
+  return nullptr;
+}
+
+// Whether `x` may read a host array as operand `i`.
+bool MayReadHost(const Instruction& x, std::size_t i) {
+  const ByteMover* mover = FindByteMover(x);
+  return mover != nullptr && i >= mover->first_host_operand && i - mover->first_host_operand < mover->host_operands;
 }
 
 // Whether `x` may write its result (or a leaf of it) to host memory.
 bool MayWriteHost(const Instruction& x) {
-  switch (x.opcode()) {
-    case Opcode::kParameter: case Opcode::kTuple: case Opcode::kGetTupleElement: case Opcode::kBitcast:
-    case Opcode::kReshape: case Opcode::kCopy: case Opcode::kOptimizationBarrier: case Opcode::kAddDependency:
-    case Opcode::kWhile: case Opcode::kCall: case Opcode::kConditional: case Opcode::kDynamicSlice:
-    case Opcode::kDynamicUpdateSlice:
-      return true;
-    case Opcode::kBroadcast:  // the zeros a host buffer starts from (its operand is in HBM)
-      return true;
-    case Opcode::kCustomCall:
-      return IsMoveToHost(x);
-    default:
-      return false;
+  const ByteMover* mover = FindByteMover(x);
+  return mover != nullptr && mover->may_write_host;
+}
+
+// The end of both errors: the byte moves that may read host arrays, from the table.
+std::string ByteMoversText() {
+  std::string names;
+  for (const auto& [opcode, mover] : kOpcodeByteMovers) {
+    if (mover.host_operands > 0) names += std::string(hlo::OpcodeName(opcode)) + ", ";
   }
+  return "only byte moves (" + names + "MoveToHost, MoveToDevice) may touch host memory; MoveToDevice it first";
 }
 
 // Grows `host` to its fixed point over every computation.
@@ -294,18 +309,14 @@ bool SplitSharedHostBroadcasts(hlo::Module& module, HostLeaves& host) {
   return cloned;
 }
 
-constexpr std::string_view kByteMovers =
-    "only byte moves (tuple, get-tuple-element, bitcast, reshape, copy, while state, dynamic-slice, "
-    "dynamic-update-slice, MoveToDevice) may touch host memory; MoveToDevice it first";
-
 void Check(const Instruction& x, HostLeaves& host) {
   for (std::size_t i = 0; i < x.operand_count(); ++i) {
     if (!host.AnyHost(x.operand(i)) || MayReadHost(x, i)) continue;
     CannotLower(x, "it computes on '" + x.operand(i)->name() + "' (operand " + std::to_string(i) +
-                       "), an array in host memory (S(5)); " + std::string(kByteMovers));
+                       "), an array in host memory (S(5)); " + ByteMoversText());
   }
   if (host.AnyHost(&x) && !MayWriteHost(x)) {
-    CannotLower(x, "its result is in host memory (S(5)) but it computes it; " + std::string(kByteMovers));
+    CannotLower(x, "its result is in host memory (S(5)) but it computes it; " + ByteMoversText());
   }
   if (IsMoveToDevice(x) && host.AnyHost(&x)) {
     CannotLower(x, "MoveToDevice's result must be in device memory, but its layout says S(5)");

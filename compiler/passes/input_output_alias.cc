@@ -4,17 +4,11 @@
 #include <string>
 #include <string_view>
 
+#include "compiler/passes/tuple_leaves.h"
 #include "isa/error.h"
 
 namespace tpusim::compiler {
 namespace {
-
-std::size_t LeafCount(const isa::Shape& shape) {
-  if (!shape.is_tuple) return 1;
-  std::size_t count = 0;
-  for (const isa::Shape& element : shape.tuple_shapes) count += LeafCount(element);
-  return count;
-}
 
 // A small reader over the attribute's text; errors name the module's file:line:col of the
 // attribute and the offending text.
@@ -79,7 +73,7 @@ const isa::Shape* Leaf(const isa::Shape& shape, const std::vector<int64_t>& inde
   leaf = 0;
   for (int64_t i : index) {
     if (!at->is_tuple || i < 0 || i >= static_cast<int64_t>(at->tuple_shapes.size())) return nullptr;
-    for (int64_t k = 0; k < i; ++k) leaf += LeafCount(at->tuple_shapes[k]);
+    leaf += ElementFirstLeaf(*at, i);
     at = &at->tuple_shapes[i];
   }
   return at->is_tuple ? nullptr : at;

@@ -64,9 +64,7 @@ std::pair<std::vector<uint8_t>, std::string> Run(const std::string& name, const 
     tpusim::isa::WriteNpy(path.string(), inputs[i].type, inputs[i].dims, inputs[i].bytes);
     args += fmt::format(" --input {}={}", i, path.string());
   }
-  const Result run = RunTpusim(args);
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  RunOk(args);
   return {ReadOutput(dir / "out" / "output_0.npy", out_type).data, ReadText(dir / "r.json")};
 }
 
@@ -223,10 +221,8 @@ ENTRY main {
   ROOT o = (f32[24,384], f32[20,300]) tuple(t, r)
 }
 )");
-  const Result run = RunTpusim("run " + (dir / "m.hlo").string() + " --config tpu_v4 --check --dump-memory " +
-                               (dir / "dump").string());
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  RunOk("run " + (dir / "m.hlo").string() + " --config tpu_v4 --check --dump-memory " +
+        (dir / "dump").string());
   const std::string bytes = ReadText(dir / "dump" / "output_1.bin");
   REQUIRE(bytes.size() == 3 * 3 * 4096);  // 3 x 3 tiles of 8 x 128 f32
   int64_t nonzero_padding = 0, nonzero_elements = 0;

@@ -26,9 +26,8 @@ fs::path WriteModule(const std::string& name, const std::string& text) {
   return path;
 }
 
-Result Run(const fs::path& module, const std::string& args) {
-  return RunTpusim("run " + module.string() + " " + args);
-}
+// The arguments of `tpusim run MODULE ARGS`.
+std::string RunCommand(const fs::path& module, const std::string& args) { return "run " + module.string() + " " + args; }
 
 uint32_t OutputU32(const fs::path& dir, int index) {
   const auto array = ReadOutput(dir / ("output_" + std::to_string(index) + ".npy"), ElementType::kU32);
@@ -41,9 +40,7 @@ uint32_t OutputU32(const fs::path& dir, int index) {
 // The device time of a module whose only kernel is the collective, on tpu_v4 in timing-only mode.
 double TimingOnlyUs(const fs::path& module) {
   const fs::path report = module.parent_path() / "report.json";
-  const Result run = Run(module, "--timing-only --config tpu_v4 --report " + report.string());
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  RunOk(RunCommand(module, "--timing-only --config tpu_v4 --report " + report.string()));
   return ReportNumber(report, "device_time_us");
 }
 
@@ -60,10 +57,8 @@ TEST_CASE("collectives over a group of one device are copies and pass --check", 
                           "  t = f32[40,130]{1,0} all-gather(g), dimensions={0}\n"
                           "  u = f32[40,130]{1,0} reduce-scatter(g), dimensions={1}, to_apply=fsum\n"
                           "  ROOT o = (bf16[64,256]{1,0}, f32[], f32[40,130]{1,0}, f32[40,130]{1,0}) tuple(r, s, t, u)\n}\n";
-  const Result first = Run(WriteModule("one", one), "--check --config tpu_v4");
-  INFO(first.output);
-  CHECK(first.exit_code == 0);
-  CHECK_THAT(first.output, Catch::Contains("check passed: 4 output(s)") && Catch::Contains("every element equal"));
+  const std::string first = RunOk(RunCommand(WriteModule("one", one), "--check --config tpu_v4"));
+  CHECK_THAT(first, Catch::Contains("check passed: 4 output(s)") && Catch::Contains("every element equal"));
 
   const std::string split = std::string("HloModule split, num_partitions=2\n") + kSum +
                             "ENTRY e {\n  a = bf16[16,384]{1,0} parameter(0)\n"
@@ -72,10 +67,8 @@ TEST_CASE("collectives over a group of one device are copies and pass --check", 
                             "  g = bf16[16,384]{0,1} all-gather(a), channel_id=2, replica_groups={{0},{1}}, dimensions={1}, "
                             "use_global_device_ids=true\n"
                             "  ROOT o = (bf16[16,384]{1,0}, bf16[16,384]{0,1}) tuple(r, g)\n}\n";
-  const Result second = Run(WriteModule("split", split), "--check --config tiny --device-id 1");
-  INFO(second.output);
-  CHECK(second.exit_code == 0);
-  CHECK_THAT(second.output, Catch::Contains("check passed: 2 output(s)") && Catch::Contains("every element equal"));
+  const std::string second = RunOk(RunCommand(WriteModule("split", split), "--check --config tiny --device-id 1"));
+  CHECK_THAT(second, Catch::Contains("check passed: 2 output(s)") && Catch::Contains("every element equal"));
 }
 
 TEST_CASE("collective-permute is exact where no other device's data is needed", "[sim][collectives]") {
@@ -88,16 +81,13 @@ TEST_CASE("collective-permute is exact where no other device's data is needed", 
                  "  c = f32[64,256]{1,0} collective-permute(a), channel_id=2, source_target_pairs={{0,1},{1,2}}\n"
                  "  ROOT t = (f32[64,256]{1,0}, f32[64,256]{1,0}) tuple(b, c)\n}\n");
   for (const char* device : {"0", "3"}) {
-    const Result run = Run(module, std::string("--check --config tiny --device-id ") + device);
-    INFO(run.output);
-    CHECK(run.exit_code == 0);
-    CHECK_THAT(run.output, Catch::Contains("check passed: 2 output(s)") && Catch::Contains("every element equal"));
+    const std::string output = RunOk(RunCommand(module, std::string("--check --config tiny --device-id ") + device));
+    CHECK_THAT(output, Catch::Contains("check passed: 2 output(s)") && Catch::Contains("every element equal"));
   }
-  const Result refused = Run(module, "--config tiny --device-id 2");
-  CHECK(refused.exit_code != 0);
-  CHECK_THAT(refused.output, Catch::Contains("instruction 'b': collective-permute from device 1 needs the other "
-                                             "devices' data"));
-  CHECK(Run(module, "--timing-only --config tiny --device-id 2").exit_code == 0);
+  const std::string refused = RunExpectingError(RunCommand(module, "--config tiny --device-id 2"));
+  CHECK_THAT(refused, Catch::Contains("instruction 'b': collective-permute from device 1 needs the other "
+                                      "devices' data"));
+  RunOk(RunCommand(module, "--timing-only --config tiny --device-id 2"));
 }
 
 TEST_CASE("partition-id and replica-id read the simulated device's ids", "[sim][collectives]") {
@@ -106,19 +96,15 @@ TEST_CASE("partition-id and replica-id read the simulated device's ids", "[sim][
                                              "  p = u32[] partition-id()\n  r = u32[] replica-id()\n"
                                              "  ROOT t = (u32[], u32[]) tuple(p, r)\n}\n");
   const fs::path out = module.parent_path() / "out";
-  Result run = Run(module, "--check --config tiny --device-id 6 --out " + out.string());
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  RunOk(RunCommand(module, "--check --config tiny --device-id 6 --out " + out.string()));
   CHECK(OutputU32(out, 0) == 2);
   CHECK(OutputU32(out, 1) == 1);
-  run = Run(module, "--config tiny --out " + out.string());  // device 0 by default
-  REQUIRE(run.exit_code == 0);
+  RunOk(RunCommand(module, "--config tiny --out " + out.string()));  // device 0 by default
   CHECK(OutputU32(out, 0) == 0);
   CHECK(OutputU32(out, 1) == 0);
-  run = Run(module, "--config tiny --device-id 8");
-  CHECK(run.exit_code != 0);
-  CHECK_THAT(run.output, Catch::Contains("--device-id 8: module 'ids' runs on 8 device(s) (replica_count=2 x "
-                                         "num_partitions=4), numbered 0 to 7"));
+  CHECK_THAT(RunExpectingError(RunCommand(module, "--config tiny --device-id 8")),
+             Catch::Contains("--device-id 8: module 'ids' runs on 8 device(s) (replica_count=2 x "
+                             "num_partitions=4), numbered 0 to 7"));
 }
 
 TEST_CASE("an 8-way all-reduce with data is refused and runs in timing-only mode", "[sim][collectives]") {
@@ -127,23 +113,19 @@ TEST_CASE("an 8-way all-reduce with data is refused and runs in timing-only mode
                      "ENTRY e {\n  a = bf16[512,1024]{1,0} parameter(0)\n"
                      "  ROOT r = bf16[512,1024]{1,0} all-reduce(a), channel_id=15, replica_groups=[1,8]<=[8], "
                      "use_global_device_ids=true, to_apply=add.clone\n}\n");
-  const Result run = Run(module, "--config tpu_v4");
-  CHECK(run.exit_code != 0);
-  CHECK_THAT(run.output, Catch::Contains("instruction 'r': all-reduce over a group of 8 devices needs the other devices' "
+  const std::string refused_data = RunExpectingError(RunCommand(module, "--config tpu_v4"));
+  CHECK_THAT(refused_data, Catch::Contains("instruction 'r': all-reduce over a group of 8 devices needs the other devices' "
                                          "data, which a simulation of one device does not have; run it with `tpusim run "
                                          "--timing-only`"));
-  const Result timing = Run(module, "--timing-only --config tpu_v4 --device-id 3");
-  INFO(timing.output);
-  CHECK(timing.exit_code == 0);
+  RunOk(RunCommand(module, "--timing-only --config tpu_v4 --device-id 3"));
   // A group that is no ring along one axis is refused in timing-only mode too.
   const fs::path uneven = WriteModule(
       "uneven", std::string("HloModule uneven, num_partitions=8\n") + kSum +
                     "ENTRY e {\n  a = bf16[512,1024]{1,0} parameter(0)\n"
                     "  ROOT r = bf16[512,1024]{1,0} all-reduce(a), channel_id=15, replica_groups={{0,1,3,6},{2,4,5,7}}, "
                     "use_global_device_ids=true, to_apply=add.clone\n}\n");
-  const Result refused = Run(uneven, "--timing-only --config tpu_v4");
-  CHECK(refused.exit_code != 0);
-  CHECK_THAT(refused.output, Catch::Contains("devices {0,1,3,6}, which are not evenly spaced"));
+  const std::string refused = RunExpectingError(RunCommand(uneven, "--timing-only --config tpu_v4"));
+  CHECK_THAT(refused, Catch::Contains("devices {0,1,3,6}, which are not evenly spaced"));
 }
 
 TEST_CASE("ring all-reduce and all-gather times follow the ring formula on tpu_v4", "[sim][collectives]") {

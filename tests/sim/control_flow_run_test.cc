@@ -64,13 +64,11 @@ int64_t OutputS64(const fs::path& dir, int index) {
   return value;
 }
 
-Result RunChecked(const fs::path& module, const fs::path& dir, const std::string& args, bool check = true) {
-  Result run = RunTpusim("run " + module.string() + args + (check ? " --check" : "") + " --config tiny --out " +
-                         (dir / "out").string() + " --report " + (dir / "report.json").string());
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
-  if (check) CHECK_THAT(run.output, Catch::Contains("check passed"));
-  return run;
+std::string RunChecked(const fs::path& module, const fs::path& dir, const std::string& args, bool check = true) {
+  const std::string output = RunOk("run " + module.string() + args + (check ? " --check" : "") + " --config tiny --out " +
+                                   (dir / "out").string() + " --report " + (dir / "report.json").string());
+  if (check) CHECK_THAT(output, Catch::Contains("check passed"));
+  return output;
 }
 
 // The summed cycles of the report's op `name`.
@@ -119,10 +117,8 @@ TEST_CASE("control flow: the while.hlo workload (s64 state, condition x < x) ret
   const fs::path dir = TempDir("cf_while_workload");
   const fs::path workload = fs::path(TPUSIM_SHARED_DIR) / "workloads/xla/while.hlo";
   const std::string input = WriteScalar<int64_t>(dir, "0", ElementType::kS64, 7);
-  const Result run = RunTpusim("run " + workload.string() + input + " --check --out " + (dir / "out").string());
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
-  CHECK_THAT(run.output, Catch::Contains("check passed"));
+  const std::string output = RunOk("run " + workload.string() + input + " --check --out " + (dir / "out").string());
+  CHECK_THAT(output, Catch::Contains("check passed"));
   // x < x is false: the body never runs and the loop returns its init.
   CHECK(OutputS64(dir, 0) == 7);
 }
@@ -155,11 +151,8 @@ TEST_CASE("control flow: a while loop adds an f32[8,128] state N times", "[contr
     const fs::path dir = TempDir("cf_accumulate_timing");
     const fs::path module = WriteModule(dir, AccumulateLoop(8));
     const std::string input = WriteF32(dir, "x", x, {8, 128});
-    const Result functional = RunTpusim("run " + module.string() + input + " --report " + (dir / "f.json").string());
-    const Result timing =
-        RunTpusim("run " + module.string() + input + " --timing-only --report " + (dir / "t.json").string());
-    REQUIRE(functional.exit_code == 0);
-    REQUIRE(timing.exit_code == 0);
+    RunOk("run " + module.string() + input + " --report " + (dir / "f.json").string());
+    RunOk("run " + module.string() + input + " --timing-only --report " + (dir / "t.json").string());
     CHECK(ReportNumber(dir / "t.json", "total_cycles") == ReportNumber(dir / "f.json", "total_cycles"));
     CHECK(OpCycles(dir / "t.json", "w/body/acc1") == OpCycles(dir / "f.json", "w/body/acc1"));
   }
@@ -437,11 +430,9 @@ ENTRY e {
 )");
   const std::vector<float> x = Quarters(8 * 128, 2);
   const std::vector<float> y = Quarters(8 * 128, 13);
-  const Result run = RunTpusim("run " + module.string() + WriteScalar<int32_t>(dir, "k", ElementType::kS32, 1) +
-                               WriteF32(dir, "x", x, {8, 128}) + WriteF32(dir, "y", y, {8, 128}) +
-                               " --config tiny --out " + (dir / "out").string());
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  RunOk("run " + module.string() + WriteScalar<int32_t>(dir, "k", ElementType::kS32, 1) +
+        WriteF32(dir, "x", x, {8, 128}) + WriteF32(dir, "y", y, {8, 128}) +
+        " --config tiny --out " + (dir / "out").string());
   std::vector<float> want(x.size());
   for (std::size_t i = 0; i < x.size(); ++i) want[i] = x[i] - y[i];
   CHECK(OutputF32(dir, 0) == want);

@@ -86,11 +86,9 @@ void RunCase(const ConvCase& c) {
                         "rhs_dilate={12}x{13}}}, dim_labels={14}{15}\n}}\n",
                         c.type, DimsText(in_dims), c.in_layout, DimsText(k_dims), DimsText(out_dims), c.out_layout, c.kh,
                         c.kw, c.pad_lo_h, c.pad_hi_h, c.pad_lo_w, c.pad_hi_w, c.dil_h, c.dil_w, c.labels, groups));
-  const Result run = RunTpusim("run " + (dir / "m.hlo").string() + " --config " + c.preset + " --check --out " +
-                               (dir / "out").string() + " --input 0=" + (dir / "in0.npy").string() + " --input 1=" +
-                               (dir / "in1.npy").string());
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  RunOk("run " + (dir / "m.hlo").string() + " --config " + c.preset + " --check --out " +
+        (dir / "out").string() + " --input 0=" + (dir / "in0.npy").string() + " --input 1=" +
+        (dir / "in1.npy").string());
   const bool bf16 = c.type == "bf16";
   const tpusim::isa::NpyArray got =
       tpusim::isa::ReadNpy((dir / "out" / "output_0.npy").string(), bf16 ? ElementType::kBF16 : ElementType::kF32);
@@ -168,24 +166,20 @@ TEST_CASE("convolution: strides and grouped convolutions are refused with the op
   WriteText(dir / "m.hlo",
             "HloModule m\n\nENTRY main {\n  a = f32[1,8,8,4] parameter(0)\n  k = f32[3,3,4,4] parameter(1)\n"
             "  ROOT c = f32[1,3,3,4] convolution(a, k), window={size=3x3 stride=2x2}, dim_labels=b01f_01io->b01f\n}\n");
-  const Result run = RunTpusim("run " + (dir / "m.hlo").string() + " --config tpu_v4");
-  CHECK(run.exit_code == 1);
-  CHECK_THAT(run.output, Catch::Contains("cannot lower convolution f32[1,3,3,4]") && Catch::Contains("window strides"));
+  const std::string run = RunExpectingError("run " + (dir / "m.hlo").string() + " --config tpu_v4");
+  CHECK_THAT(run, Catch::Contains("cannot lower convolution f32[1,3,3,4]") && Catch::Contains("window strides"));
   // tiny's 16x16 MXU is narrower than its 128-lane vregs: the MXU path is refused there.
   WriteText(dir / "tiny.hlo",
             "HloModule m\n\nENTRY main {\n  a = f32[1,8,8,4] parameter(0)\n  k = f32[3,3,4,4] parameter(1)\n"
             "  ROOT c = f32[1,6,6,4] convolution(a, k), window={size=3x3}, dim_labels=b01f_01io->b01f\n}\n");
-  const Result tiny = RunTpusim("run " + (dir / "tiny.hlo").string() + " --config tiny");
-  CHECK(tiny.exit_code == 1);
-  CHECK_THAT(tiny.output, Catch::Contains("instruction 'c': cannot lower convolution") &&
+  const std::string tiny = RunExpectingError("run " + (dir / "tiny.hlo").string() + " --config tiny");
+  CHECK_THAT(tiny, Catch::Contains("instruction 'c': cannot lower convolution") &&
                               Catch::Contains("MXU shape 16x16 is not a multiple of the 128-lane vregs"));
 }
 
 TEST_CASE("convolution: the isolated_convolution and depthwise workloads pass --check on tpu_v4", "[conv][workload]") {
   for (const char* name : {"isolated_convolution.hlo", "depthwise_conv_3x3_1x256x56x56_bf16.hlo"}) {
     INFO(name);
-    const Result run = RunTpusim(std::string("run ") + TPUSIM_SHARED_DIR + "/workloads/xla/" + name + " --config tpu_v4 --check");
-    INFO(run.output);
-    CHECK(run.exit_code == 0);
+    RunOk(std::string("run ") + TPUSIM_SHARED_DIR + "/workloads/xla/" + name + " --config tpu_v4 --check");
   }
 }

@@ -143,11 +143,9 @@ void RunCase(const DotCase& c, bool fractional = false) {
     WriteBf16(dir / "a.npy", lhs);
     WriteBf16(dir / "b.npy", rhs);
   }
-  const Result run = RunTpusim("run " + (dir / "dot.hlo").string() + " --config " + c.preset + " --input 0=" +
-                               (dir / "a.npy").string() + " --input 1=" + (dir / "b.npy").string() + " --out " +
-                               (dir / "out").string() + " --check");
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  RunOk("run " + (dir / "dot.hlo").string() + " --config " + c.preset + " --input 0=" +
+        (dir / "a.npy").string() + " --input 1=" + (dir / "b.npy").string() + " --out " +
+        (dir / "out").string() + " --check");
   const std::vector<float> want = Reference(lhs, rhs, batch, c.m, c.k, c.n, c.lhs_km, c.rhs_nk);
   const tpusim::isa::NpyArray got =
       tpusim::isa::ReadNpy((dir / "out" / "output_0.npy").string(), c.bf16_out ? ElementType::kBF16 : ElementType::kF32);
@@ -217,10 +215,8 @@ TEST_CASE("dot kernel: f32 x f32 on the MXUs, ragged, transposed and batched, on
 TEST_CASE("dot kernel: the fully_connected_reference_model workload (f32 dot) passes --check on tiny and tpu_v4", "[dot][workload]") {
   for (const char* preset : {"tiny", "tpu_v4"}) {
     INFO(preset);
-    const Result run = RunTpusim(std::string("run ") + TPUSIM_SHARED_DIR +
-                                 "/workloads/xla/fully_connected_reference_model.hlo --config " + preset + " --check");
-    INFO(run.output);
-    CHECK(run.exit_code == 0);
+    RunOk(std::string("run ") + TPUSIM_SHARED_DIR +
+          "/workloads/xla/fully_connected_reference_model.hlo --config " + preset + " --check");
   }
 }
 
@@ -231,17 +227,13 @@ TEST_CASE("dot kernel: refuses s32 operands with the op named, lowers multi-dim 
   WriteText(dir / "s32.hlo",
             "HloModule m\n\nENTRY main {\n  a = s32[8,8] parameter(0)\n  b = s32[8,8] parameter(1)\n"
             "  ROOT d = s32[8,8] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
-  Result run = RunTpusim("run " + (dir / "s32.hlo").string() + " --config tiny");
-  CHECK(run.exit_code == 1);
-  CHECK_THAT(run.output, Catch::Contains("instruction 'd': cannot lower dot s32[8,8]") &&
-                             Catch::Contains("only bf16 x bf16, f16 x f16 and f32 x f32 dots are lowered"));
+  const std::string refused = RunExpectingError("run " + (dir / "s32.hlo").string() + " --config tiny");
+  CHECK_THAT(refused, Catch::Contains("instruction 'd': cannot lower dot s32[8,8]") &&
+                          Catch::Contains("only bf16 x bf16, f16 x f16 and f32 x f32 dots are lowered"));
   WriteText(dir / "k2.hlo",
             "HloModule m\n\nENTRY main {\n  a = bf16[4,2,3] parameter(0)\n  b = bf16[2,3,5] parameter(1)\n"
             "  ROOT d = f32[4,5] dot(a, b), lhs_contracting_dims={1,2}, rhs_contracting_dims={0,1}\n}\n");
-  run = RunTpusim("run " + (dir / "k2.hlo").string() + " --config tiny --check");
-  INFO(run.output);
-  CHECK(run.exit_code == 0);
-  CHECK_THAT(run.output, Catch::Contains("check passed"));
+  CHECK_THAT(RunOk("run " + (dir / "k2.hlo").string() + " --config tiny --check"), Catch::Contains("check passed"));
 }
 
 namespace {
@@ -264,10 +256,8 @@ DotTiming TimeDot(const std::string& preset, int64_t m, int64_t k, int64_t n) {
                                          "  b = bf16[{},{}] parameter(1)\n  ROOT d = f32[{},{}] dot(a, b), "
                                          "lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}\n}}\n",
                                          m, k, k, n, m, n));
-  const Result run = RunTpusim("run " + (dir / "dot.hlo").string() + " --config " + preset + " --timing-only --report " +
-                               (dir / "r.json").string());
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  RunOk("run " + (dir / "dot.hlo").string() + " --config " + preset + " --timing-only --report " +
+        (dir / "r.json").string());
   const std::string text = ReadText(dir / "r.json");
   const std::size_t op = text.find("\"opcode\": \"dot\"");
   REQUIRE(op != std::string::npos);

@@ -44,6 +44,29 @@ Result RunTpusim(const std::string& args) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 }
 
+std::string RunOk(const std::string& args) {
+  const Result result = RunTpusim(args);
+  INFO("tpusim " << args << "\n" << result.output);
+  REQUIRE(result.exit_code == 0);
+  return result.output;
+}
+
+std::string RunExpectingError(const std::string& args) {
+  const Result result = RunTpusim(args);
+  INFO("tpusim " << args << "\n" << result.output);
+  REQUIRE(result.exit_code == 1);
+  return result.output;
+}
+
+std::string RunModuleChecked(const fs::path& dir, const std::string& hlo, const std::string& preset, int inputs) {
+  WriteText(dir / "m.hlo", hlo);
+  std::string args = "run " + (dir / "m.hlo").string() + " --config " + preset + " --check --out " + (dir / "out").string();
+  for (int i = 0; i < inputs; ++i) {
+    args += " --input " + std::to_string(i) + "=" + (dir / ("in" + std::to_string(i) + ".npy")).string();
+  }
+  return RunOk(args);
+}
+
 fs::path TempDir(const std::string& name) {
   const fs::path dir = TempRoot() / name;
   fs::create_directories(dir);

@@ -1,5 +1,5 @@
-// What the end-to-end tests of `tpusim exec` share (exec_test.cc, kernels_test.cc): running the
-// built binary, temporary directories, reading its report, bf16 test data.
+// What the end-to-end tests of the `tpusim` binary share (tests/sim/*_test.cc): running it,
+// temporary directories, reading its report, bf16 test data.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +23,16 @@ struct Result {
 
 // Runs `tpusim ARGS` (the binary this build made).
 Result RunTpusim(const std::string& args);
+
+// Runs `tpusim ARGS`, requires it to succeed (exit code 0; the failure shows the command and its
+// output) and returns its output.
+std::string RunOk(const std::string& args);
+// Runs `tpusim ARGS`, requires a reported error (exit code 1: a tpusim::Error, not a crash or a
+// command-line parse error) and returns the output, which names it.
+std::string RunExpectingError(const std::string& args);
+// Writes `hlo` to DIR/m.hlo and runs it with --check on `preset`, its inputs DIR/in0.npy ..
+// in<inputs - 1>.npy and its outputs written to DIR/out; as RunOk.
+std::string RunModuleChecked(const fs::path& dir, const std::string& hlo, const std::string& preset, int inputs);
 
 // A fresh directory under one root that is removed when the test binary exits.
 fs::path TempDir(const std::string& name);

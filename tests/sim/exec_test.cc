@@ -55,19 +55,15 @@ TEST_CASE("tpusim exec copies a bf16 array double-buffered on every preset", "[e
     tpusim::isa::WriteNpy((dir / "input.npy").string(), ElementType::kBF16, dims, input);
     const std::string common = program.string() + " --config " + preset + " --input input=" +
                                (dir / "input.npy").string();
-    const Result run = RunTpusim("exec " + common + " --out " + (dir / "out").string() + " --report " +
-                                 (dir / "report.json").string());
-    INFO(run.output);
-    REQUIRE(run.exit_code == 0);
-    CHECK_THAT(run.output, Catch::Contains("program copy_double_buffered on"));
+    const std::string run = RunOk("exec " + common + " --out " + (dir / "out").string() + " --report " +
+                                  (dir / "report.json").string());
+    CHECK_THAT(run, Catch::Contains("program copy_double_buffered on"));
     const tpusim::isa::NpyArray output = ReadOutput(dir / "out" / "output.npy", ElementType::kBF16);
     CHECK(output.dims == dims);
     CHECK(output.data == input);
 
     // Timing-only moves nothing and takes exactly as long.
-    const Result timing = RunTpusim("exec " + common + " --timing-only --report " + (dir / "timing.json").string());
-    INFO(timing.output);
-    REQUIRE(timing.exit_code == 0);
+    const std::string timing = RunOk("exec " + common + " --timing-only --report " + (dir / "timing.json").string());
     CHECK(ReportCycles(dir / "timing.json") == ReportCycles(dir / "report.json"));
     CHECK(ReportCycles(dir / "report.json") > 0);
   }
@@ -85,14 +81,11 @@ TEST_CASE("tpusim exec transposes, re-tiles and extracts blocks by DMA on every 
     const fs::path program = Retarget("retile_transpose_portable.tpuasm", preset, dir, 2);
     tpusim::isa::WriteNpy((dir / "x.npy").string(), ElementType::kF32, std::vector<int64_t>{256, 128}, x);
     tpusim::isa::WriteNpy((dir / "y.npy").string(), ElementType::kBF16, std::vector<int64_t>{64, 256}, y);
-    const Result run = RunTpusim("exec " + program.string() + " --config " + preset + " --input x=" +
-                                 (dir / "x.npy").string() + " --input y=" + (dir / "y.npy").string() +
-                                 " --out " + (dir / "out").string() + " --report " + (dir / "f.json").string());
-    INFO(run.output);
-    REQUIRE(run.exit_code == 0);
-    const Result timing = RunTpusim("exec " + program.string() + " --config " + preset +
-                                    " --timing-only --report " + (dir / "t.json").string());
-    REQUIRE(timing.exit_code == 0);
+    RunOk("exec " + program.string() + " --config " + preset + " --input x=" +
+          (dir / "x.npy").string() + " --input y=" + (dir / "y.npy").string() +
+          " --out " + (dir / "out").string() + " --report " + (dir / "f.json").string());
+    RunOk("exec " + program.string() + " --config " + preset +
+          " --timing-only --report " + (dir / "t.json").string());
     CHECK(ReportCycles(dir / "t.json") == ReportCycles(dir / "f.json"));
     // xt is x in a column-major layout: the same logical array.
     CHECK(ReadOutput(dir / "out" / "xt.npy", ElementType::kF32).data == x);
@@ -110,18 +103,15 @@ TEST_CASE("tpusim exec runs retile_transpose.tpuasm as written (CMEM, 4 engines)
   tpusim::isa::WriteNpy((dir / "x.npy").string(), ElementType::kF32, std::vector<int64_t>{256, 128}, x);
   tpusim::isa::WriteNpy((dir / "y.npy").string(), ElementType::kBF16, std::vector<int64_t>{64, 256}, y);
   const std::string program = std::string(TPUSIM_SOURCE_DIR) + "/tests/asm/retile_transpose.tpuasm";
-  const Result run = RunTpusim("exec " + program + " --config tpu_v4 --input x=" + (dir / "x.npy").string() +
-                               " --input y=" + (dir / "y.npy").string() + " --out " + (dir / "out").string());
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  RunOk("exec " + program + " --config tpu_v4 --input x=" + (dir / "x.npy").string() +
+        " --input y=" + (dir / "y.npy").string() + " --out " + (dir / "out").string());
   CHECK(ReadOutput(dir / "out" / "xt.npy", ElementType::kF32).data == x);
   CHECK(ReadOutput(dir / "out" / "y_host.npy", ElementType::kBF16).data == y);
   CHECK(ReadOutput(dir / "out" / "block.npy", ElementType::kF32).data == block);
 
   // A machine without CMEM refuses it before running.
-  const Result refused = RunTpusim("exec " + program + " --config tpu_v5e --timing-only");
-  CHECK(refused.exit_code != 0);
-  CHECK_THAT(refused.output, Catch::Contains("uses CMEM; the machine has none"));
+  const std::string refused = RunExpectingError("exec " + program + " --config tpu_v5e --timing-only");
+  CHECK_THAT(refused, Catch::Contains("uses CMEM; the machine has none"));
 }
 
 TEST_CASE("tpusim exec: one DMA of N bytes takes latency + N / bandwidth", "[exec]") {
@@ -140,10 +130,8 @@ TEST_CASE("tpusim exec: one DMA of N bytes takes latency + N / bandwidth", "[exe
             "  sem.wait sem[0], 1\n"
             "  halt\n");
   const std::string set = " --set tensor_core.dma.max_outstanding_requests=4096";
-  const Result run = RunTpusim("exec " + (dir / "one_dma.tpuasm").string() + " --config tiny" + set +
-                               " --timing-only --report " + (dir / "r.json").string());
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  RunOk("exec " + (dir / "one_dma.tpuasm").string() + " --config tiny" + set +
+        " --timing-only --report " + (dir / "r.json").string());
   const tpusim::ArchConfig config = tpusim::sim::LoadArchConfig(
       PresetPath("tiny"), {"tensor_core.dma.max_outstanding_requests=4096"});
   const double clock_ghz = config.tensor_core().clock_mhz() / 1e3;
@@ -169,37 +157,32 @@ TEST_CASE("tpusim exec stops a faulting program with its pc and instruction", "[
       "semaphores=2, cmem=false\n";
   SECTION("an SMEM load past the end of SMEM") {
     WriteText(dir / "bad_load.tpuasm", target + "  mov s1, 0x100000\n  ld.s32 s2, smem[s1 + 4]\n  halt\n");
-    const Result run = RunTpusim("exec " + (dir / "bad_load.tpuasm").string() + " --config tiny");
-    CHECK(run.exit_code != 0);
-    CHECK_THAT(run.output, Catch::Contains("pc 1 (`ld.s32 s2, smem[s1 + 0x4]`)"));
+    const std::string run = RunExpectingError("exec " + (dir / "bad_load.tpuasm").string() + " --config tiny");
+    CHECK_THAT(run, Catch::Contains("pc 1 (`ld.s32 s2, smem[s1 + 0x4]`)"));
   }
   SECTION("a DMA whose image lies outside VMEM") {
     WriteText(dir / "bad_dma.tpuasm",
               target + "  mov s3, 0x7fffff00\n"
                        "  dma hbm[0x0] -> vmem[s3], src=f32[8,128]{1,0}, dst=f32[8,128]{1,0}, size=[8, 128], "
                        "sem=sem[0], engine=0\n  sem.wait sem[0], 1\n  halt\n");
-    const Result run = RunTpusim("exec " + (dir / "bad_dma.tpuasm").string() + " --config tiny");
-    CHECK(run.exit_code != 0);
-    CHECK_THAT(run.output, Catch::Contains("pc 1 (`dma hbm[0x0] -> vmem[s3]"));
+    const std::string run = RunExpectingError("exec " + (dir / "bad_dma.tpuasm").string() + " --config tiny");
+    CHECK_THAT(run, Catch::Contains("pc 1 (`dma hbm[0x0] -> vmem[s3]"));
   }
   SECTION("a sem.wait that nothing will satisfy is a deadlock, not a hang") {
     WriteText(dir / "deadlock.tpuasm", target + "  sem.signal sem[1], 1\n  sem.wait sem[1], 2\n  halt\n");
-    const Result run = RunTpusim("exec " + (dir / "deadlock.tpuasm").string() + " --config tiny");
-    CHECK(run.exit_code != 0);
-    CHECK_THAT(run.output, Catch::Contains("deadlock at pc 1 (`sem.wait sem[1], 2`)"));
-    CHECK_THAT(run.output, Catch::Contains("semaphore 1 holds 1 and needs 2"));
+    const std::string run = RunExpectingError("exec " + (dir / "deadlock.tpuasm").string() + " --config tiny");
+    CHECK_THAT(run, Catch::Contains("deadlock at pc 1 (`sem.wait sem[1], 2`)"));
+    CHECK_THAT(run, Catch::Contains("semaphore 1 holds 1 and needs 2"));
   }
   SECTION("running off the end without halt") {
     WriteText(dir / "no_halt.tpuasm", target + "  mov s1, 1\n");
-    const Result run = RunTpusim("exec " + (dir / "no_halt.tpuasm").string() + " --config tiny");
-    CHECK(run.exit_code != 0);
-    CHECK_THAT(run.output, Catch::Contains("pc 1: ran past the last instruction"));
+    const std::string run = RunExpectingError("exec " + (dir / "no_halt.tpuasm").string() + " --config tiny");
+    CHECK_THAT(run, Catch::Contains("pc 1: ran past the last instruction"));
   }
   SECTION("an MXU pop with no result rows") {
     WriteText(dir / "empty_pop.tpuasm", target + "  mxu.pop mxu0, v1\n  halt\n");
-    const Result run = RunTpusim("exec " + (dir / "empty_pop.tpuasm").string() + " --config tiny");
-    CHECK(run.exit_code != 0);
-    CHECK_THAT(run.output, Catch::Contains("pc 0 (`mxu.pop mxu0, v1`)"));
+    const std::string run = RunExpectingError("exec " + (dir / "empty_pop.tpuasm").string() + " --config tiny");
+    CHECK_THAT(run, Catch::Contains("pc 0 (`mxu.pop mxu0, v1`)"));
   }
 }
 
@@ -217,10 +200,8 @@ TEST_CASE("tpusim exec: dispatch stalls while the DMA queue is full", "[exec]") 
   }
   code += "  sem.wait sem[0], 6\n  halt\n";
   WriteText(dir / "queue.tpuasm", code);
-  const Result run = RunTpusim("exec " + (dir / "queue.tpuasm").string() + " --config tiny --timing-only --report " +
-                               (dir / "r.json").string());
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  RunOk("exec " + (dir / "queue.tpuasm").string() + " --config tiny --timing-only --report " +
+        (dir / "r.json").string());
   CHECK(ReportNumber(dir / "r.json", "dispatch") > 0);
   CHECK(ReportNumber(dir / "r.json", "transfers") == 6);
   const std::string json = ReadText(dir / "r.json");
@@ -257,16 +238,12 @@ TEST_CASE("tpusim exec runs matmul_128 on the MXU bit for bit on tpu_v4 and tpu_
     tpusim::isa::WriteNpy((dir / "b.npy").string(), ElementType::kBF16, dims, b);
     const std::string common = program.string() + " --config " + preset + " --input a=" + (dir / "a.npy").string() +
                                " --input b=" + (dir / "b.npy").string();
-    const Result run = RunTpusim("exec " + common + " --out " + (dir / "out").string() + " --report " +
-                                 (dir / "f.json").string());
-    INFO(run.output);
-    REQUIRE(run.exit_code == 0);
+    const std::string run = RunOk("exec " + common + " --out " + (dir / "out").string() + " --report " +
+                                  (dir / "f.json").string());
     const tpusim::isa::NpyArray c = ReadOutput(dir / "out" / "c.npy", ElementType::kF32);
     CHECK(c.dims == dims);
     CHECK(c.data == expected);
-    const Result timing = RunTpusim("exec " + common + " --timing-only --report " + (dir / "t.json").string());
-    INFO(timing.output);
-    REQUIRE(timing.exit_code == 0);
+    RunOk("exec " + common + " --timing-only --report " + (dir / "t.json").string());
     CHECK(ReportCycles(dir / "t.json") == ReportCycles(dir / "f.json"));
     // At least the MXU's own time: a weight load, the fill, 128 rows at one pass, the drain.
     const tpusim::ArchConfig config = tpusim::sim::LoadArchConfig(PresetPath(preset));
@@ -275,7 +252,7 @@ TEST_CASE("tpusim exec runs matmul_128 on the MXU bit for bit on tpu_v4 and tpu_
           mxu.weight_load_cycles() + mxu.pipeline_fill_cycles() + 128 + mxu.pipeline_drain_cycles());
     // The report counts the MXU's work: 128 LHS rows through a 128x128 array.
     CHECK(ReportNumber(dir / "f.json", "macs") == 128.0 * 128 * 128);
-    CHECK_THAT(run.output, Catch::Contains("mxu0"));
+    CHECK_THAT(run, Catch::Contains("mxu0"));
   }
 }
 
@@ -345,18 +322,14 @@ TEST_CASE("tpusim exec runs softmax_rows on the VPU bit for bit on every preset"
     const fs::path program = Retarget("softmax_rows.tpuasm", preset, dir, 1);
     tpusim::isa::WriteNpy((dir / "x.npy").string(), ElementType::kF32, std::vector<int64_t>{rows, cols}, x_bytes);
     const std::string common = program.string() + " --config " + preset + " --input x=" + (dir / "x.npy").string();
-    const Result run = RunTpusim("exec " + common + " --out " + (dir / "out").string() + " --report " +
-                                 (dir / "f.json").string());
-    INFO(run.output);
-    REQUIRE(run.exit_code == 0);
+    RunOk("exec " + common + " --out " + (dir / "out").string() + " --report " +
+          (dir / "f.json").string());
     const tpusim::isa::NpyArray out = ReadOutput(dir / "out" / "out.npy", ElementType::kF32);
     CHECK(out.dims == std::vector<int64_t>{rows, cols});
     const WordDiff diff = CompareWords(out.data, expected_bytes);
     INFO("first differing element " << diff.first);
     CHECK(diff.count == 0);
-    const Result timing = RunTpusim("exec " + common + " --timing-only --report " + (dir / "t.json").string());
-    INFO(timing.output);
-    REQUIRE(timing.exit_code == 0);
+    RunOk("exec " + common + " --timing-only --report " + (dir / "t.json").string());
     CHECK(ReportCycles(dir / "t.json") == ReportCycles(dir / "f.json"));
   }
 }
@@ -369,15 +342,10 @@ TEST_CASE("tpusim exec refuses an MXU input type whose passes are 0", "[exec]") 
             "semaphores=1, cmem=false\n"
             "  mxu.wpush.f16 mxu0, v0\n  mxu.latch mxu0\n  halt\n");
   const std::string program = (dir / "f16.tpuasm").string();
-  const Result accepted = RunTpusim("exec " + program + " --config tpu_v4 --timing-only");
-  INFO(accepted.output);
-  CHECK(accepted.exit_code == 0);
-  const Result refused =
-      RunTpusim("exec " + program + " --config tpu_v4 --set tensor_core.mxu.f16_passes=0 --timing-only");
-  INFO(refused.output);
-  CHECK(refused.exit_code != 0);
-  CHECK_THAT(refused.output, Catch::Contains("pc 0 (`mxu.wpush.f16 mxu0, v0`)"));
-  CHECK_THAT(refused.output, Catch::Contains("tensor_core.mxu.f16_passes is 0"));
+  RunOk("exec " + program + " --config tpu_v4 --timing-only");
+  const std::string refused = RunExpectingError("exec " + program + " --config tpu_v4 --set tensor_core.mxu.f16_passes=0 --timing-only");
+  CHECK_THAT(refused, Catch::Contains("pc 0 (`mxu.wpush.f16 mxu0, v0`)"));
+  CHECK_THAT(refused, Catch::Contains("tensor_core.mxu.f16_passes is 0"));
 }
 
 TEST_CASE("tpusim exec runs matmul_512 on four MXUs bit for bit on tpu_v4 and tpu_v5e", "[exec]") {
@@ -422,20 +390,16 @@ TEST_CASE("tpusim exec runs matmul_512 on four MXUs bit for bit on tpu_v4 and tp
     tpusim::isa::WriteNpy((dir / "b.npy").string(), ElementType::kBF16, dims, b);
     const std::string common = program + " --config " + preset + " --input a=" + (dir / "a.npy").string() +
                                " --input b=" + (dir / "b.npy").string();
-    const Result run = RunTpusim("exec " + common + " --out " + (dir / "out").string() + " --report " +
-                                 (dir / "f.json").string());
-    INFO(run.output);
-    REQUIRE(run.exit_code == 0);
+    const std::string run = RunOk("exec " + common + " --out " + (dir / "out").string() + " --report " +
+                                  (dir / "f.json").string());
     const tpusim::isa::NpyArray c = ReadOutput(dir / "out" / "c.npy", ElementType::kF32);
     CHECK(c.dims == dims);
     CHECK(c.data == expected);
-    const Result timing = RunTpusim("exec " + common + " --timing-only --report " + (dir / "t.json").string());
-    INFO(timing.output);
-    REQUIRE(timing.exit_code == 0);
+    RunOk("exec " + common + " --timing-only --report " + (dir / "t.json").string());
     CHECK(ReportCycles(dir / "t.json") == ReportCycles(dir / "f.json"));
     // Every MXU did a quarter of the work: 2048 rows through its 128x128 array.
     for (const char* mxu : {"mxu0", "mxu1", "mxu2", "mxu3"}) {
-      CHECK(std::regex_search(run.output, std::regex(std::string(mxu) + R"( +[0-9.]+% utilized, 2048 rows, 33554432 MACs)")));
+      CHECK(std::regex_search(run, std::regex(std::string(mxu) + R"( +[0-9.]+% utilized, 2048 rows, 33554432 MACs)")));
     }
     // At least the MXU time of 2048 rows at one pass each, plus a weight load, a fill, a drain.
     CHECK(ReportCycles(dir / "f.json") >= 128 + 128 + 2048 + 128);
@@ -474,18 +438,14 @@ TEST_CASE("tpusim exec: DMA and VPU take turns through two semaphores on every p
     tpusim::isa::WriteNpy((dir / "y.npy").string(), ElementType::kF32, dims, y_bytes);
     const std::string common = program.string() + " --config " + preset + " --input x=" + (dir / "x.npy").string() +
                                " --input y=" + (dir / "y.npy").string();
-    const Result run = RunTpusim("exec " + common + " --out " + (dir / "out").string() + " --report " +
-                                 (dir / "f.json").string());
-    INFO(run.output);
-    REQUIRE(run.exit_code == 0);
+    RunOk("exec " + common + " --out " + (dir / "out").string() + " --report " +
+          (dir / "f.json").string());
     const tpusim::isa::NpyArray out = ReadOutput(dir / "out" / "out.npy", ElementType::kF32);
     CHECK(out.dims == dims);
     CHECK(out.data == expected);
     // 3 + 2 x 6 transfers, and timing-only takes exactly as long.
     CHECK(ReportNumber(dir / "f.json", "transfers") == 15);
-    const Result timing = RunTpusim("exec " + common + " --timing-only --report " + (dir / "t.json").string());
-    INFO(timing.output);
-    REQUIRE(timing.exit_code == 0);
+    RunOk("exec " + common + " --timing-only --report " + (dir / "t.json").string());
     CHECK(ReportCycles(dir / "t.json") == ReportCycles(dir / "f.json"));
   }
 }

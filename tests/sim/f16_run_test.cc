@@ -44,13 +44,6 @@ std::vector<uint8_t> F16Bytes(int64_t count, int which) {
   return bytes;
 }
 
-Result Run(const fs::path& dir, const std::string& hlo, int inputs) {
-  WriteText(dir / "m.hlo", hlo);
-  std::string args = "run " + (dir / "m.hlo").string() + " --config tpu_v4 --check --out " + (dir / "out").string();
-  for (int i = 0; i < inputs; ++i) args += fmt::format(" --input {}={}", i, (dir / fmt::format("in{}.npy", i)).string());
-  return RunTpusim(args);
-}
-
 std::vector<uint16_t> OutputF16(const fs::path& dir, std::size_t count) {
   const tpusim::isa::NpyArray got = tpusim::isa::ReadNpy((dir / "out" / "output_0.npy").string(), ElementType::kF16);
   REQUIRE(got.data.size() == 2 * count);
@@ -73,13 +66,11 @@ void ElementwiseF16(const std::string& op, const std::vector<int64_t>& dims) {
   const fs::path dir = TempDir(fmt::format("f16_{}_{}", op, count));
   tpusim::isa::WriteNpy((dir / "in0.npy").string(), ElementType::kF16, dims, F16Bytes(count, 0));
   tpusim::isa::WriteNpy((dir / "in1.npy").string(), ElementType::kF16, dims, F16Bytes(count, 1));
-  const Result run = Run(dir,
-                         fmt::format("HloModule m\n\nENTRY main {{\n  a = f16[{0}] parameter(0)\n  b = f16[{0}] parameter(1)\n"
-                                     "  ROOT r = f16[{0}] {1}(a, b)\n}}\n",
-                                     shape, op),
-                         2);
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  RunModuleChecked(dir,
+      fmt::format("HloModule m\n\nENTRY main {{\n  a = f16[{0}] parameter(0)\n  b = f16[{0}] parameter(1)\n"
+                  "  ROOT r = f16[{0}] {1}(a, b)\n}}\n",
+                  shape, op),
+      "tpu_v4", 2);
   const std::vector<uint16_t> got = OutputF16(dir, count);
   int64_t bad = 0;
   int64_t first = -1;
@@ -117,14 +108,12 @@ TEST_CASE("f16: a chain rounds to f16 after every op, scalars and constants wide
   const uint16_t s = F32ToF16(0.001f);
   tpusim::isa::WriteNpy((dir / "in1.npy").string(), ElementType::kF16, std::vector<int64_t>{},
                         std::vector<uint8_t>{static_cast<uint8_t>(s & 0xff), static_cast<uint8_t>(s >> 8)});
-  const Result run = Run(dir,
-                         "HloModule m\n\nENTRY main {\n  a = f16[16,128] parameter(0)\n  s = f16[] parameter(1)\n"
-                         "  c = f16[] constant(3)\n  cb = f16[16,128] broadcast(c), dimensions={}\n"
-                         "  sb = f16[16,128] broadcast(s), dimensions={}\n  p = f16[16,128] multiply(a, cb)\n"
-                         "  ROOT r = f16[16,128] subtract(p, sb)\n}\n",
-                         2);
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  RunModuleChecked(dir,
+      "HloModule m\n\nENTRY main {\n  a = f16[16,128] parameter(0)\n  s = f16[] parameter(1)\n"
+      "  c = f16[] constant(3)\n  cb = f16[16,128] broadcast(c), dimensions={}\n"
+      "  sb = f16[16,128] broadcast(s), dimensions={}\n  p = f16[16,128] multiply(a, cb)\n"
+      "  ROOT r = f16[16,128] subtract(p, sb)\n}\n",
+      "tpu_v4", 2);
   const std::vector<uint16_t> got = OutputF16(dir, n);
   int64_t bad = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -152,12 +141,10 @@ TEST_CASE("f16: dot on the MXU sums in f32 and rounds once to f16", "[f16]") {
   for (int64_t i = 0; i < k * n; ++i) std::memcpy(&rhs[2 * i], &one, 2);
   tpusim::isa::WriteNpy((dir / "in0.npy").string(), ElementType::kF16, std::vector<int64_t>{m, k}, lhs);
   tpusim::isa::WriteNpy((dir / "in1.npy").string(), ElementType::kF16, std::vector<int64_t>{k, n}, rhs);
-  const Result run = Run(dir,
-                         "HloModule m\n\nENTRY main {\n  a = f16[24,3001] parameter(0)\n  b = f16[3001,40] parameter(1)\n"
-                         "  ROOT d = f16[24,40] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n",
-                         2);
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  RunModuleChecked(dir,
+      "HloModule m\n\nENTRY main {\n  a = f16[24,3001] parameter(0)\n  b = f16[3001,40] parameter(1)\n"
+      "  ROOT d = f16[24,40] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n",
+      "tpu_v4", 2);
   const std::vector<uint16_t> got = OutputF16(dir, m * n);
   const uint16_t ones_sum = F32ToF16(3001.0f), quarters_sum = F32ToF16(750.25f);
   REQUIRE(F16ToF32(ones_sum) == 3000.0f);
@@ -174,7 +161,5 @@ TEST_CASE("f16: random dot within the evaluator's bound (--check)", "[f16]") {
   WriteText(dir / "m.hlo",
             "HloModule m\n\nENTRY main {\n  a = f16[70,300] parameter(0)\n  b = f16[300,130] parameter(1)\n"
             "  ROOT d = f16[70,130] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
-  const Result run = RunTpusim("run " + (dir / "m.hlo").string() + " --config tpu_v4 --check");
-  INFO(run.output);
-  CHECK(run.exit_code == 0);
+  RunOk("run " + (dir / "m.hlo").string() + " --config tpu_v4 --check");
 }

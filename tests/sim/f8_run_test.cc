@@ -33,12 +33,6 @@ const F8Type kTypes[] = {
     {"f8e4m3fn", ElementType::kF8E4M3FN, tpusim::isa::F8E4M3FNToF32, tpusim::isa::F32ToF8E4M3FN},
 };
 
-Result Run(const fs::path& dir, const std::string& hlo, const std::string& extra) {
-  WriteText(dir / "m.hlo", hlo);
-  return RunTpusim("run " + (dir / "m.hlo").string() + " --config tpu_v4 --check --out " + (dir / "out").string() +
-                   " --input 0=" + (dir / "in0.npy").string() + extra);
-}
-
 std::vector<uint8_t> Output(const fs::path& dir, ElementType type, std::size_t bytes) {
   const tpusim::isa::NpyArray got = tpusim::isa::ReadNpy((dir / "out" / "output_0.npy").string(), type);
   REQUIRE(got.data.size() == bytes);
@@ -88,13 +82,10 @@ TEST_CASE("f8: every bit pattern widens exactly to f32 and bf16", "[f8]") {
       std::vector<uint8_t> bytes(256);
       for (int i = 0; i < 256; ++i) bytes[i] = static_cast<uint8_t>(i);
       tpusim::isa::WriteNpy((dir / "in0.npy").string(), t.type, std::vector<int64_t>{2, 128}, bytes);
-      const Result run = Run(dir,
-                             fmt::format("HloModule m\n\nENTRY main {{\n  a = {0}[2,128] parameter(0)\n"
-                                         "  ROOT r = {1}[2,128] convert(a)\n}}\n",
-                                         t.name, to),
-                             "");
-      INFO(run.output);
-      REQUIRE(run.exit_code == 0);
+      RunModuleChecked(dir,
+          fmt::format("HloModule m\n\nENTRY main {{\n  a = {0}[2,128] parameter(0)\n"
+                      "  ROOT r = {1}[2,128] convert(a)\n}}\n",
+                      t.name, to), "tpu_v4", 1);
       const bool f32 = std::string(to) == "f32";
       const std::vector<uint8_t> got = Output(dir, f32 ? ElementType::kF32 : ElementType::kBF16, 256 * (f32 ? 4 : 2));
       int bad = 0;
@@ -129,13 +120,10 @@ TEST_CASE("f8: f32 and bf16 narrow to f8 with round to nearest even, overflow an
     std::vector<uint8_t> bytes(4 * values.size());
     std::memcpy(bytes.data(), values.data(), bytes.size());
     tpusim::isa::WriteNpy((dir / "in0.npy").string(), ElementType::kF32, std::vector<int64_t>{count}, bytes);
-    const Result run = Run(dir,
-                           fmt::format("HloModule m\n\nENTRY main {{\n  a = f32[{1}] parameter(0)\n"
-                                       "  ROOT r = {0}[{1}] convert(a)\n}}\n",
-                                       t.name, count),
-                           "");
-    INFO(run.output);
-    REQUIRE(run.exit_code == 0);
+    RunModuleChecked(dir,
+        fmt::format("HloModule m\n\nENTRY main {{\n  a = f32[{1}] parameter(0)\n"
+                    "  ROOT r = {0}[{1}] convert(a)\n}}\n",
+                    t.name, count), "tpu_v4", 1);
     const std::vector<uint8_t> got = Output(dir, t.type, values.size());
     int bad = 0;
     for (std::size_t i = 0; i < values.size(); ++i) {
@@ -159,12 +147,9 @@ TEST_CASE("f8: bf16 to f8 goes through f32, and f8e5m2 to f8e4m3fn rounds once",
     std::memcpy(&bytes[2 * i], &h, 2);
   }
   tpusim::isa::WriteNpy((dir / "in0.npy").string(), ElementType::kBF16, std::vector<int64_t>{4, 128}, bytes);
-  const Result run = Run(dir,
-                         "HloModule m\n\nENTRY main {\n  a = bf16[4,128] parameter(0)\n"
-                         "  ROOT r = f8e4m3fn[4,128] convert(a)\n}\n",
-                         "");
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  RunModuleChecked(dir,
+      "HloModule m\n\nENTRY main {\n  a = bf16[4,128] parameter(0)\n"
+      "  ROOT r = f8e4m3fn[4,128] convert(a)\n}\n", "tpu_v4", 1);
   const std::vector<uint8_t> got = Output(dir, ElementType::kF8E4M3FN, 512);
   int bad = 0;
   for (int i = 0; i < 512; ++i) {
@@ -178,12 +163,9 @@ TEST_CASE("f8: bf16 to f8 goes through f32, and f8e5m2 to f8e4m3fn rounds once",
   std::vector<uint8_t> all(256);
   for (int i = 0; i < 256; ++i) all[i] = static_cast<uint8_t>(i);
   tpusim::isa::WriteNpy((dir2 / "in0.npy").string(), ElementType::kF8E5M2, std::vector<int64_t>{256}, all);
-  const Result run2 = Run(dir2,
-                          "HloModule m\n\nENTRY main {\n  a = f8e5m2[256] parameter(0)\n"
-                          "  ROOT r = f8e4m3fn[256] convert(a)\n}\n",
-                          "");
-  INFO(run2.output);
-  REQUIRE(run2.exit_code == 0);
+  RunModuleChecked(dir2,
+      "HloModule m\n\nENTRY main {\n  a = f8e5m2[256] parameter(0)\n"
+      "  ROOT r = f8e4m3fn[256] convert(a)\n}\n", "tpu_v4", 1);
   const std::vector<uint8_t> got2 = Output(dir2, ElementType::kF8E4M3FN, 256);
   int bad2 = 0;
   for (int i = 0; i < 256; ++i) {
@@ -212,12 +194,9 @@ TEST_CASE("f8: f8e5m2 x f8e4m3fn dot widens to bf16 and sums exactly", "[f8]") {
   }
   tpusim::isa::WriteNpy((dir / "in0.npy").string(), ElementType::kF8E5M2, std::vector<int64_t>{m, k}, lhs);
   tpusim::isa::WriteNpy((dir / "in1.npy").string(), ElementType::kF8E4M3FN, std::vector<int64_t>{n, k}, rhs);
-  const Result run = Run(dir,
-                         "HloModule m\n\nENTRY main {\n  a = f8e5m2[24,96] parameter(0)\n  b = f8e4m3fn[136,96] parameter(1)\n"
-                         "  ROOT d = f32[24,136] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={1}\n}\n",
-                         " --input 1=" + (dir / "in1.npy").string());
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  RunModuleChecked(dir,
+      "HloModule m\n\nENTRY main {\n  a = f8e5m2[24,96] parameter(0)\n  b = f8e4m3fn[136,96] parameter(1)\n"
+      "  ROOT d = f32[24,136] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={1}\n}\n", "tpu_v4", 2);
   const std::vector<uint8_t> got = Output(dir, ElementType::kF32, 4 * m * n);
   int bad = 0;
   for (int64_t r = 0; r < m; ++r) {
@@ -238,11 +217,9 @@ TEST_CASE("f8: other f8 variants are refused naming the type", "[f8]") {
     WriteText(dir / "m.hlo", fmt::format("HloModule m\n\nENTRY main {{\n  a = {}[8,128] parameter(0)\n"
                                          "  ROOT r = f32[8,128] convert(a)\n}}\n",
                                          type));
-    const Result run = RunTpusim("compile " + (dir / "m.hlo").string() + " --config tpu_v4 -o " + (dir / "m.tpuasm").string());
-    INFO(run.output);
-    CHECK(run.exit_code != 0);
-    CHECK(run.output.find(std::string(type) + " is not lowered") != std::string::npos);
-    CHECK(run.output.find("m.hlo:5:") != std::string::npos);  // the convert's source line
+    const std::string output = RunExpectingError("compile " + (dir / "m.hlo").string() + " --config tpu_v4 -o " + (dir / "m.tpuasm").string());
+    CHECK(output.find(std::string(type) + " is not lowered") != std::string::npos);
+    CHECK(output.find("m.hlo:5:") != std::string::npos);  // the convert's source line
   }
 }
 
@@ -263,8 +240,6 @@ TEST_CASE("f8: fp8_gemm_loop scaled down passes --check (20 iterations of an f8 
   REQUIRE(hlo.find("f8e5m2[512,384]") != std::string::npos);
   const fs::path dir = TempDir("f8_gemm_loop_small");
   WriteText(dir / "m.hlo", hlo);
-  const Result run = RunTpusim("run " + (dir / "m.hlo").string() + " --config tpu_v4 --check --seed 1");
-  INFO(run.output);
-  CHECK(run.exit_code == 0);
-  CHECK(run.output.find("check passed") != std::string::npos);
+  const std::string output = RunOk("run " + (dir / "m.hlo").string() + " --config tpu_v4 --check --seed 1");
+  CHECK(output.find("check passed") != std::string::npos);
 }

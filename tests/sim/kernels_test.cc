@@ -91,10 +91,7 @@ std::string RunMatmul(const std::string& preset, const kg::MatmulSpec& spec, con
   tpusim::isa::WriteNpy((dir / "b.npy").string(), ElementType::kBF16, std::vector<int64_t>{spec.k, spec.n}, b);
   const std::string common = (dir / (spec.name + ".tpuasm")).string() + " --config " + preset + " --input a=" +
                              (dir / "a.npy").string() + " --input b=" + (dir / "b.npy").string();
-  const Result run =
-      RunTpusim("exec " + common + " --out " + (dir / "out").string() + " --report " + (dir / "f.json").string());
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  const std::string run = RunOk("exec " + common + " --out " + (dir / "out").string() + " --report " + (dir / "f.json").string());
   const tpusim::isa::NpyArray c = ReadOutput(dir / "out" / "c.npy", ElementType::kF32);
   CHECK(c.dims == std::vector<int64_t>{spec.m, spec.n});
   const WordDiff diff = CompareWords(c.data, expected);
@@ -107,11 +104,9 @@ std::string RunMatmul(const std::string& preset, const kg::MatmulSpec& spec, con
   const auto& mxu = config.tensor_core().mxu();
   CHECK(ReportSum(dir / "f.json", "macs") ==
         static_cast<double>(spec.m) * RoundUp(spec.k, mxu.row_count()) * RoundUp(spec.n, mxu.column_count()));
-  const Result timing = RunTpusim("exec " + common + " --timing-only --report " + (dir / "t.json").string());
-  INFO(timing.output);
-  REQUIRE(timing.exit_code == 0);
+  RunOk("exec " + common + " --timing-only --report " + (dir / "t.json").string());
   CHECK(ReportCycles(dir / "t.json") == ReportCycles(dir / "f.json"));
-  return run.output;
+  return run;
 }
 
 }  // namespace
@@ -165,10 +160,8 @@ struct StreamRun {
 };
 
 StreamRun RunStreamTimingOnly(const std::string& preset, const fs::path& program, const fs::path& dir) {
-  const Result run = RunTpusim("exec " + program.string() + " --config " + preset + " --timing-only --report " +
-                               (dir / "t.json").string());
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  RunOk("exec " + program.string() + " --config " + preset + " --timing-only --report " +
+        (dir / "t.json").string());
   StreamRun result;
   result.cycles = ReportCycles(dir / "t.json");
   const double seconds = static_cast<double>(result.cycles) / (ReportNumber(dir / "t.json", "clock_mhz") * 1e6);
@@ -241,10 +234,8 @@ TEST_CASE("tpusim exec: the MXU stream's results are exact on every preset", "[e
         tpusim::isa::WriteNpy((dir / "lhs.npy").string(), ElementType::kBF16, std::vector<int64_t>{rows, 128}, lhs);
         inputs = " --input lhs=" + (dir / "lhs.npy").string();
       }
-      const Result run = RunTpusim("exec " + (dir / "stream.tpuasm").string() + " --config " + preset + inputs +
-                                   " --out " + (dir / "out").string());
-      INFO(run.output);
-      REQUIRE(run.exit_code == 0);
+      RunOk("exec " + (dir / "stream.tpuasm").string() + " --config " + preset + inputs +
+            " --out " + (dir / "out").string());
       const tpusim::isa::NpyArray out = ReadOutput(dir / "out" / "out.npy", ElementType::kF32);
       const int64_t column_blocks = (mxu.column_count() + 127) / 128;
       const int64_t accumulators = mxu.count() * 2 * column_blocks;

@@ -31,13 +31,6 @@ std::vector<uint8_t> S8Bytes(int64_t count) {
   return bytes;
 }
 
-Result Run(const fs::path& dir, const std::string& hlo, const std::string& preset, int inputs) {
-  WriteText(dir / "m.hlo", hlo);
-  std::string args = "run " + (dir / "m.hlo").string() + " --config " + preset + " --check --out " + (dir / "out").string();
-  for (int i = 0; i < inputs; ++i) args += fmt::format(" --input {}={}", i, (dir / fmt::format("in{}.npy", i)).string());
-  return RunTpusim(args);
-}
-
 template <typename T>
 std::vector<T> Output(const fs::path& dir, ElementType type, std::size_t count) {
   const tpusim::isa::NpyArray got = tpusim::isa::ReadNpy((dir / "out" / "output_0.npy").string(), type);
@@ -53,14 +46,12 @@ void ConvertS8ToF32(const std::string& preset, int64_t rows, int64_t cols) {
   const fs::path dir = TempDir(fmt::format("s8_f32_{}_{}x{}", preset, rows, cols));
   const std::vector<int64_t> dims = {rows, cols};
   tpusim::isa::WriteNpy((dir / "in0.npy").string(), ElementType::kS8, dims, S8Bytes(rows * cols));
-  const Result run = Run(dir, fmt::format("HloModule m\n\nENTRY main {{\n  a = s8[{0},{1}] parameter(0)\n"
-                                          "  c = f32[{0},{1}] convert(a)\n  h = f32[] constant(0.5)\n"
-                                          "  hb = f32[{0},{1}] broadcast(h), dimensions={{}}\n"
-                                          "  ROOT m = f32[{0},{1}] multiply(c, hb)\n}}\n",
-                                          rows, cols),
-                         preset, 1);
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  RunModuleChecked(dir, fmt::format("HloModule m\n\nENTRY main {{\n  a = s8[{0},{1}] parameter(0)\n"
+                                    "  c = f32[{0},{1}] convert(a)\n  h = f32[] constant(0.5)\n"
+                                    "  hb = f32[{0},{1}] broadcast(h), dimensions={{}}\n"
+                                    "  ROOT m = f32[{0},{1}] multiply(c, hb)\n}}\n",
+                                    rows, cols),
+                        preset, 1);
   const auto got = Output<float>(dir, ElementType::kF32, rows * cols);
   int64_t bad = 0;
   for (int64_t i = 0; i < rows * cols; ++i) bad += got[i] != static_cast<float>(S8At(i)) * 0.5f;
@@ -91,14 +82,12 @@ TEST_CASE("narrow types: s8 -> bf16 -> dot as in the dot_bf16 workloads", "[narr
     std::memcpy(b.data() + 2 * i, &bits, 2);
   }
   tpusim::isa::WriteNpy((dir / "in1.npy").string(), ElementType::kBF16, b_dims, b);
-  const Result run = Run(dir, fmt::format("HloModule m\n\nENTRY main {{\n  a = s8[{0},{1}] parameter(0)\n"
-                                          "  c = bf16[{0},{1}] convert(a)\n  b = bf16[{2},{0}] parameter(1)\n"
-                                          "  ROOT d = f32[{1},{2}] dot(c, b), lhs_contracting_dims={{0}}, "
-                                          "rhs_contracting_dims={{1}}\n}}\n",
-                                          k, m, n),
-                         "tiny", 2);
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  RunModuleChecked(dir, fmt::format("HloModule m\n\nENTRY main {{\n  a = s8[{0},{1}] parameter(0)\n"
+                                    "  c = bf16[{0},{1}] convert(a)\n  b = bf16[{2},{0}] parameter(1)\n"
+                                    "  ROOT d = f32[{1},{2}] dot(c, b), lhs_contracting_dims={{0}}, "
+                                    "rhs_contracting_dims={{1}}\n}}\n",
+                                    k, m, n),
+                        "tiny", 2);
   const auto got = Output<float>(dir, ElementType::kF32, m * n);
   int64_t bad = 0;
   for (int64_t i = 0; i < m; ++i) {
@@ -127,12 +116,10 @@ TEST_CASE("narrow types: f32 -> s8 and u8 truncate and saturate, NaN -> 0", "[na
     const fs::path dir = TempDir("f32_to_" + type);
     const std::vector<int64_t> dims = {rows, cols};
     tpusim::isa::WriteNpy((dir / "in0.npy").string(), ElementType::kF32, dims, bytes);
-    const Result run = Run(dir, fmt::format("HloModule m\n\nENTRY main {{\n  a = f32[{0},{1}] parameter(0)\n"
-                                            "  ROOT c = {2}[{0},{1}] convert(a)\n}}\n",
-                                            rows, cols, type),
-                           "tpu_v4", 1);
-    INFO(run.output);
-    REQUIRE(run.exit_code == 0);
+    RunModuleChecked(dir, fmt::format("HloModule m\n\nENTRY main {{\n  a = f32[{0},{1}] parameter(0)\n"
+                                      "  ROOT c = {2}[{0},{1}] convert(a)\n}}\n",
+                                      rows, cols, type),
+                          "tpu_v4", 1);
     const auto got = Output<uint8_t>(dir, is_signed ? ElementType::kS8 : ElementType::kU8, rows * cols);
     int64_t bad = 0;
     std::string first;
@@ -153,14 +140,12 @@ TEST_CASE("narrow types: s8 arithmetic wraps, u8 <-> s8 converts wrap, rank-1 ar
   const fs::path dir = TempDir("s8_wrap");
   const std::vector<int64_t> dims = {n};
   tpusim::isa::WriteNpy((dir / "in0.npy").string(), ElementType::kS8, dims, S8Bytes(n));
-  const Result run = Run(dir, fmt::format("HloModule m\n\nENTRY main {{\n  a = s8[{0}] parameter(0)\n"
-                                          "  s = s8[{0}] add(a, a)\n  u = u8[{0}] convert(s)\n"
-                                          "  k = u8[] constant(200)\n  kb = u8[{0}] broadcast(k), dimensions={{}}\n"
-                                          "  v = u8[{0}] add(u, kb)\n  ROOT w = s8[{0}] convert(v)\n}}\n",
-                                          n),
-                         "tiny", 1);
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  RunModuleChecked(dir, fmt::format("HloModule m\n\nENTRY main {{\n  a = s8[{0}] parameter(0)\n"
+                                    "  s = s8[{0}] add(a, a)\n  u = u8[{0}] convert(s)\n"
+                                    "  k = u8[] constant(200)\n  kb = u8[{0}] broadcast(k), dimensions={{}}\n"
+                                    "  v = u8[{0}] add(u, kb)\n  ROOT w = s8[{0}] convert(v)\n}}\n",
+                                    n),
+                        "tiny", 1);
   const auto got = Output<int8_t>(dir, ElementType::kS8, n);
   int64_t bad = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -176,16 +161,13 @@ TEST_CASE("narrow types: shifts of s8 are refused with the op named", "[narrow]"
   WriteText(dir / "m.hlo",
             "HloModule m\n\nENTRY main {\n  a = s8[8,128] parameter(0)\n"
             "  ROOT s = s8[8,128] shift-right-logical(a, a)\n}\n");
-  const Result run = RunTpusim("run " + (dir / "m.hlo").string() + " --config tiny");
-  CHECK(run.exit_code == 1);
-  CHECK_THAT(run.output, Catch::Contains("shift-right-logical 's'") && Catch::Contains("on s8"));
+  const std::string output = RunExpectingError("run " + (dir / "m.hlo").string() + " --config tiny");
+  CHECK_THAT(output, Catch::Contains("shift-right-logical 's'") && Catch::Contains("on s8"));
 }
 
 TEST_CASE("narrow types: the dot_bf16_0 and dot_bf16_1 workloads (s8 -> bf16 -> dot) pass --check on tpu_v4", "[narrow][workload]") {
   for (const char* name : {"dot_bf16_0.hlo", "dot_bf16_1.hlo"}) {
     INFO(name);
-    const Result run = RunTpusim(std::string("run ") + TPUSIM_SHARED_DIR + "/workloads/xla/" + name + " --config tpu_v4 --check");
-    INFO(run.output);
-    CHECK(run.exit_code == 0);
+    RunOk(std::string("run ") + TPUSIM_SHARED_DIR + "/workloads/xla/" + name + " --config tpu_v4 --check");
   }
 }

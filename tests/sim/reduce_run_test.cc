@@ -77,10 +77,8 @@ TEST_CASE("tpusim run --check: reduce over every placement of the reduced dims",
     INFO(c.name);
     const fs::path dir = TempDir(c.name);
     const fs::path module = WriteModule(dir, ReduceModule(c.type, c.dims, c.reduced, c.out_dims, c.op, c.init));
-    const Result run = RunTpusim("run " + module.string() + " --check --seed 3");
-    INFO(run.output);
-    REQUIRE(run.exit_code == 0);
-    CHECK_THAT(run.output, Catch::Contains("check passed"));
+    const std::string output = RunOk("run " + module.string() + " --check --seed 3");
+    CHECK_THAT(output, Catch::Contains("check passed"));
   }
 }
 
@@ -99,10 +97,8 @@ TEST_CASE("reduce sums s32 rows and finds f32 maxima exactly", "[sim][reduce]") 
   std::memcpy(bytes.data(), x.data(), bytes.size());
   tpusim::isa::WriteNpy((dir / "x.npy").string(), ElementType::kS32, dims, bytes);
   const fs::path module = WriteModule(dir, ReduceModule("s32", "2,11,200", "2", "2,11", "add", "5"));
-  const Result run = RunTpusim("run " + module.string() + " --input 0=" + (dir / "x.npy").string() + " --out " +
-                               (dir / "out").string());
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  RunOk("run " + module.string() + " --input 0=" + (dir / "x.npy").string() + " --out " +
+        (dir / "out").string());
   const tpusim::isa::NpyArray out = tpusim::isa::ReadNpy((dir / "out" / "output_0.npy").string(), ElementType::kS32);
   REQUIRE(out.dims == std::vector<int64_t>{2, 11});
   for (int m = 0; m < 2; ++m) {
@@ -125,10 +121,8 @@ TEST_CASE("reduce sums s32 rows and finds f32 maxima exactly", "[sim][reduce]") 
   tpusim::isa::WriteNpy((dir / "v.npy").string(), ElementType::kF32, vdims, vbytes);
   const fs::path max_module = dir / "max.hlo";
   std::ofstream(max_module) << ReduceModule("f32", "13,130", "0", "130", "maximum", "-inf");
-  const Result max_run = RunTpusim("run " + max_module.string() + " --input 0=" + (dir / "v.npy").string() +
-                                   " --out " + (dir / "max_out").string());
-  INFO(max_run.output);
-  REQUIRE(max_run.exit_code == 0);
+  RunOk("run " + max_module.string() + " --input 0=" + (dir / "v.npy").string() +
+        " --out " + (dir / "max_out").string());
   const tpusim::isa::NpyArray maxima =
       tpusim::isa::ReadNpy((dir / "max_out" / "output_0.npy").string(), ElementType::kF32);
   REQUIRE(maxima.dims == std::vector<int64_t>{130});
@@ -141,9 +135,7 @@ TEST_CASE("reduce sums s32 rows and finds f32 maxima exactly", "[sim][reduce]") 
 
 TEST_CASE("tpusim run --check passes on the sum workload and states the reduce bound", "[sim][reduce]") {
   const fs::path workload = fs::path(TPUSIM_SHARED_DIR) / "workloads/xla/sum_axis_1x4096x1024_bf16.hlo";
-  const Result run = RunTpusim("run " + workload.string() + " --check");
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  const std::string output = RunOk("run " + workload.string() + " --check");
   // The bound for a float add-reduce is 1 ulp (sim/output_check.cc: compensated f32 sums).
-  CHECK_THAT(run.output, Catch::Contains("within 1 ulp of the reference evaluator (float add-reduce"));
+  CHECK_THAT(output, Catch::Contains("within 1 ulp of the reference evaluator (float add-reduce"));
 }

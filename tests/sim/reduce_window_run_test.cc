@@ -38,11 +38,9 @@ template <typename T>
 std::vector<T> RunAndRead(const fs::path& dir, const std::string& module, const fs::path& input, ElementType type) {
   const fs::path path = dir / "module.hlo";
   WriteText(path, module);
-  const Result run = RunTpusim("run " + path.string() + " --check --input 0=" + input.string() + " --out " +
-                               (dir / "out").string());
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
-  CHECK_THAT(run.output, Catch::Contains("check passed"));
+  const std::string output = RunOk("run " + path.string() + " --check --input 0=" + input.string() + " --out " +
+                                   (dir / "out").string());
+  CHECK_THAT(output, Catch::Contains("check passed"));
   const tpusim::isa::NpyArray out = ReadOutput(dir / "out" / "output_0.npy", type);
   std::vector<T> values(out.data.size() / sizeof(T));
   std::memcpy(values.data(), out.data.data(), out.data.size());
@@ -111,10 +109,8 @@ TEST_CASE("tpusim run --check: reduce-window over strides, padding and dilations
     const fs::path dir = TempDir(std::string("rw_") + c.name);
     const fs::path path = dir / "module.hlo";
     WriteText(path, WindowModule(c.type, c.in, c.out, c.window, c.op, c.init));
-    const Result run = RunTpusim("run " + path.string() + " --check --seed 5");
-    INFO(run.output);
-    CHECK(run.exit_code == 0);
-    CHECK_THAT(run.output, Catch::Contains("check passed"));
+    const std::string output = RunOk("run " + path.string() + " --check --seed 5");
+    CHECK_THAT(output, Catch::Contains("check passed"));
   }
 }
 
@@ -123,9 +119,7 @@ TEST_CASE("reduce-window: what is not lowered is refused with the reason", "[sim
   const fs::path path = dir / "module.hlo";
   // bf16 would need each fold rounded to bf16; the kernel holds 32-bit words only.
   WriteText(path, WindowModule("bf16", "8,128", "8,64", "size=1x2 stride=1x2", "add", "0"));
-  const Result run = RunTpusim("run " + path.string());
-  INFO(run.output);
-  CHECK(run.exit_code != 0);
-  CHECK_THAT(run.output, Catch::Contains("cannot lower reduce-window"));
-  CHECK_THAT(run.output, Catch::Contains("only f32, s32 and u32 reduce-windows are lowered (its type is bf16)"));
+  const std::string output = RunExpectingError("run " + path.string());
+  CHECK_THAT(output, Catch::Contains("cannot lower reduce-window"));
+  CHECK_THAT(output, Catch::Contains("only f32, s32 and u32 reduce-windows are lowered (its type is bf16)"));
 }

@@ -73,10 +73,8 @@ ENTRY main {
 )");
   const std::vector<uint8_t> p = RandomBf16(40 * 300, 7);
   tpusim::isa::WriteNpy((dir / "p.npy").string(), ElementType::kBF16, Dims({40, 300}), p);
-  const Result run = RunTpusim("run " + module.string() + " --input p=" + (dir / "p.npy").string() +
-                               " --dump-memory " + (dir / "dump").string() + " --out " + (dir / "out").string());
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  RunOk("run " + module.string() + " --input p=" + (dir / "p.npy").string() +
+        " --dump-memory " + (dir / "dump").string() + " --out " + (dir / "out").string());
   // 2p is exact in bf16 (doubling only raises the exponent; |p| < 4 cannot overflow).
   std::vector<uint8_t> expected(p.size());
   for (std::size_t i = 0; i < p.size() / 2; ++i) {
@@ -118,11 +116,9 @@ ENTRY main {
 )");
   const std::vector<float> p = RandomF32(20 * 130, 11);
   tpusim::isa::WriteNpy((dir / "p.npy").string(), ElementType::kF32, Dims({20, 130}), F32Bytes(p));
-  const Result run = RunTpusim("run " + module.string() + " --input p=" + (dir / "p.npy").string() +
-                               " --check --dump-memory " + (dir / "dump").string() + " --config tiny");
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
-  CHECK_THAT(run.output, Catch::Contains("check passed"));
+  const std::string run = RunOk("run " + module.string() + " --input p=" + (dir / "p.npy").string() +
+                                " --check --dump-memory " + (dir / "dump").string() + " --config tiny");
+  CHECK_THAT(run, Catch::Contains("check passed"));
   const tpusim::isa::Shape shape = tpusim::isa::ParseShape("f32[20,130]{1,0:T(8,128)}");
   std::vector<float> expected(p.size());
   for (std::size_t i = 0; i < p.size(); ++i) expected[i] = std::exp(p[i]);
@@ -151,11 +147,9 @@ ENTRY main {
   const float q = -1.25f;
   tpusim::isa::WriteNpy((dir / "p.npy").string(), ElementType::kF32, Dims({9, 200}), F32Bytes(p));
   tpusim::isa::WriteNpy((dir / "q.npy").string(), ElementType::kF32, Dims({}), F32Bytes({q}));
-  const Result run = RunTpusim("run " + module.string() + " --input p=" + (dir / "p.npy").string() + " --input q=" +
-                               (dir / "q.npy").string() + " --out " + (dir / "out").string() + " --report " +
-                               (dir / "report.json").string());
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  RunOk("run " + module.string() + " --input p=" + (dir / "p.npy").string() + " --input q=" +
+        (dir / "q.npy").string() + " --out " + (dir / "out").string() + " --report " +
+        (dir / "report.json").string());
   const std::vector<float> got = F32Values(ReadOutput(dir / "out" / "output_0.npy", ElementType::kF32).data);
   REQUIRE(got.size() == p.size());
   for (std::size_t i = 0; i < p.size(); ++i) {
@@ -199,11 +193,9 @@ ENTRY main {
   };
   tpusim::isa::WriteNpy((dir / "a.npy").string(), ElementType::kS32, Dims({16, 128}), bytes(a));
   tpusim::isa::WriteNpy((dir / "b.npy").string(), ElementType::kS32, Dims({16, 128}), bytes(b));
-  const Result run = RunTpusim("run " + module.string() + " --input a=" + (dir / "a.npy").string() + " --input b=" +
-                               (dir / "b.npy").string() + " --check --out " + (dir / "out").string());
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
-  CHECK_THAT(run.output, Catch::Contains("every element equal"));
+  const std::string run = RunOk("run " + module.string() + " --input a=" + (dir / "a.npy").string() + " --input b=" +
+                                (dir / "b.npy").string() + " --check --out " + (dir / "out").string());
+  CHECK_THAT(run, Catch::Contains("every element equal"));
   const auto values = [&](int i) {
     const std::vector<uint8_t> data = ReadOutput(dir / "out" / ("output_" + std::to_string(i) + ".npy"), ElementType::kS32).data;
     std::vector<int32_t> out(data.size() / 4);
@@ -231,12 +223,9 @@ ENTRY main {
   ROOT r = f32[1024,1024] subtract(a, b)
 }
 )");
-  const Result run = RunTpusim("run " + module.string() + " --seed 3 --check --report " + (dir / "f.json").string());
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
-  CHECK_THAT(run.output, Catch::Contains("every element equal"));
-  const Result timing = RunTpusim("run " + module.string() + " --timing-only --report " + (dir / "t.json").string());
-  REQUIRE(timing.exit_code == 0);
+  const std::string run = RunOk("run " + module.string() + " --seed 3 --check --report " + (dir / "f.json").string());
+  CHECK_THAT(run, Catch::Contains("every element equal"));
+  RunOk("run " + module.string() + " --timing-only --report " + (dir / "t.json").string());
   CHECK(ReportNumber(dir / "t.json", "cycles") == ReportNumber(dir / "f.json", "cycles"));
   // Nothing beats the roofline: 12 MiB through HBM at the preset's 614.4 GB/s take at least 20.5 us.
   CHECK(ReportNumber(dir / "f.json", "device_time_us") >= 3.0 * 4194304 / 614.4e9 * 1e6);
@@ -259,10 +248,8 @@ ENTRY main {
   const std::vector<float> b = RandomF32(8 * 256, 22);
   tpusim::isa::WriteNpy((dir / "a.npy").string(), ElementType::kF32, Dims({8, 256}), F32Bytes(a));
   tpusim::isa::WriteNpy((dir / "b.npy").string(), ElementType::kF32, Dims({8, 256}), F32Bytes(b));
-  const Result run = RunTpusim("run " + module.string() + " --input a=" + (dir / "a.npy").string() + " --input b=" +
-                               (dir / "b.npy").string() + " --check --out " + (dir / "out").string());
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  RunOk("run " + module.string() + " --input a=" + (dir / "a.npy").string() + " --input b=" +
+        (dir / "b.npy").string() + " --check --out " + (dir / "out").string());
   const std::vector<float> got = F32Values(ReadOutput(dir / "out" / "output_0.npy", ElementType::kF32).data);
   const auto round = [](float x) { return Bf16ToF32(tpusim::isa::F32ToBf16(x)); };
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -282,18 +269,12 @@ ENTRY main {
 )");
   const std::vector<float> p = RandomF32(24 * 260, 31);
   tpusim::isa::WriteNpy((dir / "p.npy").string(), ElementType::kF32, Dims({24, 260}), F32Bytes(p));
-  const Result compiled = RunTpusim("compile " + module.string() + " --config tpu_v5e -o " + (dir / "m.tpuasm").string());
-  INFO(compiled.output);
-  REQUIRE(compiled.exit_code == 0);
-  const Result exec = RunTpusim("exec " + (dir / "m.tpuasm").string() + " --config tpu_v5e --input p=" +
-                                (dir / "p.npy").string() + " --out " + (dir / "exec").string() + " --report " +
-                                (dir / "exec.json").string());
-  INFO(exec.output);
-  REQUIRE(exec.exit_code == 0);
-  const Result run = RunTpusim("run " + module.string() + " --config tpu_v5e --input p=" + (dir / "p.npy").string() +
-                               " --out " + (dir / "run").string() + " --report " + (dir / "run.json").string());
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  RunOk("compile " + module.string() + " --config tpu_v5e -o " + (dir / "m.tpuasm").string());
+  const std::string exec = RunOk("exec " + (dir / "m.tpuasm").string() + " --config tpu_v5e --input p=" +
+                                 (dir / "p.npy").string() + " --out " + (dir / "exec").string() + " --report " +
+                                 (dir / "exec.json").string());
+  const std::string run = RunOk("run " + module.string() + " --config tpu_v5e --input p=" + (dir / "p.npy").string() +
+                                " --out " + (dir / "run").string() + " --report " + (dir / "run.json").string());
   CHECK(ReadOutput(dir / "exec" / "output.0.npy", ElementType::kF32).data ==
         ReadOutput(dir / "run" / "output_0.npy", ElementType::kF32).data);
   // exec reports the whole program, host transfers included: run's total_cycles.
@@ -309,22 +290,18 @@ ENTRY main {
   ROOT c = f32[8,8] cholesky(p), lower=true
 }
 )");
-  const Result run = RunTpusim("run " + module.string());
-  INFO(run.output);
-  CHECK(run.exit_code != 0);
-  CHECK_THAT(run.output, Catch::Contains("module.hlo:4:8: instruction 'c'"));
-  CHECK_THAT(run.output, Catch::Contains("cannot lower cholesky f32[8,8]"));
+  const std::string run = RunExpectingError("run " + module.string());
+  CHECK_THAT(run, Catch::Contains("module.hlo:4:8: instruction 'c'"));
+  CHECK_THAT(run, Catch::Contains("cannot lower cholesky f32[8,8]"));
 }
 
 TEST_CASE("the README's main command simulates the bundled attention block and its check passes", "[run]") {
   const std::string command = "build/tpusim run tests/workloads/mha_block_1x12x128x64_bf16.hlo --check";
   CHECK_THAT(ReadText(fs::path(TPUSIM_SOURCE_DIR) / "README.md"), Catch::Contains("bash .ci/setup && " + command));
-  const Result run = RunTpusim("run " + (fs::path(TPUSIM_SOURCE_DIR) / "tests/workloads/mha_block_1x12x128x64_bf16.hlo").string() + " --check");
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
-  CHECK_THAT(run.output, Catch::Contains("module jit_f on tpu_v4:"));
-  CHECK_THAT(run.output, Catch::Contains("roofline:"));
-  CHECK_THAT(run.output, Catch::Contains("check passed"));
+  const std::string run = RunOk("run " + (fs::path(TPUSIM_SOURCE_DIR) / "tests/workloads/mha_block_1x12x128x64_bf16.hlo").string() + " --check");
+  CHECK_THAT(run, Catch::Contains("module jit_f on tpu_v4:"));
+  CHECK_THAT(run, Catch::Contains("roofline:"));
+  CHECK_THAT(run, Catch::Contains("check passed"));
 }
 
 TEST_CASE("tpusim run stores and loads pred arrays as XLA's bytes, padding zero", "[run]") {
@@ -345,11 +322,9 @@ ENTRY main {
   const std::vector<float> b = RandomF32(20 * 130, 42);
   tpusim::isa::WriteNpy((dir / "a.npy").string(), ElementType::kF32, Dims({20, 130}), F32Bytes(a));
   tpusim::isa::WriteNpy((dir / "b.npy").string(), ElementType::kF32, Dims({20, 130}), F32Bytes(b));
-  const Result run = RunTpusim("run " + module.string() + " --input a=" + (dir / "a.npy").string() + " --input b=" +
-                               (dir / "b.npy").string() + " --check --dump-memory " + (dir / "dump").string());
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
-  CHECK_THAT(run.output, Catch::Contains("every element equal"));
+  const std::string run = RunOk("run " + module.string() + " --input a=" + (dir / "a.npy").string() + " --input b=" +
+                                (dir / "b.npy").string() + " --check --dump-memory " + (dir / "dump").string());
+  CHECK_THAT(run, Catch::Contains("every element equal"));
   std::vector<uint8_t> expected(a.size());
   for (std::size_t i = 0; i < a.size(); ++i) expected[i] = a[i] >= b[i] ? 1 : 0;
   const tpusim::isa::Shape shape = tpusim::isa::ParseShape("pred[20,130]{1,0:T(8,128)(4,1)}");
@@ -368,9 +343,7 @@ ENTRY main {
   ROOT r = bf16[8192,8192] add(a, b)
 }
 )");
-  const Result run = RunTpusim("run " + module.string() + " --timing-only --report " + (dir / "r.json").string());
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  RunOk("run " + module.string() + " --timing-only --report " + (dir / "r.json").string());
   const double seconds = ReportNumber(dir / "r.json", "device_time_us") * 1e-6;
   const double bytes = ReportNumber(dir / "r.json", "bytes_accessed");
   CHECK(bytes == 3.0 * 8192 * 8192 * 2);
@@ -407,11 +380,9 @@ ENTRY main {
     std::memcpy(yb.data(), &y, 4);
     tpusim::isa::WriteNpy((dir / "x.npy").string(), ElementType::kS32, Dims({}), xb);
     tpusim::isa::WriteNpy((dir / "y.npy").string(), ElementType::kS32, Dims({}), yb);
-    const Result run = RunTpusim("run " + module.string() + " --input a=" + (dir / "a.npy").string() + " --input b=" +
-                                 (dir / "b.npy").string() + " --input x=" + (dir / "x.npy").string() + " --input y=" +
-                                 (dir / "y.npy").string() + " --check --out " + (dir / "out").string());
-    INFO(run.output);
-    REQUIRE(run.exit_code == 0);
+    RunOk("run " + module.string() + " --input a=" + (dir / "a.npy").string() + " --input b=" +
+          (dir / "b.npy").string() + " --input x=" + (dir / "x.npy").string() + " --input y=" +
+          (dir / "y.npy").string() + " --check --out " + (dir / "out").string());
     CHECK(ReadOutput(dir / "out" / "output_0.npy", ElementType::kF32).data == F32Bytes(x < y ? a : b));
   }
 }
@@ -440,11 +411,9 @@ ENTRY main {
   tpusim::isa::WriteNpy((dir / "o.npy").string(), ElementType::kF32, Dims({50, 130}), F32Bytes(operand));
   tpusim::isa::WriteNpy((dir / "i.npy").string(), ElementType::kS32, Dims({7, 1}), index_bytes);
   tpusim::isa::WriteNpy((dir / "u.npy").string(), ElementType::kF32, Dims({7, 130}), F32Bytes(updates));
-  const Result run = RunTpusim("run " + module.string() + " --input operand=" + (dir / "o.npy").string() +
-                               " --input idx=" + (dir / "i.npy").string() + " --input upd=" + (dir / "u.npy").string() +
-                               " --check --out " + (dir / "out").string());
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  RunOk("run " + module.string() + " --input operand=" + (dir / "o.npy").string() +
+        " --input idx=" + (dir / "i.npy").string() + " --input upd=" + (dir / "u.npy").string() +
+        " --check --out " + (dir / "out").string());
   std::vector<float> expected = operand;
   for (std::size_t k = 0; k < rows.size(); ++k) {
     if (rows[k] < 0 || rows[k] > 49) continue;
@@ -468,11 +437,9 @@ ENTRY e {
   const std::vector<float> q = RandomF32(64 * 256, 2);
   tpusim::isa::WriteNpy((dir / "p.npy").string(), ElementType::kF32, Dims({64, 256}), F32Bytes(p));
   tpusim::isa::WriteNpy((dir / "q.npy").string(), ElementType::kF32, Dims({64, 256}), F32Bytes(q));
-  const Result run = RunTpusim("run " + module.string() + " --input p=" + (dir / "p.npy").string() + " --input q=" +
-                               (dir / "q.npy").string() + " --check --dump-memory " + (dir / "dump").string());
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
-  CHECK_THAT(run.output, Catch::Contains("check passed"));
+  const std::string run = RunOk("run " + module.string() + " --input p=" + (dir / "p.npy").string() + " --input q=" +
+                                (dir / "q.npy").string() + " --check --dump-memory " + (dir / "dump").string());
+  CHECK_THAT(run, Catch::Contains("check passed"));
   const std::string index = ReadText(dir / "dump" / "index.json");
   std::smatch parameter, output;
   REQUIRE(std::regex_search(index, parameter, std::regex(R"("name": "p", "role": "parameter", .*"address": ([0-9]+))")));

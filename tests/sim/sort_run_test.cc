@@ -18,9 +18,7 @@ std::string Module(const std::string& name) {
 }
 
 void RequireCheckPasses(const std::string& name, int seed) {
-  const Result r = RunTpusim("run " + Module(name) + " --check --seed " + std::to_string(seed));
-  INFO(r.output);
-  REQUIRE(r.exit_code == 0);
+  RunOk("run " + Module(name) + " --check --seed " + std::to_string(seed));
 }
 
 // f32 [37,300] LT (FLOAT) along the minor dim; bf16 [129,5] along the major dim with JAX's
@@ -52,10 +50,8 @@ TEST_CASE("sort kernel: s32 descending output equals a sort computed in the test
   std::memcpy(bytes.data(), values.data(), bytes.size());
   const std::vector<int64_t> dims = {3, 50, 4};
   isa::WriteNpy((dir / "x.npy").string(), isa::ElementType::kS32, dims, bytes);
-  const Result r = RunTpusim("run " + Module("s32_gt") + " --input 0=" + (dir / "x.npy").string() + " --out " +
-                             dir.string());
-  INFO(r.output);
-  REQUIRE(r.exit_code == 0);
+  RunOk("run " + Module("s32_gt") + " --input 0=" + (dir / "x.npy").string() + " --out " +
+        dir.string());
   const isa::NpyArray got = ReadOutput(dir / "output_0.npy", isa::ElementType::kS32);
   REQUIRE(got.data.size() == bytes.size());
   std::vector<int32_t> out(600);
@@ -105,10 +101,8 @@ TEST_CASE("sort kernel: bf16 argsort indices equal a stable sort computed in the
   std::memcpy(bytes.data(), x.data(), bytes.size());
   const std::vector<int64_t> dims = {rows, n};
   isa::WriteNpy((dir / "x.npy").string(), isa::ElementType::kBF16, dims, bytes);
-  const Result r = RunTpusim("run " + Module("argsort_bf16_s32") + " --check --input 0=" + (dir / "x.npy").string() +
-                             " --out " + dir.string());
-  INFO(r.output);
-  REQUIRE(r.exit_code == 0);
+  RunOk("run " + Module("argsort_bf16_s32") + " --check --input 0=" + (dir / "x.npy").string() +
+        " --out " + dir.string());
   const isa::NpyArray got = ReadOutput(dir / "output_0.npy", isa::ElementType::kS32);
   REQUIRE(got.data.size() == static_cast<std::size_t>(rows * n * 4));
   std::vector<int32_t> out(rows * n);

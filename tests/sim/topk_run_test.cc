@@ -37,9 +37,7 @@ fs::path TopKModule(const fs::path& dir, const std::string& type, const std::vec
 }
 
 void RequireCheckPasses(const fs::path& module, int seed) {
-  const Result r = RunTpusim("run " + module.string() + " --check --seed " + std::to_string(seed));
-  INFO(r.output);
-  REQUIRE(r.exit_code == 0);
+  RunOk("run " + module.string() + " --check --seed " + std::to_string(seed));
 }
 
 TEST_CASE("topk kernel: the logits workload bf16[1,50000] k=10 passes --check") {
@@ -83,11 +81,9 @@ TEST_CASE("topk kernel: run --check on odd shapes of f32, bf16, f16, s32, u32") 
 TEST_CASE("topk kernel: an s8 operand is refused with a cannot-lower error") {
   const fs::path dir = TempDir("topk_refused");
   const fs::path module = TopKModule(dir, "s8", {4, 100}, 3, true);
-  const Result r = RunTpusim("run " + module.string() + " --check");
-  INFO(r.output);
-  CHECK(r.exit_code != 0);
-  CHECK(r.output.find("cannot lower topk") != std::string::npos);
-  CHECK(r.output.find("f32, bf16, f16, s32 and u32") != std::string::npos);
+  const std::string output = RunExpectingError("run " + module.string() + " --check");
+  CHECK(output.find("cannot lower topk") != std::string::npos);
+  CHECK(output.find("f32, bf16, f16, s32 and u32") != std::string::npos);
 }
 
 // XLA's order for floats: total order by bits (-NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN).
@@ -118,10 +114,8 @@ TEST_CASE("topk kernel: f32 [3,1000] k=7 equals a stable sort computed in the te
       const std::vector<int64_t> dims = {rows, n};
       isa::WriteNpy((dir / "x.npy").string(), isa::ElementType::kF32, dims, bytes);
       const fs::path module = TopKModule(dir, "f32", {rows, n}, k, largest);
-      const Result r = RunTpusim("run " + module.string() + " --check --input 0=" + (dir / "x.npy").string() +
-                                 " --out " + dir.string());
-      INFO(r.output);
-      REQUIRE(r.exit_code == 0);
+      RunOk("run " + module.string() + " --check --input 0=" + (dir / "x.npy").string() +
+            " --out " + dir.string());
       const isa::NpyArray values = ReadOutput(dir / "output_0.npy", isa::ElementType::kF32);
       const isa::NpyArray indices = ReadOutput(dir / "output_1.npy", isa::ElementType::kS32);
       REQUIRE(values.data.size() == static_cast<std::size_t>(rows * k * 4));

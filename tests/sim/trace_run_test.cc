@@ -75,10 +75,8 @@ TracedCli RunTraced(const std::string& module, const std::string& level, const s
   const fs::path dir = TempDir("trace_run_" + name);
   TracedCli traced;
   traced.trace = dir / "t.perfetto-trace";
-  const Result run = RunTpusim("run " + module + " --timing-only --report " + (dir / "r.json").string() +
-                               " --trace " + traced.trace.string() + " --trace-level " + level);
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  RunOk("run " + module + " --timing-only --report " + (dir / "r.json").string() +
+        " --trace " + traced.trace.string() + " --trace-level " + level);
   traced.report = ReadText(dir / "r.json");
   traced.parsed = tpusim::traces::ReadAndCheckPerfettoTrace(traced.trace.string());
   return traced;
@@ -203,21 +201,17 @@ TEST_CASE("tpusim run --trace-level all: a tiny module, every instruction its ow
 TEST_CASE("tpusim run --trace-format json writes Chrome JSON, and bad trace options are errors", "[trace]") {
   const fs::path dir = TempDir("trace_run_json");
   const fs::path json = dir / "t.json";
-  const Result run = RunTpusim("run " + kAttention + " --timing-only --trace " + json.string());
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  const std::string run = RunOk("run " + kAttention + " --timing-only --trace " + json.string());
   const std::string text = ReadText(json);
   REQUIRE(!text.empty());
   CHECK(text[0] == '{');
   CHECK(text.find("\"process_name\"") != std::string::npos);
   CHECK(text.find("\"ph\":\"M\"") != std::string::npos);
 
-  const Result level = RunTpusim("run " + kAttention + " --timing-only --trace " + json.string() + " --trace-level some");
-  CHECK(level.exit_code != 0);
-  CHECK_THAT(level.output, Catch::Contains("--trace-level some: expected ops, units or all"));
-  const Result format = RunTpusim("run " + kAttention + " --timing-only --trace " + json.string() + " --trace-format svg");
-  CHECK(format.exit_code != 0);
-  CHECK_THAT(format.output, Catch::Contains("--trace-format svg: expected perfetto or json"));
+  const std::string level = RunExpectingError("run " + kAttention + " --timing-only --trace " + json.string() + " --trace-level some");
+  CHECK_THAT(level, Catch::Contains("--trace-level some: expected ops, units or all"));
+  const std::string format = RunExpectingError("run " + kAttention + " --timing-only --trace " + json.string() + " --trace-format svg");
+  CHECK_THAT(format, Catch::Contains("--trace-format svg: expected perfetto or json"));
 }
 
 TEST_CASE("tpusim exec --trace: the program's run in XLA Modules, the units below", "[trace]") {
@@ -234,10 +228,8 @@ TEST_CASE("tpusim exec --trace: the program's run in XLA Modules, the units belo
             "  vld v0, vmem[0x0]\n"
             "  halt\n");
   const fs::path trace = dir / "t.pftrace";
-  const Result run = RunTpusim("exec " + (dir / "p.tpuasm").string() + " --config tiny --timing-only --report " +
-                               (dir / "r.json").string() + " --trace " + trace.string());
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  RunOk("exec " + (dir / "p.tpuasm").string() + " --config tiny --timing-only --report " +
+        (dir / "r.json").string() + " --trace " + trace.string());
   const ParsedTrace parsed = tpusim::traces::ReadAndCheckPerfettoTrace(trace.string());
   for (const std::string& problem : parsed.problems) FAIL_CHECK(problem);
   const auto modules = SlicesOn(parsed, "XLA Modules");
@@ -258,10 +250,8 @@ TEST_CASE("tpusim run --trace: a functional run and a timing-only run write the 
   // Timing-only gives identical times (DESIGN.md), and the trace holds nothing but times, names
   // and addresses, so the two files are byte for byte equal.
   const fs::path dir = TempDir("trace_run_functional");
-  const Result functional = RunTpusim("run " + kAttention + " --trace " + (dir / "f.pftrace").string());
-  const Result timing = RunTpusim("run " + kAttention + " --timing-only --trace " + (dir / "t.pftrace").string());
-  REQUIRE(functional.exit_code == 0);
-  REQUIRE(timing.exit_code == 0);
+  RunOk("run " + kAttention + " --trace " + (dir / "f.pftrace").string());
+  RunOk("run " + kAttention + " --timing-only --trace " + (dir / "t.pftrace").string());
   const std::string a = ReadText(dir / "f.pftrace");
   CHECK(!a.empty());
   CHECK(a == ReadText(dir / "t.pftrace"));

@@ -25,10 +25,8 @@ const std::string kDataDir = std::string(TPUSIM_SHARED_DIR) + "/validation/tpu_v
 double SimulatedUs(const Row& row, const std::string& name) {
   const fs::path dir = TempDir("validation_" + name);
   WriteText(dir / "m.hlo", tpusim::validation::ModuleText(row));
-  const Result run = RunTpusim("run " + (dir / "m.hlo").string() + " --config tpu_v4 --timing-only --report " +
-                               (dir / "r.json").string());
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
+  RunOk("run " + (dir / "m.hlo").string() + " --config tpu_v4 --timing-only --report " +
+        (dir / "r.json").string());
   const std::string report = ReadText(dir / "r.json");
   REQUIRE(report.find("\"opcode\": \"" + row.op + "\"") != std::string::npos);
   return ReportNumber(dir / "r.json", "time_us");

@@ -38,10 +38,8 @@ TEST_CASE("tpusim run --check passes on the real workloads the compiler lowers",
   for (const char* name : kCheckedWorkloads) {
     INFO("workload " << name);
     const std::string path = std::string(TPUSIM_SHARED_DIR) + "/workloads/xla/" + name + ".hlo";
-    const Result run = RunTpusim("run " + path + " --check --seed 1");
-    INFO(run.output);
-    CHECK(run.exit_code == 0);
-    CHECK_THAT(run.output, Catch::Contains("check passed"));
+    const std::string output = RunOk("run " + path + " --check --seed 1");
+    CHECK_THAT(output, Catch::Contains("check passed"));
   }
 }
 
@@ -54,15 +52,13 @@ TEST_CASE("tpusim run --timing-only completes Gemma 3 1B, and its ops-level trac
   const fs::path dir = TempDir("gemma3_trace");
   const fs::path trace = dir / "gemma3.perfetto-trace";
   const std::string path = std::string(TPUSIM_SHARED_DIR) + "/workloads/xla/gemma3_1b_flax_call.hlo";
-  const Result run = RunTpusim("run " + path + " --timing-only --trace " + trace.string() + " --trace-level ops" +
-                               " --report " + (dir / "report.json").string());
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
-  CHECK_THAT(run.output, Catch::Contains("module jit___call__ on tpu_v4"));
+  const std::string output = RunOk("run " + path + " --timing-only --trace " + trace.string() + " --trace-level ops" +
+                                   " --report " + (dir / "report.json").string());
+  CHECK_THAT(output, Catch::Contains("module jit___call__ on tpu_v4"));
   CHECK(fs::file_size(trace) < 50'000'000);
   const tpusim::traces::ParsedTrace parsed = tpusim::traces::ReadAndCheckPerfettoTrace(trace.string());
   CHECK(parsed.problems.empty());
-  // Ops level: the XLA lines and counters only, one XLA Ops slice per kernel run: at least one per
+  // Ops level: the XLA lines and counters only, one XLA Ops slice per kernel output: at least one per
   // op of the report (thousands).
   const tpusim::traces::ParsedTrack* process = nullptr;
   for (const auto& track : parsed.tracks) {

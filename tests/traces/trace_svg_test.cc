@@ -88,19 +88,15 @@ TEST_CASE("tpusim trace-svg renders a trace file", "[traces]") {
     writer.Finish();
   }
   const std::string svg = TempTracePath("cli.svg");
-  const auto ok = exec_test::RunTpusim("trace-svg " + trace + " -o " + svg + " --width 900");
-  INFO(ok.output);
-  REQUIRE(ok.exit_code == 0);
-  CHECK_THAT(ok.output, Catch::Matchers::Contains(
+  const std::string ok = exec_test::RunOk("trace-svg " + trace + " -o " + svg + " --width 900");
+  CHECK_THAT(ok, Catch::Matchers::Contains(
                             "5 tracks, 5 slices, 3 counter samples, 0 problems -> " + svg));
   CHECK(Count(exec_test::ReadText(svg), "<rect x=") == 5);
 
-  const auto bad = exec_test::RunTpusim("trace-svg " + trace + " -o " + svg + " --from-us 0.005 --to-us 0.001");
-  CHECK(bad.exit_code != 0);
-  CHECK_THAT(bad.output, Catch::Matchers::Contains("empty time window"));
-  const auto missing = exec_test::RunTpusim("trace-svg " + TempTracePath("none.pftrace") + " -o " + svg);
-  CHECK(missing.exit_code != 0);
-  CHECK_THAT(missing.output, Catch::Matchers::Contains("cannot read trace file"));
+  CHECK_THAT(exec_test::RunExpectingError("trace-svg " + trace + " -o " + svg + " --from-us 0.005 --to-us 0.001"),
+             Catch::Matchers::Contains("empty time window"));
+  CHECK_THAT(exec_test::RunExpectingError("trace-svg " + TempTracePath("none.pftrace") + " -o " + svg),
+             Catch::Matchers::Contains("cannot read trace file"));
 }
 
 }  // namespace

@@ -1,0 +1,18 @@
+#include "compiler/passes/tuple_leaves.h"
+
+namespace tpusim::compiler {
+
+std::size_t LeafCount(const isa::Shape& shape) {
+  if (!shape.is_tuple) return 1;
+  std::size_t count = 0;
+  for (const isa::Shape& element : shape.tuple_shapes) count += LeafCount(element);
+  return count;
+}
+
+std::size_t ElementFirstLeaf(const isa::Shape& tuple, int64_t index) {
+  std::size_t first = 0;
+  for (int64_t i = 0; i < index; ++i) first += LeafCount(tuple.tuple_shapes.at(i));
+  return first;
+}
+
+}  // namespace tpusim::compiler
