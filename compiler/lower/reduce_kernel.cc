@@ -438,7 +438,19 @@ class ReduceEmitter {
       for (int64_t s = first; s < last;) {
         const uint64_t address = base + (s - first) * strip_bytes_;
         const int64_t spm = plan_.in.strips_per_matrix;
-        if (plan_.kind == ReduceKind::kLanes && s + 1 < last && s % spm != spm - 1) {
+        int64_t plain = 0;  // whole-matrix folds: strips that only fold their tiles into P
+        while (plan_.kind == ReduceKind::kBoth && s + plain < last && FoldsOnly(s + plain)) ++plain;
+        if (plain > 1) {
+          // One loop over their tiles, which lie one after another: the code does not grow with
+          // the strips (MaxText's gradient norm folds 20480 matrices of one tile into one sum).
+          Emit("mov s{}, {:#x}", kInAddr, address);
+          EmitLoop(kTileCounter, plain * plan_.in.strip_tiles, [&] {
+            LoadTile(kX, fmt::format("vmem[s{}]", kInAddr));
+            FoldValue(kP, kPc, kX);
+            Emit("add s{}, s{}, {:#x}", kInAddr, kInAddr, plan_.in.tile_bytes);
+          });
+          s += plain;
+        } else if (plan_.kind == ReduceKind::kLanes && s + 1 < last && s % spm != spm - 1) {
           Emit("mov s{}, {:#x}", kInAddr, address);
           EmitLaneStrips(s, 2);
           s += 2;
@@ -448,6 +460,29 @@ class ReduceEmitter {
         }
       }
     }
+  }
+
+  // Whole-matrix folds (kBoth) keep one running (P, Pc) over consecutive matrices that fold into the
+  // same result element (reduced major dims), set at the first one's first strip and folded into
+  // the result at the last one's last strip.
+  bool StartsFold(int64_t strip) const {
+    const int64_t spm = plan_.in.strips_per_matrix;
+    const int64_t matrix = strip / spm;
+    return strip % spm == 0 && (matrix == 0 || KeptMajorIndex(plan_, matrix - 1) != KeptMajorIndex(plan_, matrix));
+  }
+  bool EndsFold(int64_t strip) const {
+    const int64_t spm = plan_.in.strips_per_matrix;
+    const int64_t matrix = strip / spm;
+    const int64_t matrices = plan_.in.strips / spm;
+    return strip % spm == spm - 1 &&
+           (matrix == matrices - 1 || KeptMajorIndex(plan_, matrix + 1) != KeptMajorIndex(plan_, matrix));
+  }
+  // A kBoth strip whose code is only the fold of its tiles: no start, no end, no padding to mask.
+  bool FoldsOnly(int64_t strip) const {
+    const int64_t spm = plan_.in.strips_per_matrix;
+    const bool partial_strip = strip % spm == spm - 1 && (plan_.in.partial_rows != 0 || plan_.in.partial_elements != 0);
+    const bool masked = needs_identity_ && (plan_.in.partial_lanes != 0 || partial_strip);
+    return !StartsFold(strip) && !EndsFold(strip) && !masked;
   }
 
   // Loops over the strip's tiles (address in kInAddr), calling body(is_last_tile).
@@ -617,7 +652,7 @@ class ReduceEmitter {
         return;
       }
       case ReduceKind::kBoth: {
-        if (s == 0) {
+        if (StartsFold(strip)) {
           Emit("vmov v{}, v{}", kP, kIdent);
           if (plan_.compensated) Emit("vmov v{}, v{}", kPc, kZero);
         }
@@ -626,7 +661,7 @@ class ReduceEmitter {
           MaskTile(last, partial_strip);
           FoldValue(kP, kPc, kX);
         });
-        if (s != spm - 1) return;
+        if (!EndsFold(strip)) return;
         // The matrix is done: sublanes, then lanes, then into its one result element.
         Emit("mov s{}, 0", kAccAddr);
         Emit("vst v{}, vmem[s{} + {:#x}]", kP, kAccAddr, scratch_);

@@ -66,6 +66,12 @@ TEST_CASE("tpusim run --check: reduce over every placement of the reduced dims",
       {"both_min_f32", "f32", "3,13,200", "1,2", "3", "minimum", "inf"},
       {"all_add_f32", "f32", "3,13,200", "0,1,2", "", "add", "0"},
       {"all_xor_s32", "s32", "3,13,200", "0,1,2", "", "xor", "0"},
+      // Many matrices into one result element: one running fold over them (reduce_kernel.cc's
+      // FoldsOnly strips, looped), across blocks; masked ops (max) fold strip by strip.
+      {"all_add_f32_many_matrices", "f32", "300,3,8,128", "0,1,2,3", "", "add", "0"},
+      {"outer_add_f32_many_matrices", "f32", "40,30,8,128", "1,2,3", "40", "add", "0.5"},
+      {"outer_min_bf16_many_matrices", "bf16", "6,20,16,256", "1,2,3", "6", "minimum", "inf"},
+      {"all_max_f32_partial_matrices", "f32", "50,7,13,200", "0,1,2,3", "", "maximum", "-inf"},
       {"major_add_f32", "f32", "3,13,200", "0", "13,200", "add", "0.25"},
       {"major_multiply_f32", "f32", "3,13,200", "0", "13,200", "multiply", "1"},
       {"none_max_f32", "f32", "3,13,200", "", "3,13,200", "maximum", "0"},
