@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "isa/error.h"
+
 namespace tpusim::compiler {
 namespace {
 
@@ -31,6 +33,15 @@ int EmitBroadcastBlockDmas(AsmBuilder& out, const BroadcastBlock& block, uint32_
   const int64_t row = minor_to_major.at(1);
   const std::vector<int64_t>& dims = block.tiles.dims;
   const uint32_t engines = std::max<uint32_t>(1, out.target().dma_engines());
+  // The columns every piece holds: the whole minor dim, or the block's part of its one strip.
+  const bool part_of_strip = block.columns > 0;
+  if (part_of_strip && (block.strips != 1 || block.first_column < 0 || block.first_column >= dims[column])) {
+    throw Error("a broadcast fill of part of a strip needs one strip and a first column inside the array (" +
+                std::to_string(block.strips) + " strips from column " + std::to_string(block.first_column) +
+                " of " + std::to_string(dims[column]) + ")");
+  }
+  const int64_t first_column = part_of_strip ? block.first_column : 0;
+  const int64_t columns = part_of_strip ? std::min(block.columns, dims[column] - first_column) : dims[column];
   int count = 0;
   const int64_t end = block.first_strip + block.strips;
   // The most minor major dim: whole matrices along it form one box (rank 2 has none).
@@ -66,11 +77,15 @@ int EmitBroadcastBlockDmas(AsmBuilder& out, const BroadcastBlock& block, uint32_
       }
     }
     dst.dims[row] = rows;
+    dst.dims[column] = columns;
     if (block.source.dims[row] != 1) {
       src_start[row] = first_row;
       size[row] = rows;
     }
-    if (block.source.dims[column] != 1) size[column] = dims[column];
+    if (block.source.dims[column] != 1) {
+      src_start[column] = first_column;
+      size[column] = columns;
+    }
     const uint64_t to = block.vmem + static_cast<uint64_t>((s - block.first_strip) * block.strip_bytes);
     const uint32_t engine = next_engine++ % engines;
     const std::vector<int64_t> zeros(rank, 0);

@@ -4,7 +4,8 @@
 // any other operand, and the broadcast array itself is never written to HBM.
 //
 // Per piece of the block -- a run of whole matrices (the two most minor physical dims) along the
-// most minor major dim, or the strips of one matrix that the block holds -- one DMA reads the
+// most minor major dim, the strips of one matrix that the block holds, or (a block that is part of
+// one strip, where not even two strips fit VMEM) a run of column tiles of one strip -- one DMA reads the
 // operand's box from HBM into the first column / row / matrix of the tiles, then VMEM-to-VMEM DMAs
 // double it along the broadcast dims (lanes, rows, then matrices), each reading what the previous
 // wrote -- so a piece's DMAs go on one engine, which runs its DMAs in order (docs/isa.md). The
@@ -30,6 +31,11 @@ struct BroadcastBlock {
   int64_t strips_per_matrix = 1;
   int64_t strip_bytes = 0;      // bytes of one strip of `tiles`
   int64_t sublanes = 8;
+  // A block of part of one strip (strips == 1): its tiles hold columns [first_column,
+  // first_column + columns) of the strip, clipped to the array; first_column is a multiple of the
+  // tile's columns, so the tiles are contiguous. columns == 0: the block is whole strips.
+  int64_t first_column = 0;
+  int64_t columns = 0;
 };
 
 // Emits the block's DMAs, each signalling `semaphore`; a matrix's DMAs go on one engine, the

@@ -200,16 +200,9 @@ class Emitter {
   // Where not even two strips of every stream fit VMEM (Llama's vocabulary-wide rows: 128256
   // columns, 4 MiB per f32 array), a block is a piece of one strip: its tiles are contiguous in
   // every stream, and only the strip's last piece has the strip's last tile (lane mask). The
-  // pieces are the fewest that fit three deep. A broadcast operand's fill DMAs work by whole
-  // strips, so a group with one is refused here.
-  void PlanPieces(uint64_t strip_bytes, uint64_t streams) {
-    for (const Stream& s : inputs_) {
-      if (s.broadcast != nullptr) {
-        CannotLower(c_.instruction, "one strip of every operand and result, twice, needs " +
-                                        std::to_string(2 * strip_bytes) +
-                                        " bytes of VMEM, and blocks of part of a strip are not lowered with a broadcast operand");
-      }
-    }
+  // pieces are the fewest that fit three deep. A broadcast operand's fill writes the piece's
+  // column tiles of the strip (EmitBlockLoads).
+  void PlanPieces(uint64_t /*strip_bytes*/, uint64_t streams) {
     depth_ = kBuffers;
     const int64_t strip_tiles = grid_.strip_tiles;
     uint64_t tile_bytes = 0;  // one tile of every stream
@@ -442,6 +435,13 @@ class Emitter {
       fill.vmem = s.vmem[buffer];
       fill.first_strip = block * block_strips_;
       fill.strips = std::min(block_strips_, grid_.strips - fill.first_strip);
+      if (pieces_ > 1) {  // tiles [first_tile, first_tile + tiles) of one strip: lanes_ columns each
+        const auto [first_tile, tiles] = PieceTiles(block);
+        fill.first_strip = first_tile / grid_.strip_tiles;
+        fill.strips = 1;
+        fill.first_column = first_tile % grid_.strip_tiles * lanes_;
+        fill.columns = tiles * lanes_;
+      }
       fill.strips_per_matrix = grid_.strips_per_matrix;
       fill.strip_bytes = s.geometry.strip_tiles * s.geometry.tile_bytes;
       fill.sublanes = sublanes_;

@@ -54,11 +54,11 @@ struct Input {
 // Runs `hlo` with --check and a report; returns the output bytes and the report text.
 std::pair<std::vector<uint8_t>, std::string> Run(const std::string& name, const std::string& hlo,
                                                  const std::vector<Input>& inputs, ElementType out_type,
-                                                 const std::string& preset = "tpu_v4") {
+                                                 const std::string& preset = "tpu_v4", const std::string& extra = "") {
   const fs::path dir = TempDir(name + "_" + preset);
   WriteText(dir / "m.hlo", hlo);
   std::string args = "run " + (dir / "m.hlo").string() + " --config " + preset + " --check --out " + (dir / "out").string() +
-                     " --report " + (dir / "r.json").string();
+                     " --report " + (dir / "r.json").string() + extra;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const fs::path path = dir / fmt::format("in{}.npy", i);
     tpusim::isa::WriteNpy(path.string(), inputs[i].type, inputs[i].dims, inputs[i].bytes);
@@ -72,6 +72,22 @@ int CountOf(const std::string& text, const std::string& what) {
   int n = 0;
   for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
   return n;
+}
+
+// 1 MiB of VMEM, the least a config may have: small enough that the arrays below, a few
+// thousand columns wide, cannot hold two strips of every stream, so blocks are pieces of a strip.
+const std::string kSmallVmem = " --set tensor_core.vmem.capacity_mib=1";
+
+// The element-wise blocks of `hlo` compiled for tpu_v4 with kSmallVmem (the `// block i of n`
+// comment starts each).
+int Blocks(const std::string& name, const std::string& hlo) {
+  const fs::path dir = TempDir(name + "_compile");
+  WriteText(dir / "m.hlo", hlo);
+  const Result run = RunTpusim("compile " + (dir / "m.hlo").string() + " --config tpu_v4" + kSmallVmem + " -o " +
+                               (dir / "m.tpuasm").string());
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  return CountOf(ReadText(dir / "m.tpuasm"), "// block ");
 }
 
 }  // namespace
@@ -265,6 +281,155 @@ ENTRY main {
 )",
                                  {{ElementType::kF32, {m, n}, Bytes(x)}, {ElementType::kF32, {n}, Bytes(a)}},
                                  ElementType::kF32);
+  CHECK(got == Bytes(want));
+  CHECK(CountOf(report, "\"opcode\":") == 1);
+}
+
+// Pieces of strips (compiler/lower/elementwise_kernel.cc, PlanPieces): the fill writes the piece's
+// column tiles of its strip. 9000 columns = 70 x 128 + 40: a strip is 71 tiles and its last tile
+// has 40 valid lanes; 20 rows: the last strip of each matrix has 4 valid rows.
+
+TEST_CASE("fused broadcasts in blocks of part of a strip: f32 row vector and column vector", "[sim][broadcast_fusion]") {
+  const int64_t m = 20, n = 9000;
+  const std::vector<float> x = RandomF32(m * n, 10), v = RandomF32(n, 11), c = RandomF32(m, 12);
+  std::vector<float> want(m * n);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      const float s = x[i * n + j] + v[j];
+      want[i * n + j] = s * c[i];
+    }
+  }
+  const std::string hlo = R"(HloModule m
+ENTRY main {
+  x = f32[20,9000] parameter(0)
+  v = f32[9000] parameter(1)
+  c = f32[20] parameter(2)
+  bv = f32[20,9000] broadcast(v), dimensions={1}
+  bc = f32[20,9000] broadcast(c), dimensions={0}
+  s = f32[20,9000] add(x, bv)
+  ROOT r = f32[20,9000] multiply(s, bc)
+}
+)";
+  // Streams x, bv, bc, r: a strip of each is 71 x 4 KiB, 1136 KiB in all, so not two fit 1 MiB.
+  // A piece fits three deep with 4 KiB alignment slack per stream and buffer:
+  // (1024 - 3 x 4 x 4) KiB / (3 x 16 KiB) = 20 tiles, so 4 equal pieces of 18 tiles (the last 17);
+  // 3 strips x 4 pieces = 12 blocks (whole strips would be at most 3).
+  CHECK(Blocks("bcast_pieces_f32", hlo) == 12);
+  const auto [got, report] = Run("bcast_pieces_f32", hlo,
+                                 {{ElementType::kF32, {m, n}, Bytes(x)}, {ElementType::kF32, {n}, Bytes(v)},
+                                  {ElementType::kF32, {m}, Bytes(c)}},
+                                 ElementType::kF32, "tpu_v4", kSmallVmem);
+  CHECK(got == Bytes(want));
+  CHECK(CountOf(report, "\"opcode\":") == 1);
+}
+
+TEST_CASE("fused broadcasts in blocks of part of a strip: rank-3 bf16 from [B,S], [V] and [B,V]", "[sim][broadcast_fusion]") {
+  const std::vector<int64_t> dims = {2, 10, 9000};
+  const int64_t b = 2, s = 10, n = 9000;
+  const std::vector<uint8_t> x = RandomBf16(Count(dims), 13), a = RandomBf16(b * s, 14), v = RandomBf16(n, 15),
+                             w = RandomBf16(b * n, 16);
+  const std::vector<float> xf = Bf16Values(x), af = Bf16Values(a), vf = Bf16Values(v), wf = Bf16Values(w);
+  const auto widen = [](uint16_t h) {
+    const uint32_t word = uint32_t{h} << 16;
+    float f;
+    std::memcpy(&f, &word, 4);
+    return f;
+  };
+  std::vector<uint16_t> want(Count(dims));
+  for (int64_t i0 = 0; i0 < b; ++i0) {
+    for (int64_t i1 = 0; i1 < s; ++i1) {
+      for (int64_t j = 0; j < n; ++j) {
+        const int64_t at = (i0 * s + i1) * n + j;
+        const float d = widen(tpusim::isa::F32ToBf16(xf[at] - af[i0 * s + i1]));
+        const float p = widen(tpusim::isa::F32ToBf16(d * vf[j]));
+        want[at] = tpusim::isa::F32ToBf16(p + wf[i0 * n + j]);
+      }
+    }
+  }
+  const std::string hlo = R"(HloModule m
+ENTRY main {
+  x = bf16[2,10,9000] parameter(0)
+  a = bf16[2,10] parameter(1)
+  v = bf16[9000] parameter(2)
+  w = bf16[2,9000] parameter(3)
+  ba = bf16[2,10,9000] broadcast(a), dimensions={0,1}
+  bv = bf16[2,10,9000] broadcast(v), dimensions={2}
+  bw = bf16[2,10,9000] broadcast(w), dimensions={0,2}
+  d = bf16[2,10,9000] subtract(x, ba)
+  p = bf16[2,10,9000] multiply(d, bv)
+  ROOT r = bf16[2,10,9000] add(p, bw)
+}
+)";
+  // Five streams of 2 KiB tiles: a strip of each is 142 KiB, 710 KiB in all, not twice in 1 MiB.
+  // (1024 - 3 x 5 x 4) KiB / (3 x 10 KiB) = 32 tiles: 3 pieces of 24 (the last 23); 2 matrices x
+  // 2 strips x 3 pieces = 12 blocks.
+  CHECK(Blocks("bcast_pieces_bf16", hlo) == 12);
+  const auto [got, report] = Run("bcast_pieces_bf16", hlo,
+                                 {{ElementType::kBF16, dims, x}, {ElementType::kBF16, {b, s}, a},
+                                  {ElementType::kBF16, {n}, v}, {ElementType::kBF16, {b, n}, w}},
+                                 ElementType::kBF16, "tpu_v4", kSmallVmem);
+  CHECK(got == Bytes(want));
+  CHECK(CountOf(report, "\"opcode\":") == 1);
+}
+
+TEST_CASE("fused broadcasts in blocks of part of a strip: a one-hot from s32 token ids, as Llama's", "[sim][broadcast_fusion]") {
+  // Llama's convert_element_type.253: convert(compare(broadcast(ids[1,S]), iota along V)) to bf16
+  // over vocabulary-wide rows. Row i is 1.0 (bf16 0x3f80) at column ids[i], 0 elsewhere.
+  const int64_t m = 20, n = 9000;
+  std::vector<int32_t> ids(m);
+  for (int64_t i = 0; i < m; ++i) ids[i] = static_cast<int32_t>((i * 4451 + 17) % n);
+  ids[3] = n - 1;  // in the last tile's valid lanes
+  ids[4] = -1;     // in no column
+  std::vector<uint16_t> want(m * n, 0);
+  for (int64_t i = 0; i < m; ++i) {
+    if (ids[i] >= 0) want[i * n + ids[i]] = 0x3f80;
+  }
+  const std::string hlo = R"(HloModule m
+ENTRY main {
+  ids = s32[1,20] parameter(0)
+  b = s32[1,20,9000] broadcast(ids), dimensions={0,1}
+  i = s32[1,20,9000] iota(), iota_dimension=2
+  e = pred[1,20,9000] compare(b, i), direction=EQ
+  ROOT r = bf16[1,20,9000] convert(e)
+}
+)";
+  // The iota is a kernel of its own; r's streams are b, i (4 KiB tiles) and r (2 KiB): 710 KiB a
+  // strip. (1024 - 3 x 3 x 4) KiB / (3 x 10 KiB) = 32 tiles: 3 pieces of 24; 3 strips x 3 = 9.
+  CHECK(Blocks("bcast_pieces_onehot", hlo) == 9);
+  const auto [got, report] = Run("bcast_pieces_onehot", hlo, {{ElementType::kS32, {1, m}, Bytes(ids)}},
+                                 ElementType::kBF16, "tpu_v4", kSmallVmem);
+  CHECK(got == Bytes(want));
+}
+
+TEST_CASE("fused broadcasts in blocks of part of a strip: pred row and column masks select", "[sim][broadcast_fusion]") {
+  const int64_t m = 20, n = 9000;
+  const std::vector<float> x = RandomF32(m * n, 17), y = RandomF32(m * n, 18);
+  std::vector<uint8_t> p(m), q(n);
+  for (int64_t i = 0; i < m; ++i) p[i] = i % 3 != 0;
+  for (int64_t j = 0; j < n; ++j) q[j] = (j * 7) % 5 < 3;
+  std::vector<float> want(m * n);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) want[i * n + j] = p[i] && q[j] ? x[i * n + j] : y[i * n + j];
+  }
+  const std::string hlo = R"(HloModule m
+ENTRY main {
+  x = f32[20,9000] parameter(0)
+  y = f32[20,9000] parameter(1)
+  p = pred[20] parameter(2)
+  q = pred[9000] parameter(3)
+  bp = pred[20,9000] broadcast(p), dimensions={0}
+  bq = pred[20,9000] broadcast(q), dimensions={1}
+  a = pred[20,9000] and(bp, bq)
+  ROOT r = f32[20,9000] select(a, x, y)
+}
+)";
+  // x, y, r with 4 KiB tiles and bp, bq with 1 KiB (8-bit) ones: 14 KiB a tile column, 994 KiB a
+  // strip. (1024 - 3 x 5 x 4) KiB / (3 x 14 KiB) = 22 tiles: 4 pieces of 18; 3 strips x 4 = 12.
+  CHECK(Blocks("bcast_pieces_pred", hlo) == 12);
+  const auto [got, report] = Run("bcast_pieces_pred", hlo,
+                                 {{ElementType::kF32, {m, n}, Bytes(x)}, {ElementType::kF32, {m, n}, Bytes(y)},
+                                  {ElementType::kPred, {m}, p}, {ElementType::kPred, {n}, q}},
+                                 ElementType::kF32, "tpu_v4", kSmallVmem);
   CHECK(got == Bytes(want));
   CHECK(CountOf(report, "\"opcode\":") == 1);
 }
