@@ -12,54 +12,32 @@
 namespace tpusim {
 namespace {
 
-int64_t KernelInstructions(const std::string& text, const compiler::CompileOptions& options) {
+// The instructions of the program that sums w (`operand`) over `dims` into `result`.
+int64_t SumInstructions(const std::string& operand, const std::string& dims, const std::string& result) {
+  const std::string text = "HloModule gn\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                           "  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  w = " + operand +
+                           " parameter(0)\n  z = f32[] constant(0)\n  ROOT r = " + result +
+                           " reduce(w, z), dimensions={" + dims + "}, to_apply=add\n}\n";
   auto module = hlo::ParseModule(text, "test.hlo");
-  const compiler::CompiledModule compiled = compiler::Compile(*module, options);
-  return compiled.program.instructions_size();
+  return compiler::Compile(*module, compiler_test::SmallTargetOptions()).program.instructions_size();
 }
 
 }  // namespace
 
 TEST_CASE("a reduce over many one-tile matrices into one sum loops over their tiles", "[compiler][reduce]") {
-  const compiler::CompileOptions options = compiler_test::SmallTargetOptions();
-  const std::string text = R"(HloModule gn
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-ENTRY e {
-  w = f32[2560,8,8,128]{3,2,0,1} parameter(0)
-  z = f32[] constant(0)
-  ROOT r = f32[] reduce(w, z), dimensions={0,1,2,3}, to_apply=add
-}
-)";
   // 80 MiB in 160 blocks of 512 KiB: per block its DMAs, waits and one loop over 128 tiles (about
   // 30 instructions), plus the host copies and the final fold (a few hundred). 20480 unrolled
   // matrices would be 100 times more.
-  const int64_t instructions = KernelInstructions(text, options);
+  const int64_t instructions = SumInstructions("f32[2560,8,8,128]{3,2,0,1}", "0,1,2,3", "f32[]");
   CHECK(instructions < 160 * 60 + 1000);
   CHECK(instructions > 160 * 10);  // every block is still emitted
 }
 
 TEST_CASE("a reduce to one value per outer index folds the matrices of each index in one loop", "[compiler][reduce]") {
-  const compiler::CompileOptions options = compiler_test::SmallTargetOptions();
-  // dims {1,2,3} of f32[64,40,8,128]: 64 results, each the sum of 40 one-tile matrices (10 KiB of
-  // code per result unrolled, a loop of 40 tiles and one final fold looped).
-  const std::string text = R"(HloModule gn
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-ENTRY e {
-  w = f32[64,40,8,128] parameter(0)
-  z = f32[] constant(0)
-  ROOT r = f32[64] reduce(w, z), dimensions={1,2,3}, to_apply=add
-}
-)";
-  // 64 final folds of about 190 instructions each, plus 10 blocks of loops.
-  CHECK(KernelInstructions(text, options) < 64 * 260 + 1000);
+  // dims {1,2,3} of f32[64,40,8,128]: 64 results, each the sum of 40 one-tile matrices. Per result
+  // one final fold of about 190 instructions and a loop, plus 10 blocks of DMAs (40 matrices each
+  // unrolled would be 64 x 40 x 190).
+  CHECK(SumInstructions("f32[64,40,8,128]", "1,2,3", "f32[64]") < 64 * 260 + 1000);
 }
 
 }  // namespace tpusim
