@@ -3,8 +3,6 @@
 #include "compiler/lower/elementwise_expr.h"
 
 namespace tpusim::compiler {
-namespace {
-
 using hlo::Opcode;
 
 bool IsTranscendental(Opcode opcode) {
@@ -17,6 +15,8 @@ bool IsTranscendental(Opcode opcode) {
       return false;
   }
 }
+
+namespace {
 
 double ElementwiseFlops(const hlo::Instruction& instruction) {
   if (IsTranscendental(instruction.opcode()) || instruction.opcode() == Opcode::kConvert ||

@@ -20,6 +20,9 @@ struct KernelCost {
 };
 
 KernelCost CostOf(const hlo::Instruction& instruction);
+// exp, log, sqrt, tanh, sine, power...: the ops XLA's cost analysis counts as transcendentals
+// (no FLOPs here), each many VPU cycles per vector.
+bool IsTranscendental(hlo::Opcode opcode);
 // A kernel group: the sum over its members' FLOPs; bytes of its operands and result. A fused
 // group is a "loop fusion".
 KernelCost CostOf(const KernelGroup& group);

@@ -105,7 +105,7 @@ class Emitter {
     sublanes_ = out_->target().sublanes();
     lanes_ = out_->target().lanes();
     Plan();
-    if (ChooseCopies() < 1) CannotLower(c_.instruction, "its expression does not fit in the registers");
+    if (!BodyFits(1)) CannotLower(c_.instruction, "its expression needs more registers than the machine has");
   }
 
  private:
@@ -313,31 +313,29 @@ class Emitter {
   // producer sets them up again before each block, after its consumer's code has used them.
   void EmitRegisterSetup() {
     for (const auto& [value, reg] : f16_constant_reg_) out_->Emit("vbcast v{}, {:#x}", reg, value);
-    if (!scalars_.empty()) {
-      for (int operand : scalars_) {
-        const isa::ElementType type = c_.operands.at(operand).at(0)->shape.element_type;
-        out_->Emit("ld.u32 s{}, smem[{:#x}]", kScalarTemp, scalar_smem_.at(operand));
-        if (type == isa::ElementType::kBF16 || type == isa::ElementType::kF16) {
-          out_->Emit("and s{}, s{}, 0xffff", kScalarTemp, kScalarTemp);
-          out_->Emit("shl s{}, s{}, 16", kScalarTemp, kScalarTemp);
-        } else if (isa::ElementBitWidth(type) == 8) {
-          // One byte: pred 0/1, u8 zero-extended, s8 sign-extended, as the vector loads leave them.
-          out_->Emit("and s{}, s{}, 0xff", kScalarTemp, kScalarTemp);
-          if (type == isa::ElementType::kS8) {
-            out_->Emit("shl s{}, s{}, 56", kScalarTemp, kScalarTemp);
-            out_->Emit("sra s{}, s{}, 56", kScalarTemp, kScalarTemp);
-          }
+    for (int operand : scalars_) {
+      const isa::ElementType type = c_.operands.at(operand).at(0)->shape.element_type;
+      out_->Emit("ld.u32 s{}, smem[{:#x}]", kScalarTemp, scalar_smem_.at(operand));
+      if (type == isa::ElementType::kBF16 || type == isa::ElementType::kF16) {
+        out_->Emit("and s{}, s{}, 0xffff", kScalarTemp, kScalarTemp);
+        out_->Emit("shl s{}, s{}, 16", kScalarTemp, kScalarTemp);
+      } else if (isa::ElementBitWidth(type) == 8) {
+        // One byte: pred 0/1, u8 zero-extended, s8 sign-extended, as the vector loads leave them.
+        out_->Emit("and s{}, s{}, 0xff", kScalarTemp, kScalarTemp);
+        if (type == isa::ElementType::kS8) {
+          out_->Emit("shl s{}, s{}, 56", kScalarTemp, kScalarTemp);
+          out_->Emit("sra s{}, s{}, 56", kScalarTemp, kScalarTemp);
         }
-        if (type == isa::ElementType::kPred) {
-          out_->Emit("vbcast v0, s{}", kScalarTemp);
-          out_->Emit("vbcast v1, 0");
-          out_->Emit("vcmp.ne.s32 m{}, v0, v1", scalar_mask_.at(operand));
-        } else {
-          const int reg = scalar_reg_.at(operand);
-          out_->Emit("vbcast v{}, s{}", reg, kScalarTemp);
-          // v0, v1 and m0 are free here: the masks and temporaries are set up after the scalars.
-          if (type == isa::ElementType::kF16) F16().EmitWiden(*out_, {{reg, reg, 0, 1, 2, kRowMask}});
-        }
+      }
+      if (type == isa::ElementType::kPred) {
+        out_->Emit("vbcast v0, s{}", kScalarTemp);
+        out_->Emit("vbcast v1, 0");
+        out_->Emit("vcmp.ne.s32 m{}, v0, v1", scalar_mask_.at(operand));
+      } else {
+        const int reg = scalar_reg_.at(operand);
+        out_->Emit("vbcast v{}, s{}", reg, kScalarTemp);
+        // v0, v1 and m0 are free here: the masks and temporaries are set up after the scalars.
+        if (type == isa::ElementType::kF16) F16().EmitWiden(*out_, {{reg, reg, 0, 1, 2, kRowMask}});
       }
     }
     for (const auto& [node, reg] : pinned_) {
@@ -771,19 +769,24 @@ class Emitter {
 
   // The most tiles (up to 8) whose interleaved body fits in the registers.
   int ChooseCopies() {
+    int copies = 8;
+    while (copies > 1 && !BodyFits(copies)) --copies;
+    return copies;
+  }
+
+  // Whether `copies` interleaved tiles fit in the registers (emitted into a scratch builder).
+  bool BodyFits(int copies) {
     AsmBuilder scratch("scratch", out_->target());
     AsmBuilder* real = out_;
     out_ = &scratch;
-    int copies = 8;
-    for (; copies > 1; --copies) {
-      try {
-        EmitBody(kBoth, copies);
-        break;
-      } catch (const Error&) {
-      }
+    bool fits = true;
+    try {
+      EmitBody(kBoth, copies);
+    } catch (const Error&) {
+      fits = false;
     }
     out_ = real;
-    return copies;
+    return fits;
   }
 
   // `tiles` tiles of one variant: loops of `copies_` interleaved tiles, then the remainder.

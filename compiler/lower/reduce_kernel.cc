@@ -50,6 +50,26 @@ class ReduceEmitter {
   explicit ReduceEmitter(KernelContext& context) : c_(context), out_(context.out) {}
 
   void Run() {
+    Setup();
+    EmitPrologue();
+    EmitAccumulatorInit();
+    if (fused_) {
+      EmitProducer(false);
+    } else {
+      EmitBlocks();
+    }
+    EmitFinish();
+  }
+
+  // Plans a fused reduce without emitting: throws CannotLower where it would not lower.
+  void PlanOnly() {
+    Setup();
+    EmitProducer(true);
+  }
+
+ private:
+  // The plan and the VMEM layout; CannotLower where there is none.
+  void Setup() {
     const isa::Target& target = out_.target();
     S_ = target.sublanes();
     L_ = target.lanes();
@@ -70,30 +90,8 @@ class ReduceEmitter {
     is_unsigned_ = plan_.type == isa::ElementType::kU32;
     needs_identity_ = plan_.op != ReduceOp::kAdd && plan_.op != ReduceOp::kOr && plan_.op != ReduceOp::kXor;
     PlanMemory();
-    EmitPrologue();
-    EmitAccumulatorInit();
-    if (fused_) {
-      EmitProducer(false);
-    } else {
-      EmitBlocks();
-    }
-    EmitFinish();
   }
 
-  // Plans a fused reduce without emitting: throws CannotLower where it would not lower.
-  void PlanOnly() {
-    const isa::Target& target = out_.target();
-    S_ = target.sublanes();
-    L_ = target.lanes();
-    fused_ = true;
-    init_ = c_.operands.at(InitOperand()).at(0);
-    result_ = c_.results.at(0);
-    plan_ = PlanReduce(c_.instruction, c_.instruction.operand(0)->shape(), result_->shape, S_, L_);
-    PlanMemory();
-    EmitProducer(true);
-  }
-
- private:
   std::size_t InitOperand() const {
     const auto& operands = c_.group.operands;
     const auto it = std::find(operands.begin(), operands.end(), c_.instruction.operand(1));
@@ -434,30 +432,28 @@ class ReduceEmitter {
 
   // Folds strips [first, last) of the operand, which lie at VMEM `base`, into the accumulators.
   void EmitBlockFold(int64_t first, int64_t last, uint64_t base) {
-    {
-      for (int64_t s = first; s < last;) {
-        const uint64_t address = base + (s - first) * strip_bytes_;
-        const int64_t spm = plan_.in.strips_per_matrix;
-        int64_t plain = 0;  // whole-matrix folds: strips that only fold their tiles into P
-        while (plan_.kind == ReduceKind::kBoth && s + plain < last && FoldsOnly(s + plain)) ++plain;
-        if (plain > 1) {
-          // One loop over their tiles, which lie one after another: the code does not grow with
-          // the strips (MaxText's gradient norm folds 20480 matrices of one tile into one sum).
-          Emit("mov s{}, {:#x}", kInAddr, address);
-          EmitLoop(kTileCounter, plain * plan_.in.strip_tiles, [&] {
-            LoadTile(kX, fmt::format("vmem[s{}]", kInAddr));
-            FoldValue(kP, kPc, kX);
-            Emit("add s{}, s{}, {:#x}", kInAddr, kInAddr, plan_.in.tile_bytes);
-          });
-          s += plain;
-        } else if (plan_.kind == ReduceKind::kLanes && s + 1 < last && s % spm != spm - 1) {
-          Emit("mov s{}, {:#x}", kInAddr, address);
-          EmitLaneStrips(s, 2);
-          s += 2;
-        } else {
-          EmitStrip(s, address);
-          s += 1;
-        }
+    for (int64_t s = first; s < last;) {
+      const uint64_t address = base + (s - first) * strip_bytes_;
+      const int64_t spm = plan_.in.strips_per_matrix;
+      int64_t plain = 0;  // whole-matrix folds: strips that only fold their tiles into P
+      while (plan_.kind == ReduceKind::kBoth && s + plain < last && FoldsOnly(s + plain)) ++plain;
+      if (plain > 1) {
+        // One loop over their tiles, which lie one after another: the code does not grow with
+        // the strips (MaxText's gradient norm folds 20480 matrices of one tile into one sum).
+        Emit("mov s{}, {:#x}", kInAddr, address);
+        EmitLoop(kTileCounter, plain * plan_.in.strip_tiles, [&] {
+          LoadTile(kX, fmt::format("vmem[s{}]", kInAddr));
+          FoldValue(kP, kPc, kX);
+          Emit("add s{}, s{}, {:#x}", kInAddr, kInAddr, plan_.in.tile_bytes);
+        });
+        s += plain;
+      } else if (plan_.kind == ReduceKind::kLanes && s + 1 < last && s % spm != spm - 1) {
+        Emit("mov s{}, {:#x}", kInAddr, address);
+        EmitLaneStrips(s, 2);
+        s += 2;
+      } else {
+        EmitStrip(s, address);
+        s += 1;
       }
     }
   }

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "compiler/lower/cost.h"
 #include "compiler/lower/elementwise_expr.h"
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/host_offload.h"
@@ -70,15 +71,7 @@ constexpr std::size_t kMaxDuplicates = 4;
 // on the VPU they take many cycles per vector (the attention block's bf16 exponential, computed
 // for two kernels, cost more than writing it once and reading it twice).
 bool IsExpensive(const hlo::Instruction& x) {
-  switch (x.opcode()) {
-    case Opcode::kExp: case Opcode::kExpm1: case Opcode::kLog: case Opcode::kLog1p: case Opcode::kPower:
-    case Opcode::kSqrt: case Opcode::kRsqrt: case Opcode::kCbrt: case Opcode::kTanh: case Opcode::kLogistic:
-    case Opcode::kSin: case Opcode::kCos: case Opcode::kTan: case Opcode::kAtan2: case Opcode::kErf:
-    case Opcode::kDivide: case Opcode::kRemainder:
-      return true;
-    default:
-      return false;
-  }
+  return IsTranscendental(x.opcode()) || x.opcode() == Opcode::kDivide || x.opcode() == Opcode::kRemainder;
 }
 
 // A reduce that the reduce kernel lowers with its operand computed in the kernel (input fusion).
