@@ -11,12 +11,21 @@ void CannotLower(const hlo::Instruction& instruction, std::string_view why) {
 
 void EmitFlatDma(AsmBuilder& out, std::string_view from_space, uint64_t from, std::string_view to_space,
                  uint64_t to, uint64_t bytes, uint32_t semaphore, uint32_t engine) {
+  EmitFlatDma(out, DmaAddress{from_space, from}, DmaAddress{to_space, to}, bytes, semaphore, engine);
+}
+
+void EmitFlatDma(AsmBuilder& out, const DmaAddress& from, const DmaAddress& to, uint64_t bytes, uint32_t semaphore,
+                 uint32_t engine) {
+  const auto text = [](const DmaAddress& a) {
+    if (a.base_register < 0) return fmt::format("{}[{:#x}]", a.space, a.offset);
+    return fmt::format("{}[s{} + {:#x}]", a.space, a.base_register, a.offset);
+  };
   // The bytes seen as a flat array of the widest words that divide them: the DMA copies them as
   // they lie.
   const int width = bytes % 4 == 0 ? 4 : bytes % 2 == 0 ? 2 : 1;
   const std::string shape = fmt::format("u{}[{}]{{0}}", width * 8, bytes / width);
-  out.Emit("dma {}[{:#x}] -> {}[{:#x}], src={}, dst={}, size=[{}], sem=sem[{}], engine={}", from_space, from, to_space,
-           to, shape, shape, bytes / width, semaphore, engine);
+  out.Emit("dma {} -> {}, src={}, dst={}, size=[{}], sem=sem[{}], engine={}", text(from), text(to), shape, shape,
+           bytes / width, semaphore, engine);
 }
 
 }  // namespace tpusim::compiler

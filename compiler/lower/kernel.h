@@ -40,4 +40,14 @@ struct KernelContext {
 void EmitFlatDma(AsmBuilder& out, std::string_view from_space, uint64_t from, std::string_view to_space,
                  uint64_t to, uint64_t bytes, uint32_t semaphore, uint32_t engine);
 
+// An address operand for a flat DMA: `space[s<base_register> + offset]`, or `space[offset]` when
+// base_register < 0 (a loop walks a DMA by moving its base register).
+struct DmaAddress {
+  std::string_view space;
+  uint64_t offset = 0;
+  int base_register = -1;
+};
+void EmitFlatDma(AsmBuilder& out, const DmaAddress& from, const DmaAddress& to, uint64_t bytes, uint32_t semaphore,
+                 uint32_t engine);
+
 }  // namespace tpusim::compiler

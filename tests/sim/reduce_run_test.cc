@@ -72,6 +72,14 @@ TEST_CASE("tpusim run --check: reduce over every placement of the reduced dims",
       {"outer_add_f32_many_matrices", "f32", "40,30,8,128", "1,2,3", "40", "add", "0.5"},
       {"outer_min_bf16_many_matrices", "bf16", "6,20,16,256", "1,2,3", "6", "minimum", "inf"},
       {"all_max_f32_partial_matrices", "f32", "50,7,13,200", "0,1,2,3", "", "maximum", "-inf"},
+      // Lane folds over enough blocks that pairs of blocks are a loop (reduce_kernel.cc's
+      // EmitBlocks), with the result row's address in a register: odd strips per matrix, a
+      // partial last group of strips, kept major dims on the result's rows and above them, a
+      // reduced major dim (each matrix's rows fold into the same result rows again).
+      {"lanes_max_f32_looped_reduced_major", "f32", "3,5,300,200", "0,3", "5,300", "maximum", "-inf"},
+      {"lanes_add_f32_looped", "f32", "9,100,1000", "2", "9,100", "add", "0.5"},
+      {"lanes_add_s32_looped_two_kept", "s32", "3,11,100,300", "3", "3,11,100", "add", "-2"},
+      {"lanes_add_bf16_looped", "bf16", "40,100,640", "2", "40,100", "add", "0"},
       {"major_add_f32", "f32", "3,13,200", "0", "13,200", "add", "0.25"},
       {"major_multiply_f32", "f32", "3,13,200", "0", "13,200", "multiply", "1"},
       {"none_max_f32", "f32", "3,13,200", "", "3,13,200", "maximum", "0"},
