@@ -69,6 +69,8 @@ void LinearIndices(const LayoutMap& map, std::size_t d, int64_t start, std::span
   }
 }
 
+bool IsFlat(const LayoutMap& map) { return map.shape().rank() == 1 && map.layout().tiles.empty(); }
+
 // table[k] = byte offset of the element at start[d] + k along dim d (0 in the other dims). For a
 // separable layout an element's offset is the sum of its dims' entries.
 std::vector<int64_t> DimTable(const LayoutMap& map, std::span<const int64_t> start, std::size_t d,
@@ -286,6 +288,17 @@ void WalkRegion(const LayoutMap& source, std::span<const int64_t> source_start,
                 DimTableCache* cache) {
   for (int64_t size : sizes) {
     if (size == 0) return;
+  }
+  // Two flat arrays (rank 1, untiled: the byte copies compiled kernels issue, up to gigabytes for
+  // a parameter's host copy): one run, without a per-element offset table on each side.
+  if (sizes.size() == 1 && IsFlat(source) && IsFlat(destination)) {
+    const int64_t element_bytes = source.element_bits() / 8;
+    if (source.element_bits() % 8 == 0 && source_start[0] >= 0 && destination_start[0] >= 0 &&
+        source_start[0] + sizes[0] <= source.shape().dims[0] &&
+        destination_start[0] + sizes[0] <= destination.shape().dims[0]) {
+      emit({source_start[0] * element_bytes, destination_start[0] * element_bytes, sizes[0] * element_bytes});
+      return;
+    }
   }
   RunMerger merger(emit);
   if (sizes.empty() || !source.is_separable() || !destination.is_separable()) {
