@@ -95,7 +95,8 @@ void ScalarCore::Start(const isa::Program& program) {
   const int count = program.instructions_size();
   label_targets_.assign(count, 0);
   infos_.assign(count, nullptr);
-  dma_shapes_.assign(count, std::nullopt);
+  dma_shapes_.clear();
+  dma_shapes_.resize(count);
   for (int i = 0; i < count; ++i) {
     infos_[i] = isa::FindInstruction(program.instructions(i).opcode());
     for (const isa::Operand& operand : program.instructions(i).operands()) {
@@ -466,8 +467,8 @@ void ScalarCore::DispatchDma(const isa::Instruction& in) {
   };
   auto& shapes = dma_shapes_.at(pc_);
   if (!shapes) {
-    shapes = std::array<isa::Shape, 2>{isa::ParseShape(operand("src").shape()),
-                                        isa::ParseShape(operand("dst").shape())};
+    shapes = std::make_unique<const std::array<isa::Shape, 2>>(
+        std::array<isa::Shape, 2>{isa::ParseShape(operand("src").shape()), isa::ParseShape(operand("dst").shape())});
   }
   const auto endpoint = [&](std::string_view address_name, std::string_view start_name,
                             const isa::Shape& shape) {

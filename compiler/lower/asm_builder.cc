@@ -78,4 +78,10 @@ std::string AsmBuilder::Text() const {
   return text;
 }
 
+std::string AsmBuilder::TakeText() {
+  std::string text = Text();
+  std::vector<std::string>().swap(code_);  // a big module's lines take more memory than its text
+  return text;
+}
+
 }  // namespace tpusim::compiler

@@ -41,6 +41,8 @@ class AsmBuilder {
 
   std::size_t instruction_count() const { return instructions_; }
   std::string Text() const;
+  // The text, the builder's lines released (it is left without code).
+  std::string TakeText();
 
  private:
   // Names handed out, and the next suffix to try for each base.

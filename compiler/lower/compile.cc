@@ -501,7 +501,7 @@ CompiledModule Compile(hlo::Module& module, const CompileOptions& options) {
   EmitHostCopies(out, compiled.outputs, false, output_hosts);
   out.Emit("halt");
 
-  compiled.assembly = out.Text();
+  compiled.assembly = out.TakeText();
   compiled.program = isa::Assemble(compiled.assembly, module.name() + ".tpuasm (compiled)");
   return compiled;
 }
