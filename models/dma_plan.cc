@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <unordered_map>
 #include <utility>
 
 #include "isa/layout_index.h"
@@ -15,8 +14,10 @@ namespace {
 // touched span [low, high) within it, and for destination windows the highest source window
 // whose bytes land in it. When the image's windows are not many more than the region's (whole
 // arrays, most tiles), they are a dense table indexed from the image's first window; otherwise
-// (a thin slice of a large array) a hash map, with the last window cached since walks are mostly
-// in address order.
+// (a thin slice of a large array) a list in the order the walk touches them, merged into the
+// last entry while the walk stays in one window, and sorted (and merged) at the end only if the
+// walk went back: walks are mostly in address order, and a hash map per DMA cost more than the
+// rest of the plan (MaxText's broadcast fills).
 class WindowSet {
  public:
   struct Span {
@@ -36,13 +37,11 @@ class WindowSet {
 
   void Touch(uint64_t window, uint64_t low, uint64_t high, uint64_t need) {
     Span& span = dense_.empty() ? Sparse(window) : dense_[window - first_window_];
-    span.low = std::min(span.low, low);
-    span.high = std::max(span.high, high);
-    span.need = std::max(span.need, need);
+    Merge(span, Span{low, high, need});
   }
 
   // The touched windows in address order.
-  std::vector<std::pair<uint64_t, Span>> Sorted() const {
+  std::vector<std::pair<uint64_t, Span>> Sorted() {
     std::vector<std::pair<uint64_t, Span>> sorted;
     if (!dense_.empty()) {
       for (std::size_t i = 0; i < dense_.size(); ++i) {
@@ -50,29 +49,40 @@ class WindowSet {
       }
       return sorted;
     }
-    sorted.assign(sparse_.begin(), sparse_.end());
-    std::sort(sorted.begin(), sorted.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
+    if (in_order_) return std::move(sparse_);
+    std::stable_sort(sparse_.begin(), sparse_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& entry : sparse_) {
+      if (!sorted.empty() && sorted.back().first == entry.first) {
+        Merge(sorted.back().second, entry.second);
+      } else {
+        sorted.push_back(entry);
+      }
+    }
     return sorted;
   }
 
   uint64_t burst_bytes() const { return burst_bytes_; }
 
  private:
+  static void Merge(Span& into, const Span& span) {
+    into.low = std::min(into.low, span.low);
+    into.high = std::max(into.high, span.high);
+    into.need = std::max(into.need, span.need);
+  }
+
   Span& Sparse(uint64_t window) {
-    if (window != last_window_ || last_ == nullptr) {
-      last_ = &sparse_[window];  // references into an unordered_map survive rehashing
-      last_window_ = window;
+    if (sparse_.empty() || sparse_.back().first != window) {
+      in_order_ = in_order_ && (sparse_.empty() || sparse_.back().first < window);
+      sparse_.emplace_back(window, Span{});
     }
-    return *last_;
+    return sparse_.back().second;
   }
 
   uint64_t burst_bytes_;
   uint64_t first_window_;
   std::vector<Span> dense_;
-  std::unordered_map<uint64_t, Span> sparse_;
-  uint64_t last_window_ = UINT64_MAX;
-  Span* last_ = nullptr;
+  std::vector<std::pair<uint64_t, Span>> sparse_;  // in touch order
+  bool in_order_ = true;                            // sparse_'s windows strictly ascend
 };
 
 // Accounts one run: the source and destination windows it touches and, per destination window,
