@@ -349,6 +349,52 @@ TEST_CASE("a DMA engine's kept layout tables give the same plans and bytes", "[m
   CHECK(cached_vmem.Read(0, 1 << 20) == fresh_vmem.Read(0, 1 << 20));
 }
 
+TEST_CASE("thin slices of large arrays plan one request per touched window, in address order", "[models]") {
+  // f32[8192,8192] row-major is 256 MiB, 524288 windows of 512 bytes: a one-column slice touches
+  // 8192 of them, few enough that the plan lists touched windows rather than a table of all.
+  Hbm hbm("hbm", TestHbm());
+  const Shape big = ParseShape("f32[8192,8192]{1,0}");
+  const std::vector<int64_t> origin = {0, 0};
+
+  // Column 5 -> f32[8192,1]: element r is read at r * 32768 + 20 (one 4-byte request per row, the
+  // walk ascending), and written densely: 32 KiB in 64 windows of 128 elements each, window w
+  // needing the read of its last element, 128 * w + 127.
+  DmaTransfer column;
+  column.source = {&hbm, 0, big, {0, 5}};
+  column.destination = {&hbm, 512 << 20, ParseShape("f32[8192,1]{1,0}"), origin};
+  column.sizes = {8192, 1};
+  const DmaPlan plan = PlanDma(column, 512, false);
+  REQUIRE(plan.reads.size() == 8192);
+  for (uint64_t r = 0; r < 8192; ++r) {
+    REQUIRE(plan.reads[r].address == r * 32768 + 20);
+    REQUIRE(plan.reads[r].bytes == 4);
+  }
+  REQUIRE(plan.writes.size() == 64);
+  for (uint64_t w = 0; w < 64; ++w) {
+    REQUIRE(plan.writes[w].address == (512u << 20) + w * 512);
+    REQUIRE(plan.writes[w].bytes == 512);
+    REQUIRE(plan.write_needs[w] == 128 * w + 127);
+  }
+
+  // Two columns written into the big array from f32[8192,2]{0,1} (column-major): the walk, in the
+  // source's order, writes column 0 top to bottom, then goes back for column 1. Row r's two
+  // elements share the window at r * 32768 (one 8-byte request), and its last source byte is
+  // column 1's, at 32768 + 4 r: source window 64 + r / 128 (the 128 source windows are read in
+  // order, so that is also the read's index).
+  DmaTransfer columns;
+  columns.source = {&hbm, 0, ParseShape("f32[8192,2]{0,1}"), origin};
+  columns.destination = {&hbm, 0, big, origin};
+  columns.sizes = {8192, 2};
+  const DmaPlan back = PlanDma(columns, 512, false);
+  REQUIRE(back.reads.size() == 128);
+  REQUIRE(back.writes.size() == 8192);
+  for (uint64_t r = 0; r < 8192; ++r) {
+    REQUIRE(back.writes[r].address == r * 32768);
+    REQUIRE(back.writes[r].bytes == 8);
+    REQUIRE(back.write_needs[r] == 64 + r / 128);
+  }
+}
+
 TEST_CASE("a scalar and an empty region", "[models]") {
   Hbm hbm("hbm", TestHbm());
   Vmem vmem("vmem", TestVmem());
