@@ -36,6 +36,10 @@ constexpr int kOffset8 = 25;
 constexpr int kTileCounter = 28;
 constexpr int kStripCounter = 29;
 constexpr int kScalarTemp = 5;
+// A loop over blocks (EmitBlocks): its count, and per tile size (4, 2, 1 KiB) the byte offset of
+// the block being computed in every stream with tiles of that size.
+constexpr int kBlockCounter = 17;
+constexpr int kBlockOffset[3] = {14, 15, 16};
 // Mask registers: the partial strip's rows (or a rank-1 tail), the last tile's lanes, both.
 constexpr int kRowMask = 0;
 constexpr int kLaneMask = 1;
@@ -395,9 +399,17 @@ class Emitter {
 
   // The DMAs of one stream's block, split over every engine, round-robin: one engine keeps only
   // max_outstanding_requests bursts in flight, too few to fill HBM alone. Returns the count.
-  int EmitBlockDmas(const Stream& s, int64_t block, int buffer, bool load, uint32_t semaphore) {
+  // Looped (`looped_block` >= 0: the block whose offset the kBlockOffset registers hold), the HBM
+  // address is that register plus the block's distance from it.
+  int EmitBlockDmas(const Stream& s, int64_t block, int buffer, bool load, uint32_t semaphore,
+                    int64_t looped_block = -1) {
     const uint32_t engines = out_->target().dma_engines();
-    const auto [offset, bytes] = BlockBytes(s, block);
+    auto [offset, bytes] = BlockBytes(s, block);
+    int base_register = -1;
+    if (looped_block >= 0) {
+      offset -= BlockBytes(s, looped_block).first;
+      base_register = OffsetRegister(s);
+    }
     const uint64_t tile = std::max<uint64_t>(s.geometry.tile_bytes, 1);
     const uint64_t tiles = (bytes + tile - 1) / tile;
     const uint64_t parts = std::max<uint64_t>(1, std::min<uint64_t>(engines, tiles));
@@ -407,23 +419,19 @@ class Emitter {
       const uint64_t last = std::min(bytes, tiles * (p + 1) / parts * tile);
       if (last <= first) continue;
       const uint32_t engine = next_engine_++ % engines;
-      if (load) {
-        EmitFlatDma(*out_, "hbm", s.buffer->address + offset + first, "vmem", s.vmem[buffer] + first, last - first,
-                    semaphore, engine);
-      } else {
-        EmitFlatDma(*out_, "vmem", s.vmem[buffer] + first, "hbm", s.buffer->address + offset + first, last - first,
-                    semaphore, engine);
-      }
+      const DmaAddress hbm{"hbm", s.buffer->address + offset + first, base_register};
+      const DmaAddress vmem{"vmem", s.vmem[buffer] + first};
+      EmitFlatDma(*out_, load ? hbm : vmem, load ? vmem : hbm, last - first, semaphore, engine);
       ++count;
     }
     return count;
   }
 
-  int EmitBlockLoads(int64_t block, int buffer) {
+  int EmitBlockLoads(int64_t block, int buffer, int64_t looped_block = -1) {
     int count = 0;
     for (const Stream& s : inputs_) {
       if (s.broadcast == nullptr) {
-        count += EmitBlockDmas(s, block, buffer, true, kLoadSem[buffer]);
+        count += EmitBlockDmas(s, block, buffer, true, kLoadSem[buffer], looped_block);
         continue;
       }
       BroadcastBlock fill;
@@ -476,13 +484,15 @@ class Emitter {
     for (int64_t b = 0; b < std::min<int64_t>(depth_ - 1, blocks) && !inputs_.empty(); ++b) {
       loads[b] = EmitBlockLoads(b, static_cast<int>(b));
     }
-    for (int64_t b = 0; b < blocks; ++b) {
+    // Block b's code; looped, its HBM addresses are kBlockOffset registers (block b's offsets) plus
+    // constants, and it moves the registers on to block b + 1.
+    const auto step = [&](int64_t b, bool looped) {
       const int buffer = static_cast<int>(b % depth_);
-      out_->Comment(fmt::format("block {} of {}", b + 1, blocks));
+      const int64_t looped_block = looped ? b : -1;
       // Block b + depth - 1 goes into the buffer block b - 1 computed from (done: waited below).
       const int64_t ahead = b + depth_ - 1;
       if (ahead < blocks && !inputs_.empty()) {
-        loads[ahead % depth_] = EmitBlockLoads(ahead, static_cast<int>(ahead % depth_));
+        loads[ahead % depth_] = EmitBlockLoads(ahead, static_cast<int>(ahead % depth_), looped_block);
       }
       if (loads[buffer] > 0) out_->Emit("sem.wait sem[{}], {}", kLoadSem[buffer], loads[buffer]);
       if (stores[buffer] > 0) out_->Emit("sem.wait sem[{}], {}", kStoreSem[buffer], stores[buffer]);
@@ -494,16 +504,69 @@ class Emitter {
         sink_->consume(first, std::min(grid_.strips, first + block_strips_), outputs_[0].vmem[buffer]);
         out_->Emit("vpu.signal sem[{}], 1", kVpuSem);
         out_->Emit("sem.wait sem[{}], 1", kVpuSem);
-        continue;
+      } else {
+        out_->Emit("vpu.signal sem[{}], 1", kVpuSem);
+        out_->Emit("sem.wait sem[{}], 1", kVpuSem);
+        stores[buffer] = 0;
+        for (const Stream& s : outputs_) stores[buffer] += EmitBlockDmas(s, b, buffer, false, kStoreSem[buffer], looped_block);
       }
-      out_->Emit("vpu.signal sem[{}], 1", kVpuSem);
-      out_->Emit("sem.wait sem[{}], 1", kVpuSem);
-      stores[buffer] = 0;
-      for (const Stream& s : outputs_) stores[buffer] += EmitBlockDmas(s, b, buffer, false, kStoreSem[buffer]);
+      if (looped) {
+        for (const auto& [tile_bytes, reg] : offset_registers_) {
+          out_->Emit("add s{}, s{}, {:#x}", reg, reg, block_strips_ * grid_.strip_tiles * tile_bytes);
+        }
+      }
+    };
+    const auto [first_looped, iterations] = LoopedBlocks(blocks);
+    int64_t b = 0;
+    for (; b < std::min(first_looped, blocks); ++b) {
+      out_->Comment(fmt::format("block {} of {}", b + 1, blocks));
+      step(b, false);
+    }
+    if (iterations > 0) {
+      out_->Comment(fmt::format("blocks {} to {} of {}, {} per iteration", b + 1, b + iterations * depth_, blocks, depth_));
+      for (const Stream* s : AllStreams()) OffsetRegister(*s);
+      for (const auto& [tile_bytes, reg] : offset_registers_) {
+        out_->Emit("mov s{}, {:#x}", reg, b * block_strips_ * grid_.strip_tiles * tile_bytes);
+      }
+      EmitLoop(kBlockCounter, iterations, [&] {
+        for (int k = 0; k < depth_; ++k) step(b + k, true);
+      });
+      b += iterations * depth_;
+    }
+    for (; b < blocks; ++b) {
+      out_->Comment(fmt::format("block {} of {}", b + 1, blocks));
+      step(b, false);
     }
     for (int buffer = 0; buffer < depth_; ++buffer) {
       if (stores[buffer] > 0) out_->Emit("sem.wait sem[{}], {}", kStoreSem[buffer], stores[buffer]);
     }
+  }
+
+  // The blocks whose code is the same but for their HBM addresses, as (first, iterations of
+  // depth_ blocks): full blocks of whole strips, none with a partial strip to mask, whose next
+  // loads are full blocks too, after the first depth_ blocks (every buffer's waits then count
+  // full blocks), with no broadcast fill (its DMAs depend on the strips) and a consumer whose
+  // code does not depend on the block. Two iterations at least, else none. (An array of rank 0
+  // is one block: never looped.)
+  std::pair<int64_t, int64_t> LoopedBlocks(int64_t blocks) const {
+    const bool partial_strips = masked_ && (grid_.partial_rows != 0 || grid_.partial_elements != 0);
+    bool varies = pieces_ > 1 || partial_strips || (sink_ != nullptr && !sink_->same_code_every_block);
+    for (const Stream& s : inputs_) varies = varies || s.broadcast != nullptr;
+    if (varies) return {blocks, 0};
+    const int64_t full = grid_.strips / block_strips_;
+    const int64_t first = depth_;
+    const int64_t iterations = std::max<int64_t>(full - depth_ - first + 1, 0) / depth_;
+    return {first, iterations >= 2 ? iterations : 0};
+  }
+
+  // The kBlockOffset register of `s`'s tile size.
+  int OffsetRegister(const Stream& s) {
+    const uint64_t tile_bytes = s.geometry.tile_bytes;
+    const auto it = offset_registers_.find(tile_bytes);
+    if (it != offset_registers_.end()) return it->second;
+    const int reg = kBlockOffset[offset_registers_.size()];
+    offset_registers_[tile_bytes] = reg;
+    return reg;
   }
 
   bool IsPartialStrip(int64_t strip) const {
@@ -1063,6 +1126,7 @@ class Emitter {
   int buffer_ = 0;
   int copies_ = 1;  // tiles per unrolled body
   uint32_t next_engine_ = 0;  // DMAs go round-robin over the engines
+  std::map<uint64_t, int> offset_registers_;  // a loop over blocks: tile bytes -> kBlockOffset register
   std::vector<std::vector<int>> regs_;  // per tile copy of the unrolled body: node -> register
   int copy_ = 0;
   std::vector<int>& Regs() { return regs_[copy_]; }

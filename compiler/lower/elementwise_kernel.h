@@ -21,7 +21,8 @@ void EmitElementwiseKernel(KernelContext& context);
 // Where a producer's result goes. Its blocks are whole strips of `shape`'s tiled image; the
 // producer's streams use VMEM [vmem_base, vmem_end) and semaphores 0..7, and it sets up its pinned
 // registers again before each block, so `consume` may use every register and the VMEM below
-// vmem_base, but none of the producer's.
+// vmem_base, but none of the producer's, and not s14..s17 (a loop over blocks keeps its
+// addresses and count there).
 struct ProducerSink {
   isa::Shape shape;  // the produced array, with its layout
   uint64_t vmem_base = 0;
@@ -29,6 +30,9 @@ struct ProducerSink {
   // Emits the consumer's code for strips [first, last) of the result, which lie at VMEM
   // `address` in the result's layout. It must leave the semaphores as it found them.
   std::function<void(int64_t first, int64_t last, uint64_t address)> consume;
+  // Whether consume's code is the same for every block of the same size (it keeps where it is in
+  // registers): then the producer may emit it once in a loop over blocks.
+  bool same_code_every_block = false;
 };
 
 // Emits `producer` (an element-wise group over context.operands: its operand k is

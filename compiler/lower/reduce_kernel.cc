@@ -19,7 +19,7 @@ constexpr uint32_t kVpuSem = 2;
 constexpr uint32_t kStoreSem = 3;
 constexpr uint32_t kSmemSem = 4;
 // Scalar registers: a temp, the input tile address, an accumulator address, an output row
-// address, loop counters; a lane fold's place (EmitLaneState) and temps; the next block's HBM
+// address, loop counters; a lane fold's place (EmitLaneStart) and temps; the next block's HBM
 // address in a loop over blocks.
 constexpr int kScalarTemp = 5;
 constexpr int kLaneShift = 6;      // the lanes the next strip's rows land at: S * (strip mod L/S)
@@ -64,11 +64,8 @@ class ReduceEmitter {
       // The first result row starts empty: G gathers rows by or-ing them into zero lanes.
       Emit("vmov v{}, v{}", kG, kZero);
       if (plan_.compensated) Emit("vmov v{}, v{}", kGc, kZero);
-      if (fused_) {
-        RunningFold(true);
-      } else {
-        EmitLaneState(0);
-      }
+      if (fused_) RunningFold(true);
+      EmitLaneStart();
     }
     if (fused_) {
       EmitProducer(false);
@@ -129,9 +126,11 @@ class ReduceEmitter {
     sink.shape = c_.instruction.operand(0)->shape();
     sink.vmem_base = producer_vmem_;
     sink.vmem_end = c_.options.vmem_capacity_bytes;
+    // A lane fold keeps its place in scalar registers the producer leaves alone (EmitLaneStart,
+    // before the producer): its code is the same for every block.
+    sink.same_code_every_block = plan_.kind == ReduceKind::kLanes;
     sink.consume = [&](int64_t first, int64_t last, uint64_t address) {
-      EmitFoldSetup();  // the producer's code used every register
-      if (plan_.kind == ReduceKind::kLanes) EmitLaneState(first);
+      EmitFoldSetup();  // the producer's code used every vector register
       RunningFold(false);
       EmitBlockFold(first, last, address);
       RunningFold(true);
@@ -572,17 +571,13 @@ class ReduceEmitter {
   // one loop, and the blocks of an unfused kernel are one loop too (EmitBlocks): MaxText's
   // attention softmax sums over [16,8,2048,2048] were 3.3 M instructions unrolled.
 
-  // The lane-fold registers for strip `strip`, from constants: the kernel start, or the first
-  // strip of a fused block (whose producer used every register).
-  void EmitLaneState(int64_t strip) {
-    const int64_t spm = plan_.in.strips_per_matrix;
-    const int64_t s = strip % spm;
-    const int64_t group = L_ / S_;  // strips gathered into one result row
-    std::vector<int64_t> index = KeptMajorIndex(plan_, strip / spm);
-    index.push_back(L_ * (s / group));
-    Emit("mov s{}, {}", kLaneShift, S_ * (s % group));
-    Emit("mov s{}, {}", kStripInMatrix, s);
-    Emit("mov s{}, {}", kMatrix, strip / spm);
+  // The lane-fold registers at the first strip. The producer of a fused fold leaves them alone.
+  void EmitLaneStart() {
+    std::vector<int64_t> index = KeptMajorIndex(plan_, 0);
+    index.push_back(0);
+    Emit("mov s{}, 0", kLaneShift);
+    Emit("mov s{}, 0", kStripInMatrix);
+    Emit("mov s{}, 0", kMatrix);
     Emit("mov s{}, {:#x}", kRowAddr, OutByte(index));
   }
 

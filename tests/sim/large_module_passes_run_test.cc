@@ -424,3 +424,35 @@ ENTRY e {
   std::sort(names.begin(), names.end());
   CHECK(names == std::vector<std::string>{"both", "lanes", "major", "rows"});
 }
+
+TEST_CASE("blocks whose code differs only in addresses are one loop, and compute the same", "[run][passes]") {
+  // Element-wise over [2300, 520] with 4-, 2- and 1-byte streams (f32, bf16, s8, pred): a strip is
+  // 5 tiles (20 KiB of f32), a block 25 strips (the 512 KiB per array cap): 288 strips are 11 full
+  // blocks and one of 13. After the first three (every buffer used once), the blocks whose next load is a full
+  // block are a loop of three blocks per iteration, with each tile size's HBM offset in a
+  // register; unrolled, the 12 blocks' DMAs and tile loops are about 1200 instructions.
+  const fs::path dir = TempDir("block_loop");
+  const std::string elementwise =
+      "HloModule ew\nENTRY e {\n  x = bf16[2300,520] parameter(0)\n  y = f32[2300,520] parameter(1)\n"
+      "  c = s8[2300,520] parameter(2)\n  xf = f32[2300,520] convert(x)\n  cf = f32[2300,520] convert(c)\n"
+      "  s = f32[2300,520] multiply(xf, y)\n  t = f32[2300,520] add(s, cf)\n"
+      "  p = pred[2300,520] compare(t, y), direction=GT\n  n = s8[2300,520] convert(t)\n"
+      "  ROOT r = (f32[2300,520], pred[2300,520], bf16[2300,520], s8[2300,520]) tuple(t, p, x, n)\n}\n";
+  CHECK_THAT(RunChecked(dir, elementwise), Catch::Contains(kCheckPassed));
+  const std::string compiled = RunOk("compile " + (dir / "m.hlo").string() + " -o " + (dir / "m.tpuasm").string());
+  CHECK_THAT(ReadText(dir / "m.tpuasm"), Catch::Contains("blocks 4 to 9 of 12, 3 per iteration"));
+
+  // A sum over lanes fed by its fused producer: the fold keeps its place in registers, so the
+  // producer loops over its blocks with the fold inside. bf16 [600, 8, 700]: 600 matrices of one
+  // strip (6 tiles), 21 strips per block (24 KiB of f32 each); the result rows' addresses come
+  // from the matrix index.
+  const std::string fused =
+      "HloModule lanes\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n"
+      "ENTRY e {\n  x = bf16[600,8,700] parameter(0)\n  y = bf16[600,8,700] parameter(1)\n"
+      "  xf = f32[600,8,700] convert(x)\n  yf = f32[600,8,700] convert(y)\n  m = f32[600,8,700] multiply(xf, yf)\n"
+      "  z = f32[] constant(0)\n  ROOT r = f32[600,8] reduce(m, z), dimensions={2}, to_apply=add\n}\n";
+  CHECK_THAT(RunChecked(dir, fused), Catch::Contains(kCheckPassed));
+  CHECK(KernelNames(dir / "r.json") == std::vector<std::string>{"r"});
+  RunOk("compile " + (dir / "m.hlo").string() + " -o " + (dir / "m.tpuasm").string());
+  CHECK_THAT(ReadText(dir / "m.tpuasm"), Catch::Contains("per iteration"));
+}
