@@ -35,14 +35,15 @@ DmaEngine::DmaEngine(std::string name, const DmaParams& params)
 
 void DmaEngine::Begin(const DmaTransfer& transfer, const sc_core::sc_time& start, bool move_data) {
   if (busy_) throw Error("DMA engine " + name() + ": Begin while a transfer is in progress");
-  plan_ = PlanDma(transfer, params_.burst_bytes, move_data, tables_.get());
+  plan_ = move_data ? std::make_shared<const DmaPlan>(PlanDma(transfer, params_.burst_bytes, true, tables_.get()))
+                    : plans_->Plan(transfer, params_.burst_bytes, tables_.get());
   busy_ = true;
   source_ = transfer.source.memory;
   destination_ = transfer.destination.memory;
   id_ = transfer.id;
   next_read_ = next_write_ = 0;
   read_retired_.clear();
-  read_retired_.reserve(plan_.reads.size());
+  read_retired_.reserve(plan_->reads.size());
   in_flight_ = {};
   started_ = start;
   now_ = start + issue_latency_;
@@ -55,9 +56,9 @@ DmaEngine::Choice DmaEngine::Choose() const {
   if (in_flight_.size() >= params_.max_outstanding_requests) {
     slot = std::max(slot, in_flight_.top());
   }
-  const bool reads_left = next_read_ < plan_.reads.size();
-  if (next_write_ < plan_.writes.size()) {
-    const uint64_t need = plan_.write_needs[next_write_];
+  const bool reads_left = next_read_ < plan_->reads.size();
+  if (next_write_ < plan_->writes.size()) {
+    const uint64_t need = plan_->write_needs[next_write_];
     if (need < next_read_) {  // the reads it needs are issued: it is ready when they retire
       const sc_core::sc_time ready = std::max(slot, read_retired_[need]);
       if (!reads_left || ready <= slot) return {true, ready};
@@ -71,7 +72,7 @@ void DmaEngine::IssueNext() {
   while (!in_flight_.empty() && in_flight_.top() <= choice.time) in_flight_.pop();
   now_ = choice.time;
   if (choice.write) {
-    const DmaRequest& request = plan_.writes[next_write_++];
+    const DmaRequest& request = plan_->writes[next_write_++];
     const sc_core::sc_time done =
         destination_->Access(AccessKind::kWrite, request.address, request.bytes, now_);
     completion_ = std::max(completion_, done);
@@ -79,7 +80,7 @@ void DmaEngine::IssueNext() {
     ++stats_.write_requests;
     stats_.write_bytes += request.bytes;
   } else {
-    const DmaRequest& request = plan_.reads[next_read_++];
+    const DmaRequest& request = plan_->reads[next_read_++];
     const sc_core::sc_time done =
         source_->Access(AccessKind::kRead, request.address, request.bytes, now_);
     read_retired_.push_back(read_retired_.empty() ? done : std::max(read_retired_.back(), done));
@@ -95,7 +96,7 @@ DmaCompletion DmaEngine::Finish() {
   }
   busy_ = false;
   ++stats_.transfers;
-  stats_.payload_bytes += plan_.payload_bytes;
+  stats_.payload_bytes += plan_->payload_bytes;
   stats_.busy += completion_ - started_;
   DmaCompletion completion;
   completion.engine = name();
@@ -104,8 +105,8 @@ DmaCompletion DmaEngine::Finish() {
   completion.started = started_;
   completion.first_issue = started_ + issue_latency_;
   completion.completed = completion_;
-  completion.payload_bytes = plan_.payload_bytes;
-  plan_ = {};
+  completion.payload_bytes = plan_->payload_bytes;
+  plan_ = std::make_shared<const DmaPlan>();
   return completion;
 }
 

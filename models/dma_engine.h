@@ -76,7 +76,7 @@ class DmaEngine {
   bool busy() const { return busy_; }
   // Requests remain to be issued.
   bool has_request() const {
-    return busy_ && (next_read_ < plan_.reads.size() || next_write_ < plan_.writes.size());
+    return busy_ && (next_read_ < plan_->reads.size() || next_write_ < plan_->writes.size());
   }
   // When the next request issues (requires has_request()); never earlier than the previous one.
   sc_core::sc_time next_issue_time() const { return Choose().time; }
@@ -88,9 +88,13 @@ class DmaEngine {
   DmaCompletion Finish();
 
   const DmaEngineStats& stats() const { return stats_; }
-  // Plans with `tables` (shared with other engines of the unit: the same shapes recur) instead
-  // of the engine's own. Plans are the same either way.
-  void ShareTables(std::shared_ptr<DimTableCache> tables) { tables_ = std::move(tables); }
+  // Plans with `tables` and, for transfers that move no data, keeps plans in `plans` (both
+  // shared with the other engines of the unit: the same shapes and transfers recur) instead of
+  // the engine's own. Plans are the same either way.
+  void SharePlanning(std::shared_ptr<DimTableCache> tables, std::shared_ptr<DmaPlanCache> plans) {
+    tables_ = std::move(tables);
+    plans_ = std::move(plans);
+  }
 
  private:
   struct Choice {
@@ -104,13 +108,14 @@ class DmaEngine {
   DmaEngineStats stats_;
   // The layouts' offset tables, kept for the next transfers' plans; engines may share them.
   std::shared_ptr<DimTableCache> tables_ = std::make_shared<DimTableCache>();
+  std::shared_ptr<DmaPlanCache> plans_ = std::make_shared<DmaPlanCache>();
 
   // The transfer in progress.
   bool busy_ = false;
   Memory* source_ = nullptr;
   Memory* destination_ = nullptr;
   uint64_t id_ = 0;
-  DmaPlan plan_;
+  std::shared_ptr<const DmaPlan> plan_ = std::make_shared<const DmaPlan>();
   std::size_t next_read_ = 0;
   std::size_t next_write_ = 0;
   // read_retired_[i]: when reads 0..i have all completed.

@@ -155,4 +155,57 @@ DmaPlan PlanDma(const DmaTransfer& transfer, uint64_t burst_bytes, bool move_dat
   return plan;
 }
 
+namespace {
+
+uint64_t Mix(uint64_t hash, uint64_t value) { return (hash ^ value) * 0x100000001b3ull + (hash >> 29); }
+
+uint64_t HashEndpoint(uint64_t hash, const DmaEndpoint& endpoint) {
+  hash = Mix(hash, reinterpret_cast<uintptr_t>(endpoint.memory));
+  hash = Mix(hash, endpoint.base_address);
+  hash = Mix(hash, static_cast<uint64_t>(endpoint.shape.element_type));
+  for (int64_t d : endpoint.shape.dims) hash = Mix(hash, static_cast<uint64_t>(d));
+  if (endpoint.shape.layout) {
+    for (int64_t d : endpoint.shape.layout->minor_to_major) hash = Mix(hash, static_cast<uint64_t>(d) + 101);
+    for (const isa::Tile& tile : endpoint.shape.layout->tiles) {
+      for (int64_t d : tile.dims) hash = Mix(hash, static_cast<uint64_t>(d) + 211);
+    }
+  }
+  for (int64_t s : endpoint.start) hash = Mix(hash, static_cast<uint64_t>(s) + 307);
+  return hash;
+}
+
+bool SameEndpoint(const DmaEndpoint& a, const DmaEndpoint& b) {
+  return a.memory == b.memory && a.base_address == b.base_address && a.start == b.start && a.shape == b.shape;
+}
+
+}  // namespace
+
+std::shared_ptr<const DmaPlan> DmaPlanCache::Plan(const DmaTransfer& transfer, uint64_t burst_bytes,
+                                                  DimTableCache* tables) {
+  uint64_t hash = HashEndpoint(HashEndpoint(burst_bytes, transfer.source), transfer.destination);
+  for (int64_t size : transfer.sizes) hash = Mix(hash, static_cast<uint64_t>(size) + 401);
+  const auto [first, last] = entries_.equal_range(hash);
+  for (auto it = first; it != last; ++it) {
+    const Entry& entry = it->second;
+    if (entry.burst_bytes == burst_bytes && entry.transfer.sizes == transfer.sizes &&
+        SameEndpoint(entry.transfer.source, transfer.source) &&
+        SameEndpoint(entry.transfer.destination, transfer.destination)) {
+      return entry.plan;
+    }
+  }
+  auto plan = std::make_shared<const DmaPlan>(PlanDma(transfer, burst_bytes, false, tables));
+  const std::size_t requests = plan->reads.size() + plan->writes.size();
+  if (requests > kMaxRequests / 2) return plan;
+  if (requests_ + requests > kMaxRequests) {
+    entries_.clear();
+    requests_ = 0;
+  }
+  Entry entry{transfer, burst_bytes, plan};
+  entry.transfer.semaphore = nullptr;
+  entry.transfer.id = 0;
+  entries_.emplace(hash, std::move(entry));
+  requests_ += requests;
+  return plan;
+}
+
 }  // namespace tpusim::models

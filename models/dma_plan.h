@@ -12,6 +12,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "models/dma_transfer.h"
@@ -38,5 +40,28 @@ struct DmaPlan {
 // tables for later transfers (the plan is the same with or without it).
 DmaPlan PlanDma(const DmaTransfer& transfer, uint64_t burst_bytes, bool move_data,
                 DimTableCache* cache = nullptr);
+
+// The plans of transfers that move no data (timing-only), kept by everything a plan depends on:
+// the memories, base addresses, shapes, starts and sizes, and the burst size. Kernels issue the
+// same transfers again and again (a dot's weight panel for every block of rows, a loop body's
+// DMAs every iteration), and walking a transposing region costs a call per element (Gemma's
+// logits weights: 302 M; MaxText's attention relayouts in its layer loop: 134 M each). Bounded:
+// once the kept plans hold kMaxRequests requests (about 24 bytes each), all are dropped; a plan
+// of more than half of that is not kept.
+class DmaPlanCache {
+ public:
+  static constexpr std::size_t kMaxRequests = std::size_t{1} << 24;
+
+  std::shared_ptr<const DmaPlan> Plan(const DmaTransfer& transfer, uint64_t burst_bytes, DimTableCache* tables);
+
+ private:
+  struct Entry {
+    DmaTransfer transfer;  // semaphore and id cleared: they do not change the plan
+    uint64_t burst_bytes = 0;
+    std::shared_ptr<const DmaPlan> plan;
+  };
+  std::unordered_multimap<uint64_t, Entry> entries_;
+  std::size_t requests_ = 0;
+};
 
 }  // namespace tpusim::models

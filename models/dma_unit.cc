@@ -40,9 +40,10 @@ DmaUnit::DmaUnit(std::string name, const DmaParams& params) : state_(std::make_s
   state_->params = params;
   state_->engines.reserve(params.engine_count);
   const auto tables = std::make_shared<DimTableCache>();  // one for all engines
+  const auto plans = std::make_shared<DmaPlanCache>();
   for (uint32_t e = 0; e < params.engine_count; ++e) {
     state_->engines.emplace_back(DmaEngine(state_->name + " engine " + std::to_string(e), params));
-    state_->engines.back().engine.ShareTables(tables);
+    state_->engines.back().engine.SharePlanning(tables, plans);
   }
 }
 

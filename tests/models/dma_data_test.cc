@@ -395,6 +395,47 @@ TEST_CASE("thin slices of large arrays plan one request per touched window, in a
   }
 }
 
+TEST_CASE("timing-only plans are kept by transfer and equal fresh ones", "[models]") {
+  // A transposing copy walks one run per element; a kernel's loop repeats the same transfer.
+  Hbm hbm("hbm", TestHbm());
+  Vmem vmem("vmem", TestVmem());
+  const Shape source = ParseShape("bf16[256,512]{1,0:T(8,128)(2,1)}");
+  const Shape destination = ParseShape("bf16[256,512]{0,1:T(8,128)(2,1)}");
+  DmaTransfer transfer;
+  transfer.source = {&hbm, 4096, source, {0, 0}};
+  transfer.destination = {&vmem, 0, destination, {0, 0}};
+  transfer.sizes = {256, 512};
+  DimTableCache tables;
+  DmaPlanCache cache;
+  const auto first = cache.Plan(transfer, 512, &tables);
+  const auto again = cache.Plan(transfer, 512, &tables);
+  CHECK(again == first);  // the same plan object: nothing walked again
+  const auto same_requests = [](const DmaPlan& a, const DmaPlan& b) {
+    if (a.reads.size() != b.reads.size() || a.writes.size() != b.writes.size()) return false;
+    for (std::size_t i = 0; i < a.reads.size(); ++i) {
+      if (a.reads[i].address != b.reads[i].address || a.reads[i].bytes != b.reads[i].bytes) return false;
+    }
+    for (std::size_t i = 0; i < a.writes.size(); ++i) {
+      if (a.writes[i].address != b.writes[i].address || a.writes[i].bytes != b.writes[i].bytes) return false;
+    }
+    return a.write_needs == b.write_needs && a.payload_bytes == b.payload_bytes;
+  };
+  CHECK(same_requests(*first, PlanDma(transfer, 512, false)));
+  // Anything a plan depends on makes another entry: the base address, a start, the burst size.
+  DmaTransfer moved = transfer;
+  moved.source.base_address = 8192;
+  const auto at_8192 = cache.Plan(moved, 512, &tables);
+  CHECK(at_8192 != first);
+  CHECK(same_requests(*at_8192, PlanDma(moved, 512, false)));
+  CHECK(at_8192->reads.front().address == 8192);
+  DmaTransfer slice = transfer;
+  slice.sizes = {128, 512};
+  slice.destination.start = {128, 0};
+  CHECK(same_requests(*cache.Plan(slice, 512, &tables), PlanDma(slice, 512, false)));
+  CHECK(cache.Plan(transfer, 256, &tables) != first);
+  CHECK(same_requests(*cache.Plan(transfer, 256, &tables), PlanDma(transfer, 256, false)));
+}
+
 TEST_CASE("a scalar and an empty region", "[models]") {
   Hbm hbm("hbm", TestHbm());
   Vmem vmem("vmem", TestVmem());
