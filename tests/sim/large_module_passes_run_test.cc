@@ -426,11 +426,11 @@ ENTRY e {
 }
 
 TEST_CASE("blocks whose code differs only in addresses are one loop, and compute the same", "[run][passes]") {
-  // Element-wise over [2300, 520] with 4-, 2- and 1-byte streams (f32, bf16, s8, pred): a strip is
-  // 5 tiles (20 KiB of f32), a block 25 strips (the 512 KiB per array cap): 288 strips are 11 full
-  // blocks and one of 13. After the first three (every buffer used once), the blocks whose next load is a full
-  // block are a loop of three blocks per iteration, with each tile size's HBM offset in a
-  // register; unrolled, the 12 blocks' DMAs and tile loops are about 1200 instructions.
+  // Element-wise over [2300, 520] with 4-, 2- and 1-byte streams (f32, bf16, s8, pred): a strip
+  // is 5 tiles (20 KiB of f32), a block 25 strips (the 512 KiB per array cap): 288 strips are 11
+  // full blocks and one of 13. After the first three (every buffer used once), the blocks whose
+  // next load is a full block (4 to 9) are a loop of three blocks per iteration, with each tile
+  // size's HBM offset in a register.
   const fs::path dir = TempDir("block_loop");
   const std::string elementwise =
       "HloModule ew\nENTRY e {\n  x = bf16[2300,520] parameter(0)\n  y = f32[2300,520] parameter(1)\n"
