@@ -103,6 +103,17 @@ std::string ModuleReportJson(const ModuleReport& module, const RunReport& run, c
   return out;
 }
 
+namespace {
+
+// `name` in at most `width` characters: a longer one keeps its end, where an op nested in loops
+// and calls has its own name (`while.1401/region_15.1216/call.1319/dot.1173`).
+std::string FitName(const std::string& name, std::size_t width) {
+  if (name.size() <= width) return name;
+  return "..." + name.substr(name.size() - (width - 3));
+}
+
+}  // namespace
+
 std::string ModuleSummary(const std::string& module_name, const ModuleReport& module, const RunReport& run,
                           const ArchConfig& config, std::size_t top) {
   const double peak_flops = PeakFlopsPerSecond(config);
@@ -118,7 +129,7 @@ std::string ModuleSummary(const std::string& module_name, const ModuleReport& mo
   for (std::size_t i = 0; i < by_time.size() && i < top; ++i) {
     const OpReport& op = *by_time[i];
     const double seconds = op.time_us * 1e-6;
-    out += fmt::format("  {:<32} {:<22} {:>10.3f} {:>5.1f}% {:>12.1f} {:>12.1f}  {}\n", op.kernel->name.substr(0, 32),
+    out += fmt::format("  {:<32} {:<22} {:>10.3f} {:>5.1f}% {:>12.1f} {:>12.1f}  {}\n", FitName(op.kernel->name, 32),
                        op.kernel->category, op.time_us,
                        module.device_time_us > 0 ? 100 * op.time_us / module.device_time_us : 0.0,
                        seconds > 0 ? op.kernel->flops / seconds / 1e9 : 0.0,

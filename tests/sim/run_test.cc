@@ -304,6 +304,21 @@ TEST_CASE("the README's main command simulates the bundled attention block and i
   CHECK_THAT(run, Catch::Contains("check passed"));
 }
 
+TEST_CASE("the summary table keeps the end of a long op name, where its own name is", "[run]") {
+  // A kernel in a loop body is named after the loop, the body and the op; the table's column is
+  // 32 characters: "..." and the last 29.
+  const fs::path dir = TempDir("run_long_name");
+  const fs::path module = WriteModule(dir, R"(HloModule names
+ENTRY main {
+  p = f32[8,128] parameter(0)
+  ROOT the_first_part_is_dropped.the_end_is_kept.17 = f32[8,128] add(p, p)
+}
+)");
+  const std::string run = RunOk("run " + module.string());
+  CHECK_THAT(run, Catch::Contains("  ...is_dropped.the_end_is_kept.17 "));
+  CHECK_THAT(run, !Catch::Contains("the_first_part"));
+}
+
 TEST_CASE("tpusim run stores and loads pred arrays as XLA's bytes, padding zero", "[run]") {
   // pred is one byte per element, 0 or 1, in the 8-bit layout T(8,128)(4,1); compare(0, 0) GE is
   // true, so the padding must be masked back to 0.
