@@ -437,7 +437,8 @@ class ReduceEmitter {
       if (looped) Emit("add s{}, s{}, {:#x}", kLoadAddr, kLoadAddr, count * strip_bytes_);
       return parts;
     };
-    const auto step = [&](int64_t b, bool looped, int64_t pending[2]) {
+    int64_t pending[2] = {0, 0};  // DMAs in flight into each buffer
+    const auto step = [&](int64_t b, bool looped) {
       const int buffer = static_cast<int>(b % 2);
       if (b + 1 < blocks) pending[1 - buffer] = load(b + 1, 1 - buffer, looped);
       Emit("sem.wait sem[{}], {}", kLoadSem[buffer], pending[buffer]);
@@ -446,7 +447,6 @@ class ReduceEmitter {
       Emit("vpu.signal sem[{}], 1", kVpuSem);
       Emit("sem.wait sem[{}], 1", kVpuSem);
     };
-    int64_t pending[2] = {0, 0};
     pending[0] = load(0, 0, false);
     int64_t b = 0;
     // A lane fold's block code is the same for every full block but for the address it loads
@@ -456,14 +456,14 @@ class ReduceEmitter {
       out_.Comment(fmt::format("blocks 1 to {} of {}, two per iteration", 2 * pairs, blocks));
       Emit("mov s{}, {:#x}", kLoadAddr, operand_->address + block_strips_ * strip_bytes_);
       EmitLoop(kBlockCounter, pairs, [&] {
-        step(0, true, pending);
-        step(1, true, pending);
+        step(0, true);
+        step(1, true);
       });
       b = 2 * pairs;
     }
     for (; b < blocks; ++b) {
       out_.Comment(fmt::format("block {} of {}", b + 1, blocks));
-      step(b, false, pending);
+      step(b, false);
     }
   }
 
