@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <memory>
+#include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "compiler/lower/dma_region.h"
 #include "compiler/lower/dot_kernel.h"
 #include "compiler/lower/mxu_tiling.h"
+#include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/layout_assignment.h"
 #include "isa/layout_index.h"
 
@@ -62,6 +65,46 @@ std::vector<int64_t> Cat(std::vector<int64_t> a, const std::vector<int64_t>& b) 
   return a;
 }
 
+// A TPU-layout array in no memory space.
+isa::Shape TpuArray(isa::ElementType type, const std::vector<int64_t>& dims) {
+  return WithoutMemorySpace(WithDefaultLayouts(isa::Shape::Array(type, dims)));
+}
+
+// An operand the dot kernel reads in place: its buffer seen as the canonical [batch..., M, K] or
+// [batch..., K, N] array (or with the last two swapped), and which of those two contracts.
+struct InPlaceOperand {
+  DeviceBuffer buffer;
+  int64_t contracting = 0;
+};
+
+// In place when the operand's dims are, in order, its batch dims, then its free and its
+// contracting dims as two runs (either first; the contracting run in the order the dot lists
+// them, the order K merges them in), and the merged array's bytes are the operand's
+// (SameRowMajorImage). Llama's bf16[1,8192,4096] x bf16[4096,14336] is a plain matrix product
+// on the operands' own bytes: copying them would be 4 passes for nothing.
+std::optional<InPlaceOperand> InPlace(const DeviceBuffer& operand, const std::vector<int64_t>& batch,
+                                      const std::vector<int64_t>& free, const std::vector<int64_t>& contracting) {
+  std::vector<int64_t> in_order(static_cast<std::size_t>(operand.shape.rank()));
+  std::iota(in_order.begin(), in_order.end(), int64_t{0});
+  const auto nb = static_cast<int64_t>(batch.size());
+  const int64_t free_size = Product(operand.shape.dims, free);
+  const int64_t contracting_size = Product(operand.shape.dims, contracting);
+  InPlaceOperand in_place{operand, 0};
+  std::vector<int64_t> dims = Pick(operand.shape.dims, batch);
+  if (Cat(Cat(batch, free), contracting) == in_order) {
+    in_place.contracting = nb + 1;
+    dims.insert(dims.end(), {free_size, contracting_size});
+  } else if (Cat(Cat(batch, contracting), free) == in_order) {
+    in_place.contracting = nb;
+    dims.insert(dims.end(), {contracting_size, free_size});
+  } else {
+    return std::nullopt;
+  }
+  in_place.buffer.shape = TpuArray(operand.shape.element_type, dims);
+  if (!SameRowMajorImage(operand.shape, in_place.buffer.shape)) return std::nullopt;
+  return in_place;
+}
+
 }  // namespace
 
 void EmitGeneralDotKernel(KernelContext& context) {
@@ -95,37 +138,47 @@ void EmitGeneralDotKernel(KernelContext& context) {
   const std::vector<int64_t> rhs_order = Cat(Cat(rb, rc), rf);
   const isa::ElementType in_type = lhs.shape.element_type;
   const isa::ElementType out_type = result.shape.element_type;
-  const auto tiled = [](isa::ElementType type, const std::vector<int64_t>& dims) {
-    return WithoutMemorySpace(WithDefaultLayouts(isa::Shape::Array(type, dims)));
-  };
 
   Scratch scratch(context);
-  const DeviceBuffer lhs_rows = scratch.Take(dot.name() + ".lhs_rows", RowMajorUntiled(in_type, Pick(lhs.shape.dims, lhs_order)), dot);
-  const DeviceBuffer rhs_rows = scratch.Take(dot.name() + ".rhs_rows", RowMajorUntiled(rhs.shape.element_type, Pick(rhs.shape.dims, rhs_order)), dot);
-  const DeviceBuffer lhs_canonical = scratch.Take(dot.name() + ".lhs", tiled(in_type, Cat(batch, {m, k})), dot);
-  const DeviceBuffer rhs_canonical = scratch.Take(dot.name() + ".rhs", tiled(rhs.shape.element_type, Cat(batch, {k, n})), dot);
-  const DeviceBuffer out_canonical = scratch.Take(dot.name() + ".out", tiled(out_type, Cat(batch, {m, n})), dot);
-  const DeviceBuffer out_rows = scratch.Take(dot.name() + ".out_rows", RowMajorUntiled(out_type, Cat(batch, {m, n})), dot);
+  // Each side is read (or written) in place when its bytes already are the canonical array's,
+  // else copied through scratch.
+  const std::optional<InPlaceOperand> lhs_side = InPlace(lhs, lb, lf, lc);
+  const std::optional<InPlaceOperand> rhs_side = InPlace(rhs, rb, rf, rc);
+  const bool out_in_place = SameRowMajorImage(result.shape, TpuArray(out_type, Cat(batch, {m, n})));
+  DeviceBuffer lhs_rows, rhs_rows, lhs_canonical, rhs_canonical, out_canonical, out_rows;
+  if (!lhs_side) lhs_rows = scratch.Take(dot.name() + ".lhs_rows", RowMajorUntiled(in_type, Pick(lhs.shape.dims, lhs_order)), dot);
+  if (!rhs_side) rhs_rows = scratch.Take(dot.name() + ".rhs_rows", RowMajorUntiled(rhs.shape.element_type, Pick(rhs.shape.dims, rhs_order)), dot);
+  lhs_canonical = lhs_side ? lhs_side->buffer : scratch.Take(dot.name() + ".lhs", TpuArray(in_type, Cat(batch, {m, k})), dot);
+  rhs_canonical = rhs_side ? rhs_side->buffer : scratch.Take(dot.name() + ".rhs", TpuArray(rhs.shape.element_type, Cat(batch, {k, n})), dot);
+  if (out_in_place) {
+    out_canonical = result;
+    out_canonical.shape = TpuArray(out_type, Cat(batch, {m, n}));
+  } else {
+    out_canonical = scratch.Take(dot.name() + ".out", TpuArray(out_type, Cat(batch, {m, n})), dot);
+    out_rows = scratch.Take(dot.name() + ".out_rows", RowMajorUntiled(out_type, Cat(batch, {m, n})), dot);
+  }
 
   const auto origin = [](std::size_t rank) { return std::vector<int64_t>(rank, 0); };
   // Operands: permuted view -> row-major untiled -> the merged dims' TPU layout.
-  {
+  if (!lhs_side || !rhs_side) {
     DmaEmitter e(context);
-    e.SplitDma(DmaArray{"hbm", lhs.address, PermutedView(lhs.shape, lhs_order)}, origin(lhs_order.size()),
-               HbmArray(lhs_rows), origin(lhs_order.size()), lhs_rows.shape.dims);
-    e.SplitDma(DmaArray{"hbm", rhs.address, PermutedView(rhs.shape, rhs_order)}, origin(rhs_order.size()),
-               HbmArray(rhs_rows), origin(rhs_order.size()), rhs_rows.shape.dims);
-    e.ZeroLayoutPadding(HbmArray(lhs_canonical));
-    e.ZeroLayoutPadding(HbmArray(rhs_canonical));
+    const auto rows = [&](const DeviceBuffer& operand, const std::vector<int64_t>& order, const DeviceBuffer& to) {
+      e.SplitDma(DmaArray{"hbm", operand.address, PermutedView(operand.shape, order)}, origin(order.size()),
+                 HbmArray(to), origin(order.size()), to.shape.dims);
+    };
+    const auto merge = [&](const DeviceBuffer& from, const DeviceBuffer& canonical) {
+      DmaArray merged = HbmArray(from);
+      merged.shape = RowMajorUntiled(canonical.shape.element_type, canonical.shape.dims);
+      e.SplitDma(merged, origin(batch.size() + 2), HbmArray(canonical), origin(batch.size() + 2),
+                 canonical.shape.dims);
+    };
+    if (!lhs_side) rows(lhs, lhs_order, lhs_rows);
+    if (!rhs_side) rows(rhs, rhs_order, rhs_rows);
+    if (!lhs_side) e.ZeroLayoutPadding(HbmArray(lhs_canonical));
+    if (!rhs_side) e.ZeroLayoutPadding(HbmArray(rhs_canonical));
     e.WaitDmas();
-    DmaArray lhs_merged = HbmArray(lhs_rows);
-    lhs_merged.shape = RowMajorUntiled(in_type, lhs_canonical.shape.dims);
-    DmaArray rhs_merged = HbmArray(rhs_rows);
-    rhs_merged.shape = RowMajorUntiled(rhs.shape.element_type, rhs_canonical.shape.dims);
-    e.SplitDma(lhs_merged, origin(batch.size() + 2), HbmArray(lhs_canonical), origin(batch.size() + 2),
-               lhs_canonical.shape.dims);
-    e.SplitDma(rhs_merged, origin(batch.size() + 2), HbmArray(rhs_canonical), origin(batch.size() + 2),
-               rhs_canonical.shape.dims);
+    if (!lhs_side) merge(lhs_rows, lhs_canonical);
+    if (!rhs_side) merge(rhs_rows, rhs_canonical);
     e.WaitDmas();
   }
 
@@ -145,8 +198,8 @@ void EmitGeneralDotKernel(KernelContext& context) {
   const auto nb = static_cast<int64_t>(batch.size());
   canonical.AddAttribute({"lhs_batch_dims", batch_dims, {}});
   canonical.AddAttribute({"rhs_batch_dims", batch_dims, {}});
-  canonical.AddAttribute({"lhs_contracting_dims", std::vector<int64_t>{nb + 1}, {}});
-  canonical.AddAttribute({"rhs_contracting_dims", std::vector<int64_t>{nb}, {}});
+  canonical.AddAttribute({"lhs_contracting_dims", std::vector<int64_t>{lhs_side ? lhs_side->contracting : nb + 1}, {}});
+  canonical.AddAttribute({"rhs_contracting_dims", std::vector<int64_t>{rhs_side ? rhs_side->contracting : nb}, {}});
   DeviceBuffer lhs_in = lhs_canonical, rhs_in = rhs_canonical, out = out_canonical;
   lhs_in.shape = lhs_leaf.shape();
   rhs_in.shape = rhs_leaf.shape();
@@ -159,7 +212,7 @@ void EmitGeneralDotKernel(KernelContext& context) {
   EmitDotKernel(inner);
 
   // [batch..., M, N] -> row-major untiled (the result's dims' row-major image) -> the result.
-  {
+  if (!out_in_place) {
     DmaEmitter e(context);
     e.SplitDma(HbmArray(out_canonical), origin(batch.size() + 2), HbmArray(out_rows), origin(batch.size() + 2),
                out_rows.shape.dims);

@@ -9,6 +9,8 @@
 // then re-tiled into the TPU layout) into canonical [batch..., M, K] and [batch..., K, N] arrays,
 // the dot kernel multiplies them into a canonical result in scratch, and two DMAs bring that to
 // the result's dims and layout. All of it between the dot's labels: one kernel in the report.
+// A side whose bytes already are the canonical array's (Llama's bf16[1,8192,4096] lhs, say) is
+// read or written in place instead, with no copies.
 #pragma once
 
 #include "compiler/lower/kernel.h"

@@ -1,0 +1,81 @@
+// Dots in other forms whose operands or result already hold the canonical array's bytes
+// (compiler/lower/dot_general_kernel.cc, InPlace): the dot kernel reads and writes them where
+// they are, with no copies through row-major scratch.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+#include <string>
+
+#include "tests/sim/exec_support.h"
+
+namespace {
+
+using namespace tpusim::exec_test;
+
+// The DMA lines of the compiled program that move a row-major untiled array of `type` (the
+// general dot's scratch copies; every array of a compiled bf16 dot is tiled otherwise).
+int UntiledDmas(const std::string& tpuasm, const std::string& type) {
+  std::istringstream lines(tpuasm);
+  int count = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("  dma ") != 0) continue;
+    for (std::size_t at = line.find(type + "["); at != std::string::npos; at = line.find(type + "[", at + 1)) {
+      const std::size_t close = line.find('}', at);
+      if (line.substr(at, close - at).find(":T(") == std::string::npos) ++count;
+    }
+  }
+  return count;
+}
+
+struct Case {
+  const char* name;
+  const char* hlo;
+  int untiled_dmas;  // bf16 DMAs through row-major scratch: 2 per copied operand or result
+};
+
+}  // namespace
+
+TEST_CASE("tpusim run --check: dot operands and results already canonical are used in place", "[sim][dot]") {
+  const Case cases[] = {
+      // Llama's layer dots: [1,S,D] x [D,F] -> [1,S,F]; the leading 1 changes no byte.
+      {"leading_one", R"(HloModule g
+ENTRY e {
+  a = bf16[1,64,256] parameter(0)
+  b = bf16[256,384] parameter(1)
+  ROOT d = bf16[1,64,384] dot(a, b), lhs_contracting_dims={2}, rhs_contracting_dims={0}
+})", 0},
+      // Llama's weight gradients: contracting [1,S] on both sides: K first, read transposed.
+      {"contracting_first", R"(HloModule g
+ENTRY e {
+  a = bf16[2,64,128] parameter(0)
+  b = bf16[2,64,256] parameter(1)
+  ROOT d = bf16[128,256] dot(a, b), lhs_contracting_dims={0,1}, rhs_contracting_dims={0,1}
+})", 0},
+      // Free dims [2,32] and [2,128] above K merge into M = 64 and N = 256 (32 and 128 are
+      // multiples of the 8-row tile): in place, the rhs transposed. The result [2,32,2,128] tiles
+      // its [2,128] minor dims, not [64,256]'s bytes: copied (2 DMAs through row-major scratch).
+      {"result_copied", R"(HloModule g
+ENTRY e {
+  a = bf16[2,32,256] parameter(0)
+  b = bf16[2,128,256] parameter(1)
+  ROOT d = bf16[2,32,2,128] dot(a, b), lhs_contracting_dims={2}, rhs_contracting_dims={2}
+})", 2},
+      // The lhs's free dims [4,2] merge into M = 8 but [4,2,64]'s tiles hold 2 rows each: copied.
+      // Batch dims leading on both sides: the rhs is in place.
+      {"lhs_copied", R"(HloModule g
+ENTRY e {
+  a = bf16[3,4,2,64] parameter(0)
+  b = bf16[3,64,128] parameter(1)
+  ROOT d = bf16[3,4,2,128] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={3}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+})", 4},
+  };
+  for (const Case& c : cases) {
+    INFO(c.name);
+    const fs::path dir = TempDir(std::string("dot_in_place_") + c.name);
+    WriteText(dir / "m.hlo", c.hlo);
+    const std::string output = RunOk("run " + (dir / "m.hlo").string() + " --check --seed 11");
+    CHECK_THAT(output, Catch::Contains("check passed"));
+    RunOk("compile " + (dir / "m.hlo").string() + " -o " + (dir / "m.tpuasm").string());
+    CHECK(UntiledDmas(ReadText(dir / "m.tpuasm"), "bf16") == c.untiled_dmas);
+  }
+}
