@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <map>
+#include <span>
 #include <utility>
 
 #include "isa/layout_index.h"
@@ -86,17 +88,19 @@ class WindowSet {
 };
 
 // Accounts one run: the source and destination windows it touches and, per destination window,
-// the last source window feeding it. burst_bytes is a power of two: shifts, not divisions (this
-// runs once per element when layouts scatter them).
+// the last source window feeding it, as read(window, low, high) and write(window, low, high,
+// need). burst_bytes is a power of two: shifts, not divisions (this runs once per element when
+// layouts scatter them).
+template <typename Read, typename Write>
 void TouchWindows(uint64_t source_address, uint64_t destination_address, uint64_t bytes,
-                  WindowSet& reads, WindowSet& writes) {
-  const int shift = std::countr_zero(reads.burst_bytes());
-  const uint64_t mask = reads.burst_bytes() - 1;
+                  uint64_t burst_bytes, Read&& read, Write&& write) {
+  const int shift = std::countr_zero(burst_bytes);
+  const uint64_t mask = burst_bytes - 1;
   const uint64_t source_end = source_address + bytes;
   for (uint64_t at = source_address; at < source_end;) {
     const uint64_t window = at >> shift;
     const uint64_t end = std::min(source_end, (window + 1) << shift);
-    reads.Touch(window, at & mask, end - (window << shift), 0);
+    read(window, at & mask, end - (window << shift));
     at = end;
   }
   const uint64_t destination_end = destination_address + bytes;
@@ -104,10 +108,135 @@ void TouchWindows(uint64_t source_address, uint64_t destination_address, uint64_
     const uint64_t window = at >> shift;
     const uint64_t end = std::min(destination_end, (window + 1) << shift);
     const uint64_t last_source_byte = source_address + (end - destination_address) - 1;
-    writes.Touch(window, at & mask, end - (window << shift), last_source_byte >> shift);
+    write(window, at & mask, end - (window << shift), last_source_byte >> shift);
     at = end;
   }
 }
+
+// The windows a plan touches, kept in `reads` and `writes`.
+class PlanWindows {
+ public:
+  PlanWindows(WindowSet& reads, WindowSet& writes) : reads_(reads), writes_(writes) {}
+
+  void Add(uint64_t source_address, uint64_t destination_address, uint64_t bytes) {
+    TouchWindows(
+        source_address, destination_address, bytes, reads_.burst_bytes(),
+        [&](uint64_t window, uint64_t low, uint64_t high) { reads_.Touch(window, low, high, 0); },
+        [&](uint64_t window, uint64_t low, uint64_t high, uint64_t need) { writes_.Touch(window, low, high, need); });
+  }
+  WindowSet& reads() { return reads_; }
+  WindowSet& writes() { return writes_; }
+
+ private:
+  WindowSet& reads_;
+  WindowSet& writes_;
+};
+
+// Timing-only plans: a box walked element by element (a transpose's, a re-tiling's) touches a
+// few windows with many runs (MaxText's and Llama's row-major bf16 <-> T(8,128)(2,1) copies: 2-byte
+// runs, 256 per 512-byte window). Boxes of one pattern at the same offsets within their windows
+// touch the same windows relative to their bases, so each such kind is walked once and its
+// touches replayed for the others. Equal to walking every box: a window's request is the span of
+// the bytes touched in it, and its need the last source window, whatever runs touch them.
+class WindowMemo : public BoxMemo {
+ public:
+  WindowMemo(PlanWindows& windows, uint64_t source_base, uint64_t destination_base, uint64_t& payload_bytes)
+      : windows_(windows),
+        source_base_(source_base),
+        destination_base_(destination_base),
+        payload_bytes_(payload_bytes) {}
+
+  // The walk's runs: recorded inside a box being learnt, else accounted.
+  void Run(uint64_t source_address, uint64_t destination_address, uint64_t bytes) {
+    payload_bytes_ += bytes;
+    if (learning_ == nullptr) {
+      windows_.Add(source_address, destination_address, bytes);
+      return;
+    }
+    learning_->payload_bytes += bytes;
+    TouchWindows(
+        source_address, destination_address, bytes, windows_.reads().burst_bytes(),
+        [&](uint64_t window, uint64_t low, uint64_t high) {
+          Merge(learning_->reads, {Relative(window, source_window_), low, high, 0});
+        },
+        [&](uint64_t window, uint64_t low, uint64_t high, uint64_t need) {
+          Merge(learning_->writes, {Relative(window, destination_window_), low, high, Relative(need, source_window_)});
+        });
+  }
+
+  bool BeginBox(std::span<const int32_t> pattern, int64_t source_base, int64_t destination_base) override {
+    const uint64_t burst = windows_.reads().burst_bytes();
+    const uint64_t source = source_base_ + static_cast<uint64_t>(source_base);
+    const uint64_t destination = destination_base_ + static_cast<uint64_t>(destination_base);
+    source_window_ = source / burst;
+    destination_window_ = destination / burst;
+    key_.assign(pattern.begin(), pattern.end());
+    key_.push_back(static_cast<int64_t>(source % burst));
+    key_.push_back(static_cast<int64_t>(destination % burst));
+    const auto known = boxes_.find(key_);
+    if (known == boxes_.end()) {
+      if (boxes_.size() >= kMaxBoxes) boxes_.clear();
+      learning_ = &boxes_[key_];
+      return false;
+    }
+    Replay(known->second);
+    payload_bytes_ += known->second.payload_bytes;
+    return true;
+  }
+
+  void EndBox() override {
+    Replay(*learning_);
+    learning_ = nullptr;
+  }
+
+ private:
+  static constexpr std::size_t kMaxBoxes = 1 << 16;
+
+  struct Touch {
+    int64_t window = 0;  // relative to the window of the box's first element on its side
+    uint64_t low = 0;
+    uint64_t high = 0;
+    int64_t need = 0;    // writes: relative to the window of the box's first source element
+  };
+  struct Box {
+    std::vector<Touch> reads;
+    std::vector<Touch> writes;
+    uint64_t payload_bytes = 0;
+  };
+
+  static int64_t Relative(uint64_t window, uint64_t base) { return static_cast<int64_t>(window - base); }
+  static uint64_t Absolute(int64_t relative, uint64_t base) { return base + static_cast<uint64_t>(relative); }
+
+  // Into the entry of the same window (a box touches few; the latest ones most likely).
+  static void Merge(std::vector<Touch>& touches, const Touch& touch) {
+    for (auto it = touches.rbegin(); it != touches.rend(); ++it) {
+      if (it->window == touch.window) {
+        it->low = std::min(it->low, touch.low);
+        it->high = std::max(it->high, touch.high);
+        it->need = std::max(it->need, touch.need);
+        return;
+      }
+    }
+    touches.push_back(touch);
+  }
+
+  void Replay(const Box& box) {
+    for (const Touch& t : box.reads) windows_.reads().Touch(Absolute(t.window, source_window_), t.low, t.high, 0);
+    for (const Touch& t : box.writes) {
+      windows_.writes().Touch(Absolute(t.window, destination_window_), t.low, t.high, Absolute(t.need, source_window_));
+    }
+  }
+
+  PlanWindows& windows_;
+  uint64_t source_base_;
+  uint64_t destination_base_;
+  uint64_t& payload_bytes_;
+  std::map<std::vector<int64_t>, Box> boxes_;
+  std::vector<int64_t> key_;
+  Box* learning_ = nullptr;
+  uint64_t source_window_ = 0;
+  uint64_t destination_window_ = 0;
+};
 
 }  // namespace
 
@@ -129,18 +258,28 @@ DmaPlan PlanDma(const DmaTransfer& transfer, uint64_t burst_bytes, bool move_dat
   WindowSet writes(burst_bytes, destination_base, static_cast<uint64_t>(destination.byte_size()),
                    payload_bytes);
   DmaPlan plan;
-  WalkRegion(source, transfer.source.start, destination, transfer.destination.start,
-             transfer.sizes, [&](const ByteRun& run) {
-               const uint64_t from = source_base + static_cast<uint64_t>(run.source_offset);
-               const uint64_t to = destination_base + static_cast<uint64_t>(run.destination_offset);
-               const auto bytes = static_cast<uint64_t>(run.bytes);
-               if (move_data) {
+  PlanWindows windows(reads, writes);
+  if (move_data) {
+    WalkRegion(source, transfer.source.start, destination, transfer.destination.start, transfer.sizes,
+               [&](const ByteRun& run) {
+                 const uint64_t from = source_base + static_cast<uint64_t>(run.source_offset);
+                 const uint64_t to = destination_base + static_cast<uint64_t>(run.destination_offset);
+                 const auto bytes = static_cast<uint64_t>(run.bytes);
                  destination_memory.contents().CopyFrom(source_memory.contents(), from, to, bytes);
-               }
-               TouchWindows(from, to, bytes, reads, writes);
-               plan.payload_bytes += bytes;
-             },
-             cache);
+                 windows.Add(from, to, bytes);
+                 plan.payload_bytes += bytes;
+               },
+               cache);
+  } else {
+    WindowMemo memo(windows, source_base, destination_base, plan.payload_bytes);
+    WalkRegion(source, transfer.source.start, destination, transfer.destination.start, transfer.sizes,
+               [&](const ByteRun& run) {
+                 memo.Run(source_base + static_cast<uint64_t>(run.source_offset),
+                          destination_base + static_cast<uint64_t>(run.destination_offset),
+                          static_cast<uint64_t>(run.bytes));
+               },
+               cache, &memo);
+  }
 
   std::vector<uint64_t> read_windows;
   for (const auto& [window, span] : reads.Sorted()) {

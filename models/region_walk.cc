@@ -1,6 +1,7 @@
 #include "models/region_walk.h"
 
 #include <algorithm>
+#include <map>
 #include <vector>
 
 namespace tpusim::models {
@@ -141,10 +142,11 @@ class SeparableWalk {
  public:
   SeparableWalk(const LayoutMap& source, std::span<const int64_t> source_start,
                 const LayoutMap& destination, std::span<const int64_t> destination_start,
-                std::span<const int64_t> sizes, RunMerger& merger, DimTableCache* cache)
+                std::span<const int64_t> sizes, RunMerger& merger, DimTableCache* cache, BoxMemo* memo)
       : element_bytes_(source.element_bits() / 8),
         order_(source.physical_order()),
-        merger_(merger) {
+        merger_(merger),
+        memo_(memo) {
     const std::size_t rank = sizes.size();
     const std::vector<int64_t> source_box = NaturalBox(source);
     const std::vector<int64_t> destination_box = NaturalBox(destination);
@@ -168,6 +170,7 @@ class SeparableWalk {
                                 std::min(source_box[d], destination_box[d]));
       }
     }
+    if (memo_ != nullptr) NumberPatterns();
   }
 
   void Run() {
@@ -204,7 +207,44 @@ class SeparableWalk {
       merger_.Add(source_min, source_min + shift, elements * element_bytes_);
       return;
     }
+    if (memo_ == nullptr) {
+      WalkElements(box);
+      return;
+    }
+    int64_t source_base = 0, destination_base = 0;
+    for (std::size_t p = 0; p < order_.size(); ++p) {
+      const int64_t d = order_[p];
+      const Segment& segment = SegmentAt(box, p);
+      pattern_[p] = patterns_[d][box[p]];
+      source_base += source_tables_[d][segment.first];
+      destination_base += destination_tables_[d][segment.first];
+    }
+    merger_.Flush();
+    if (memo_->BeginBox(pattern_, source_base, destination_base)) return;
     WalkElements(box);
+    merger_.Flush();
+    memo_->EndBox();
+  }
+
+  // patterns_[d][s]: a number per distinct list of offsets (source and destination, relative to
+  // the segment's first element) of dim d's segments; a box's runs relative to its base offsets
+  // follow from its segments' lists, the layouts being separable.
+  void NumberPatterns() {
+    const std::size_t rank = order_.size();
+    patterns_.resize(rank);
+    pattern_.resize(rank);
+    std::map<std::vector<int64_t>, int32_t> numbers;
+    for (std::size_t d = 0; d < rank; ++d) {
+      for (const Segment& segment : segments_[d]) {
+        std::vector<int64_t> offsets;
+        offsets.reserve(2 * static_cast<std::size_t>(segment.end - segment.first));
+        for (int64_t i = segment.first; i < segment.end; ++i) {
+          offsets.push_back(source_tables_[d][i] - source_tables_[d][segment.first]);
+          offsets.push_back(destination_tables_[d][i] - destination_tables_[d][segment.first]);
+        }
+        patterns_[d].push_back(numbers.emplace(std::move(offsets), static_cast<int32_t>(numbers.size())).first->second);
+      }
+    }
   }
 
   // The box element by element, the source's most minor physical dim innermost.
@@ -236,6 +276,9 @@ class SeparableWalk {
   int64_t element_bytes_;
   const std::vector<int64_t>& order_;  // logical dims, major to minor in the source
   RunMerger& merger_;
+  BoxMemo* memo_;
+  std::vector<std::vector<int32_t>> patterns_;            // by logical dim, then segment
+  std::vector<int32_t> pattern_;                          // the visited box's, by position
   std::vector<std::vector<int64_t>> source_tables_;       // by logical dim
   std::vector<std::vector<int64_t>> destination_tables_;  // by logical dim
   std::vector<std::vector<Segment>> segments_;            // by logical dim
@@ -285,7 +328,7 @@ void DimTableCache::Slice(const LayoutMap& map, std::size_t d, int64_t start,
 void WalkRegion(const LayoutMap& source, std::span<const int64_t> source_start,
                 const LayoutMap& destination, std::span<const int64_t> destination_start,
                 std::span<const int64_t> sizes, const std::function<void(const ByteRun&)>& emit,
-                DimTableCache* cache) {
+                DimTableCache* cache, BoxMemo* memo) {
   for (int64_t size : sizes) {
     if (size == 0) return;
   }
@@ -304,7 +347,7 @@ void WalkRegion(const LayoutMap& source, std::span<const int64_t> source_start,
   if (sizes.empty() || !source.is_separable() || !destination.is_separable()) {
     WalkGeneric(source, source_start, destination, destination_start, sizes, merger);
   } else {
-    SeparableWalk(source, source_start, destination, destination_start, sizes, merger, cache)
+    SeparableWalk(source, source_start, destination, destination_start, sizes, merger, cache, memo)
         .Run();
   }
   merger.Flush();

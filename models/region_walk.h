@@ -52,14 +52,29 @@ class DimTableCache {
   std::vector<Table> tables_;  // the most recently made last
 };
 
+// For walks whose user only needs which bytes a box covers, not the order of its runs (timing-only
+// DMA plans): a box walked element by element is announced first, and skipped when the memo
+// already knows its runs. Boxes with equal `pattern` have the same runs relative to their base
+// offsets (the offsets of the box's first element on each side); patterns are valid within one
+// walk. A box with one run on both sides is never announced.
+class BoxMemo {
+ public:
+  virtual ~BoxMemo() = default;
+  // True: the memo accounts for the box and the walk skips it. False: the walk emits the box's
+  // runs (and nothing else) and then calls EndBox.
+  virtual bool BeginBox(std::span<const int32_t> pattern, int64_t source_base, int64_t destination_base) = 0;
+  virtual void EndBox() = 0;
+};
+
 // Calls `emit` with runs that together cover every element of the region exactly once; a run
-// that continues the previous one on both sides is merged into it. Boxes are visited in the
+// that continues the previous one on both sides is merged into it (not across the boxes a memo
+// is told about). Boxes are visited in the
 // source's physical dim order (major to minor), so aligned copies come out in source address
 // order. Both maps have whole-byte elements of one width and the region lies inside both arrays
 // (ValidateTransfer checks this).
 void WalkRegion(const isa::LayoutMap& source, std::span<const int64_t> source_start,
                 const isa::LayoutMap& destination, std::span<const int64_t> destination_start,
                 std::span<const int64_t> sizes, const std::function<void(const ByteRun&)>& emit,
-                DimTableCache* cache = nullptr);
+                DimTableCache* cache = nullptr, BoxMemo* memo = nullptr);
 
 }  // namespace tpusim::models

@@ -81,6 +81,18 @@ void ReferenceCopy(const Shape& source, std::span<const uint8_t> source_image,
   }
 }
 
+// The same requests, needs and payload.
+bool SameRequests(const DmaPlan& a, const DmaPlan& b) {
+  if (a.reads.size() != b.reads.size() || a.writes.size() != b.writes.size()) return false;
+  for (std::size_t i = 0; i < a.reads.size(); ++i) {
+    if (a.reads[i].address != b.reads[i].address || a.reads[i].bytes != b.reads[i].bytes) return false;
+  }
+  for (std::size_t i = 0; i < a.writes.size(); ++i) {
+    if (a.writes[i].address != b.writes[i].address || a.writes[i].bytes != b.writes[i].bytes) return false;
+  }
+  return a.write_needs == b.write_needs && a.payload_bytes == b.payload_bytes;
+}
+
 }  // namespace
 
 TEST_CASE("a bf16 T(8,128)(2,1) array survives HBM to VMEM to HBM byte for byte", "[models]") {
@@ -229,6 +241,8 @@ TEST_CASE("DMAs of random regions between random layouts match the element-wise 
     // reference moves; each write's need covers the reads feeding it.
     const uint64_t burst = uint64_t{64} << uniform(0, 3);
     const DmaPlan plan = PlanDma(transfer, burst, false);
+    // Timing-only plans replay boxes they have seen (WindowMemo); walking every run gives the same.
+    REQUIRE(SameRequests(plan, PlanDma(transfer, burst, true)));
     int64_t elements = 1;
     for (int64_t size : sizes) elements *= size;
     CHECK(plan.payload_bytes ==
@@ -410,30 +424,57 @@ TEST_CASE("timing-only plans are kept by transfer and equal fresh ones", "[model
   const auto first = cache.Plan(transfer, 512, &tables);
   const auto again = cache.Plan(transfer, 512, &tables);
   CHECK(again == first);  // the same plan object: nothing walked again
-  const auto same_requests = [](const DmaPlan& a, const DmaPlan& b) {
-    if (a.reads.size() != b.reads.size() || a.writes.size() != b.writes.size()) return false;
-    for (std::size_t i = 0; i < a.reads.size(); ++i) {
-      if (a.reads[i].address != b.reads[i].address || a.reads[i].bytes != b.reads[i].bytes) return false;
-    }
-    for (std::size_t i = 0; i < a.writes.size(); ++i) {
-      if (a.writes[i].address != b.writes[i].address || a.writes[i].bytes != b.writes[i].bytes) return false;
-    }
-    return a.write_needs == b.write_needs && a.payload_bytes == b.payload_bytes;
-  };
-  CHECK(same_requests(*first, PlanDma(transfer, 512, false)));
+  CHECK(SameRequests(*first, PlanDma(transfer, 512, false)));
   // Anything a plan depends on makes another entry: the base address, a start, the burst size.
   DmaTransfer moved = transfer;
   moved.source.base_address = 8192;
   const auto at_8192 = cache.Plan(moved, 512, &tables);
   CHECK(at_8192 != first);
-  CHECK(same_requests(*at_8192, PlanDma(moved, 512, false)));
+  CHECK(SameRequests(*at_8192, PlanDma(moved, 512, false)));
   CHECK(at_8192->reads.front().address == 8192);
   DmaTransfer slice = transfer;
   slice.sizes = {128, 512};
   slice.destination.start = {128, 0};
-  CHECK(same_requests(*cache.Plan(slice, 512, &tables), PlanDma(slice, 512, false)));
+  CHECK(SameRequests(*cache.Plan(slice, 512, &tables), PlanDma(slice, 512, false)));
   CHECK(cache.Plan(transfer, 256, &tables) != first);
-  CHECK(same_requests(*cache.Plan(transfer, 256, &tables), PlanDma(transfer, 256, false)));
+  CHECK(SameRequests(*cache.Plan(transfer, 256, &tables), PlanDma(transfer, 256, false)));
+}
+
+TEST_CASE("timing-only plans of element-granular walks equal plans that walk every run", "[models]") {
+  // A timing-only plan walks one box of each kind (pattern and offsets within the bursts) and
+  // replays its windows for the others; a plan that moves the data walks every run. Row-major
+  // bf16 <-> T(8,128)(2,1) (2-byte runs), a transpose, and an untiled transpose (one box), at
+  // aligned and odd bases and starts, for three burst sizes.
+  struct Case {
+    const char* source;
+    const char* destination;
+    std::vector<int64_t> source_start, destination_start, sizes;
+    uint64_t source_base, destination_base;
+  };
+  const Case cases[] = {
+      {"bf16[256,384]{1,0}", "bf16[256,384]{1,0:T(8,128)(2,1)}", {0, 0}, {0, 0}, {256, 384}, 0, 4096},
+      {"bf16[256,384]{1,0:T(8,128)(2,1)}", "bf16[256,384]{1,0}", {0, 0}, {0, 0}, {256, 384}, 4096, 0},
+      {"bf16[256,384]{1,0}", "bf16[256,384]{1,0:T(8,128)(2,1)}", {3, 5}, {40, 1}, {200, 300}, 6, 100},
+      {"bf16[64,256,512]{2,1,0:T(8,128)(2,1)}", "bf16[64,256,512]{1,2,0:T(8,128)(2,1)}", {0, 0, 0}, {0, 0, 0}, {2, 256, 512}, 0, 0},
+      {"bf16[256,512]{1,0:T(8,128)(2,1)}", "bf16[256,512]{0,1:T(8,128)(2,1)}", {5, 9}, {100, 17}, {150, 400}, 64, 2},
+      {"f32[96,200]{1,0}", "f32[96,200]{0,1}", {1, 2}, {0, 0}, {90, 190}, 12, 0},
+      {"s8[128,512]{1,0}", "s8[128,512]{1,0:T(8,128)(4,1)}", {0, 0}, {0, 0}, {128, 512}, 0, 0},
+  };
+  Hbm hbm("hbm", TestHbm());
+  Vmem vmem("vmem", TestVmem());
+  for (const Case& c : cases) {
+    DmaTransfer transfer;
+    transfer.source = {&hbm, c.source_base, ParseShape(c.source), c.source_start};
+    transfer.destination = {&vmem, c.destination_base, ParseShape(c.destination), c.destination_start};
+    transfer.sizes = c.sizes;
+    for (const uint64_t burst : {64, 256, 512}) {
+      INFO(c.source << " -> " << c.destination << ", bursts of " << burst);
+      const DmaPlan timing = PlanDma(transfer, burst, false);
+      const DmaPlan walked = PlanDma(transfer, burst, true);
+      CHECK(SameRequests(timing, walked));
+      CHECK(!timing.writes.empty());
+    }
+  }
 }
 
 TEST_CASE("a scalar and an empty region", "[models]") {
