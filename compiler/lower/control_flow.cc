@@ -71,16 +71,24 @@ void CheckCopyable(const hlo::Instruction& at, const std::vector<const DeviceBuf
   }
 }
 
-uint64_t LeafBytes(const std::vector<const DeviceBuffer*>& leaves) {
+// Whether copying `source` onto `destination` moves anything (a leaf already in place does not).
+bool Moves(const DeviceBuffer* source, const DeviceBuffer* destination) {
+  return source != nullptr && !SameBuffer(*source, *destination);
+}
+
+// The bytes of the leaves a copy of sources onto destinations moves: a leaf already in place
+// (MaxText's and Llama's weights, passed through their layer loops) moves none.
+uint64_t CopiedBytes(const std::vector<const DeviceBuffer*>& sources, const std::vector<const DeviceBuffer*>& destinations) {
   uint64_t bytes = 0;
-  for (const DeviceBuffer* leaf : leaves) bytes += leaf ? leaf->size_bytes : 0;
+  for (std::size_t k = 0; k < sources.size(); ++k) {
+    if (Moves(sources[k], destinations[k])) bytes += destinations[k]->size_bytes;
+  }
   return bytes;
 }
 
-// Whether copying sources onto destinations moves anything (a leaf already in place does not).
 bool NeedsCopies(const std::vector<const DeviceBuffer*>& sources, const std::vector<const DeviceBuffer*>& destinations) {
   for (std::size_t k = 0; k < sources.size(); ++k) {
-    if (sources[k] != nullptr && !SameBuffer(*sources[k], *destinations[k])) return true;
+    if (Moves(sources[k], destinations[k])) return true;
   }
   return false;
 }
@@ -128,7 +136,7 @@ void EmitResultCopies(ControlFlowContext& c, const std::string& name, const std:
                       const std::vector<const DeviceBuffer*>& destinations, uint64_t scratch, std::string_view what) {
   CheckCopyable(c.instruction, sources, destinations, what);
   if (!NeedsCopies(sources, destinations)) return;
-  c.nested.EmitReported(name, "copy", c.instruction, 2 * LeafBytes(destinations),
+  c.nested.EmitReported(name, "copy", c.instruction, 2 * CopiedBytes(sources, destinations),
                         [&] { EmitLeafCopies(c, sources, destinations, scratch); });
 }
 

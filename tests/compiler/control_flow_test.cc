@@ -123,6 +123,12 @@ TEST_CASE("while: init copy, condition, predicate read, body, state copy, loop b
   }
   // b is passed through in place: only the counter and a are copied back (2 DMAs).
   CHECK(Count(KernelText(compiled, "w/next_state"), "\\bdma ") == 2);
+  // Its bytes accessed count what moves: the counter (4 bytes) and a (f32[8,128], 4096 bytes),
+  // each read and written; not b, which stays in place.
+  for (const compiler::KernelInfo& kernel : compiled.kernels) {
+    if (kernel.name == "w/next_state") CHECK(kernel.bytes_accessed == 2 * (4 + 4096));
+    if (kernel.name == "w/init") CHECK(kernel.bytes_accessed == 2 * (4 + 4096 + 4096));
+  }
   // init: three leaves copied into the state.
   CHECK(Count(KernelText(compiled, "w/init"), "\\bdma ") == 3);
   CHECK_THAT(compiled.assembly, Catch::Contains("beq s0, 0, w.exit"));
