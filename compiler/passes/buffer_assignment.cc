@@ -5,6 +5,7 @@
 #include <map>
 #include <unordered_set>
 
+#include "compiler/lower/elementwise_expr.h"
 #include "isa/error.h"
 #include "isa/layout_index.h"
 
@@ -427,6 +428,44 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
     if (read_after(target, i)) continue;
     view_of[written] = target;
     if (!given) owned.at(target)->last = std::max(target->last, written->last);
+  }
+  // An element-wise op writes its result over an operand of the same shape and layout that nothing
+  // reads afterwards, as XLA's buffer assignment lets an element-wise user share its operand's
+  // buffer: the kernel reads each block of the operand before it writes that block, and blocks
+  // map one to one. So an accumulation in a while body (the attention loop's dk.next = add(dk,
+  // dk.blk)) updates the loop state in place, with no copy back. Only a kernel of its own (no
+  // fused members, whose reads could be anywhere) whose other operands do not view the same bytes.
+  // A value's one buffer; none for a value computed inside another kernel.
+  const auto array_leaf = [&](const hlo::Instruction* value) -> const DeviceBuffer* {
+    const auto& leaves = result.leaves.at(value);
+    return leaves.size() == 1 ? leaves[0] : nullptr;
+  };
+  std::unordered_set<const hlo::Instruction*> group_roots;
+  for (const auto& [member, kernel_root] : computed_inside) group_roots.insert(kernel_root);
+  for (std::size_t i = 0; i < schedule.size(); ++i) {
+    const hlo::Instruction& instruction = *schedule[i];
+    if (!IsElementwiseOpcode(instruction.opcode()) || instruction.shape().is_tuple ||
+        computed_inside.contains(&instruction) || group_roots.contains(&instruction) ||
+        binding.bound.contains(&instruction)) {
+      continue;
+    }
+    const DeviceBuffer* written = array_leaf(&instruction);
+    if (written == nullptr || !owned.contains(written) || view_of.contains(written)) continue;
+    for (std::size_t k = 0; k < instruction.operand_count(); ++k) {
+      const DeviceBuffer* operand = array_leaf(instruction.operand(k));
+      const DeviceBuffer* target = operand == nullptr ? nullptr : root_of(operand);
+      if (target == nullptr || operand->shape != written->shape || target->shape != written->shape) continue;
+      bool other_view = false;
+      for (std::size_t j = 0; j < instruction.operand_count(); ++j) {
+        const DeviceBuffer* other = array_leaf(instruction.operand(j));
+        other_view |= instruction.operand(j) != instruction.operand(k) && other != nullptr && root_of(other) == target;
+      }
+      const bool given = !owned.contains(target);
+      if (other_view || (given ? !binding.parameters_writable : target->last == end) || read_after(target, i)) continue;
+      view_of[written] = target;
+      if (!given) owned.at(target)->last = std::max(target->last, written->last);
+      break;
+    }
   }
   // A while loop's state takes over its init's buffers when nothing reads them after the loop (as
   // XLA's buffer assignment does): no second copy of the state, and no copy into it.

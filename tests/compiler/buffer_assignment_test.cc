@@ -17,14 +17,15 @@ using tpusim::compiler::Donations;
 using tpusim::compiler::ParseInputOutputAlias;
 using tpusim::compiler::Schedule;
 
-// f32[1024] is one T(1024) tile: 4096 bytes, exactly one alignment unit.
+// f32[1024] is one T(1024) tile: 4096 bytes, exactly one alignment unit. Reverses: each result
+// needs a buffer of its own (an element-wise op could write over its operand).
 constexpr char kChain[] = R"(HloModule chain
 ENTRY e {
   p = f32[1024] parameter(0)
-  a = f32[1024] negate(p)
-  b = f32[1024] negate(a)
-  c = f32[1024] negate(b)
-  ROOT d = f32[1024] negate(c)
+  a = f32[1024] reverse(p), dimensions={0}
+  b = f32[1024] reverse(a), dimensions={0}
+  c = f32[1024] reverse(b), dimensions={0}
+  ROOT d = f32[1024] reverse(c), dimensions={0}
 }
 )";
 
@@ -47,6 +48,48 @@ TEST_CASE("buffer assignment reuses the space of buffers no later instruction re
   CHECK(AddressOf(buffers, *module, "d") == 8192);
   CHECK(buffers.peak_bytes == 12288);
   for (const auto& buffer : buffers.buffers) CHECK(buffer->size_bytes == 4096);
+}
+
+TEST_CASE("buffer assignment: an element-wise op writes over an operand nothing reads afterwards", "[compiler][buffers]") {
+  // p lives for the whole program, so a = negate(p) needs a buffer of its own; b, c, d and f each
+  // take over their operand's (the same shape and layout, read last there; p, the other operand
+  // of d and f, is never written).
+  auto module = tpusim::hlo::ParseModule(R"(HloModule inplace
+ENTRY e {
+  p = f32[1024] parameter(0)
+  a = f32[1024] negate(p)
+  b = f32[1024] negate(a)
+  c = f32[1024] exponential(b)
+  d = f32[1024] add(c, p)
+  ROOT f = f32[1024] multiply(d, p)
+}
+)", "inplace");
+  AssignLayouts(*module);
+  const BufferAssignment buffers = AssignBuffers(Schedule(*module->entry()), 1 << 20);
+  CHECK(AddressOf(buffers, *module, "p") == 0);
+  for (const char* name : {"a", "b", "c", "d", "f"}) {
+    INFO(name);
+    CHECK(AddressOf(buffers, *module, name) == 4096);
+  }
+  CHECK(buffers.peak_bytes == 8192);
+}
+
+TEST_CASE("buffer assignment: an element-wise op does not write over bytes it also reads otherwise", "[compiler][buffers]") {
+  // v is a's bytes seen transposed (a bitcast with the other layout): writing c over a would
+  // overwrite elements v has yet to read, so c gets a buffer of its own. f32[128,128] is 64 KiB.
+  auto module = tpusim::hlo::ParseModule(R"(HloModule views
+ENTRY e {
+  p = f32[128,128] parameter(0)
+  a = f32[128,128] negate(p)
+  v = f32[128,128]{0,1} bitcast(a)
+  ROOT c = f32[128,128] add(v, a)
+}
+)", "views");
+  AssignLayouts(*module);
+  const BufferAssignment buffers = AssignBuffers(Schedule(*module->entry()), 1 << 20);
+  CHECK(AddressOf(buffers, *module, "a") == 65536);
+  CHECK(AddressOf(buffers, *module, "v") == 65536);
+  CHECK(AddressOf(buffers, *module, "c") == 131072);
 }
 
 TEST_CASE("buffer assignment: tuples and get-tuple-element name their operands' buffers", "[compiler][buffers]") {
@@ -114,7 +157,7 @@ TEST_CASE("buffer assignment places big buffers first when that peaks lower than
 ENTRY e {
   p = f32[1024] parameter(0)
   x = f32[1024] negate(p)
-  y = f32[1024] abs(x)
+  y = f32[1024] reverse(x), dimensions={0}
   z = f32[2048] concatenate(p, p), dimensions={0}
   ROOT t = (f32[1024], f32[2048]) tuple(y, z)
 }

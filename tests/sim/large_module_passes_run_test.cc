@@ -152,12 +152,11 @@ TEST_CASE("a dynamic-update-slice of a loop's stacked state writes in place", "[
     return std::distance(std::sregex_iterator(code.begin(), code.end(), dma), std::sregex_iterator());
   };
   // The update's kernel: three start indices to SMEM and the [1,64,128] update; no copy of the
-  // 256 KiB stack. The next state copies back the counter and y, not the stack, which the body
-  // updated in place.
+  // 256 KiB stack. Nothing is copied back into the state: the body updated the stack in place,
+  // and the counter j = add(i, 1) and y = add(x, x) wrote over i and x, which nothing reads after
+  // them (element-wise ops in place).
   CHECK(dmas(kernel("w_body_stack2")) == 4);
-  const std::string next_state = kernel("w_next_state");
-  CHECK(dmas(next_state) == 2);
-  CHECK_THAT(next_state, !Catch::Contains("f32[8,64,128]"));
+  CHECK(program.find("w_next_state.begin:") == std::string::npos);
 }
 
 TEST_CASE("scatter-add adds repeated indices in order", "[run][passes]") {
