@@ -168,7 +168,7 @@ void ScalarCore::IssueSlot() {
   ++stats_.instructions;
   if (stats_.instructions > params_.max_instructions) {
     throw Fault("more than " + std::to_string(params_.max_instructions) +
-                " instructions executed (a loop that never ends?)");
+                " instructions executed (a loop that never ends? --max-instructions raises the limit)");
   }
 }
 

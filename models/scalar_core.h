@@ -45,6 +45,11 @@ namespace tpusim::models {
 
 class Vmem;
 
+// The default limit on a run's executed instructions: 2^34, 17.2 G. Llama 3 8B's train step (two
+// layer loops of 32 iterations) executes 10.5 G; a runaway loop of scalar instructions reaches
+// the limit in minutes.
+inline constexpr uint64_t kDefaultMaxInstructions = uint64_t{1} << 34;
+
 // The ArchConfig's tensor_core.scalar_core timing fields and the clock they count.
 struct ScalarCoreParams {
   uint32_t issue_instructions_per_cycle = 1;
@@ -53,7 +58,7 @@ struct ScalarCoreParams {
   double clock_mhz = 0;
   // A run that executes more instructions than this faults (a runaway loop is an error, not a
   // hang).
-  uint64_t max_instructions = uint64_t{1} << 32;
+  uint64_t max_instructions = kDefaultMaxInstructions;
 };
 
 void Validate(const ScalarCoreParams& params);  // throws tpusim::Error naming the field

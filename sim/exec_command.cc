@@ -30,6 +30,7 @@ struct ExecOptions {
   std::vector<std::string> inputs;
   std::string out_dir;
   bool timing_only = false;
+  uint64_t max_instructions = models::kDefaultMaxInstructions;
   std::string report_path;
   TraceOptions trace;
 };
@@ -65,7 +66,8 @@ void RunExec(const ExecOptions& options) {
   const std::string config_path = ResolveConfigPath(options.config);
   const ArchConfig config = LoadArchConfig(config_path, options.overrides);
   const std::map<std::string, isa::NpyArray> inputs = ReadInputs(program, options.inputs);
-  Chip chip(config);
+  if (options.max_instructions == 0) throw Error("--max-instructions must be at least 1");
+  Chip chip(config, options.max_instructions);
   std::unique_ptr<TraceSession> trace;
   if (!options.trace.path.empty()) trace = std::make_unique<TraceSession>(options.trace, chip, program);
   const RunReport report = chip.Run(program, inputs, options.timing_only);
@@ -111,6 +113,9 @@ Command AddExecCommand(CLI::App& app) {
   command->add_option("--out", options->out_dir, "Directory for the outputs, <buffer name>.npy");
   command->add_flag("--timing-only", options->timing_only,
                     "Move no DMA data (same cycles, no outputs written)");
+  command->add_option("--max-instructions", options->max_instructions,
+                      "Fault a run whose scalar core executes more instructions than this (a loop that never ends)")
+      ->capture_default_str();
   command->add_option("--report", options->report_path, "Write a JSON report of the run here");
   AddTraceOptions(command, options->trace);
   return Command{command, [options] { RunExec(*options); }};

@@ -43,6 +43,7 @@ struct RunOptions {
   std::string out_dir;
   bool check = false;
   bool timing_only = false;
+  uint64_t max_instructions = models::kDefaultMaxInstructions;
   int64_t device_id = 0;
   std::string report_path;
   std::string dump_dir;
@@ -150,7 +151,8 @@ void RunRun(const RunOptions& options) {
                SecondsSince(start), compiled.kernels.size(), compiled.program.instructions_size(),
                compiled.hbm_peak_bytes);
 
-  Chip chip(config);
+  if (options.max_instructions == 0) throw Error("--max-instructions must be at least 1");
+  Chip chip(config, options.max_instructions);
   chip.set_marked_labels(MarkedLabels(compiled));
   std::unique_ptr<TraceSession> trace;
   if (!options.trace.path.empty()) trace = std::make_unique<TraceSession>(options.trace, chip, compiled.program);
@@ -228,6 +230,9 @@ Command AddRunCommand(CLI::App& app) {
   command->add_flag("--timing-only", options->timing_only,
                     "Move no data and compute nothing (same timing); collectives over several devices then charge "
                     "their ICI time");
+  command->add_option("--max-instructions", options->max_instructions,
+                      "Fault a run whose scalar core executes more instructions than this (a loop that never ends)")
+      ->capture_default_str();
   command->add_option("--device-id", options->device_id,
                       "The device of an SPMD module that the run simulates (replica x num_partitions + partition): "
                       "what partition-id and replica-id return and which groups its collectives join")

@@ -130,7 +130,9 @@ isa::Target MachineTarget(const ArchConfig& config) {
   return target;
 }
 
-Chip::Chip(const ArchConfig& config) : config_(config), params_(ChipParamsFromConfig(config)) {
+Chip::Chip(const ArchConfig& config, uint64_t max_instructions)
+    : config_(config), params_(ChipParamsFromConfig(config)) {
+  params_.scalar_core.max_instructions = max_instructions;
   hbm_ = std::make_unique<models::Hbm>("hbm", params_.hbm);
   vmem_ = std::make_unique<models::Vmem>("vmem", params_.vmem);
   smem_ = std::make_unique<models::Smem>("smem", params_.smem);

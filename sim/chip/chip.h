@@ -97,7 +97,8 @@ struct RunReport {
 
 class Chip {
  public:
-  explicit Chip(const ArchConfig& config);
+  // `max_instructions`: a run that executes more faults (models::ScalarCoreParams).
+  explicit Chip(const ArchConfig& config, uint64_t max_instructions = models::kDefaultMaxInstructions);
   Chip(const Chip&) = delete;
   Chip& operator=(const Chip&) = delete;
   ~Chip();

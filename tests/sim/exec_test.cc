@@ -179,6 +179,17 @@ TEST_CASE("tpusim exec stops a faulting program with its pc and instruction", "[
     const std::string run = RunExpectingError("exec " + (dir / "no_halt.tpuasm").string() + " --config tiny");
     CHECK_THAT(run, Catch::Contains("pc 1: ran past the last instruction"));
   }
+  SECTION("a loop that never ends stops at --max-instructions") {
+    // Two instructions per iteration: the 1001st executed is past a limit of 1000, and the fault
+    // names the instruction there (pc 0 or 1) and the flag that raises the limit.
+    WriteText(dir / "spin.tpuasm", target + "spin:\n  add s1, s1, 1\n  br spin\n  halt\n");
+    const std::string run =
+        RunExpectingError("exec " + (dir / "spin.tpuasm").string() + " --config tiny --max-instructions 1000");
+    CHECK_THAT(run, Catch::Contains("more than 1000 instructions executed"));
+    CHECK_THAT(run, Catch::Contains("--max-instructions raises the limit"));
+    CHECK_THAT(RunExpectingError("exec " + (dir / "spin.tpuasm").string() + " --config tiny --max-instructions 0"),
+               Catch::Contains("--max-instructions"));
+  }
   SECTION("an MXU pop with no result rows") {
     WriteText(dir / "empty_pop.tpuasm", target + "  mxu.pop mxu0, v1\n  halt\n");
     const std::string run = RunExpectingError("exec " + (dir / "empty_pop.tpuasm").string() + " --config tiny");
