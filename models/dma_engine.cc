@@ -44,7 +44,8 @@ void DmaEngine::Begin(const DmaTransfer& transfer, const sc_core::sc_time& start
   next_read_ = next_write_ = 0;
   read_retired_.clear();
   read_retired_.reserve(plan_->reads.size());
-  in_flight_ = {};
+  in_flight_.clear();
+  next_.reset();
   started_ = start;
   now_ = start + issue_latency_;
   completion_ = now_;
@@ -54,7 +55,7 @@ DmaEngine::Choice DmaEngine::Choose() const {
   // A slot is free now, or when the earliest request in flight completes.
   sc_core::sc_time slot = now_;
   if (in_flight_.size() >= params_.max_outstanding_requests) {
-    slot = std::max(slot, in_flight_.top());
+    slot = std::max(slot, in_flight_.front());
   }
   const bool reads_left = next_read_ < plan_->reads.size();
   if (next_write_ < plan_->writes.size()) {
@@ -67,16 +68,58 @@ DmaEngine::Choice DmaEngine::Choose() const {
   return {false, slot};
 }
 
+namespace {
+
+using Later = std::greater<sc_core::sc_time>;
+
+// Replaces the heap's earliest time with `time`: one sift down, where a pop and a push would take
+// two (this runs once per burst, and nearly every issue retires one request and adds one).
+void ReplaceEarliest(std::vector<sc_core::sc_time>& heap, const sc_core::sc_time& time) {
+  const std::size_t n = heap.size();
+  std::size_t at = 0;
+  while (true) {
+    std::size_t child = 2 * at + 1;
+    if (child >= n) break;
+    if (child + 1 < n && heap[child + 1] < heap[child]) ++child;
+    if (!(heap[child] < time)) break;
+    heap[at] = heap[child];
+    at = child;
+  }
+  heap[at] = time;
+}
+
+}  // namespace
+
 void DmaEngine::IssueNext() {
-  const Choice choice = Choose();
-  while (!in_flight_.empty() && in_flight_.top() <= choice.time) in_flight_.pop();
+  const Choice choice = next_ ? *next_ : Choose();
+  next_.reset();
+  // Retire the requests completed by now, but the last of them only when the new one replaces it.
+  bool replace = false;
+  while (!in_flight_.empty() && in_flight_.front() <= choice.time) {
+    const std::size_t n = in_flight_.size();
+    const bool another = (n > 1 && in_flight_[1] <= choice.time) || (n > 2 && in_flight_[2] <= choice.time);
+    if (!another) {
+      replace = true;
+      break;
+    }
+    std::pop_heap(in_flight_.begin(), in_flight_.end(), Later());
+    in_flight_.pop_back();
+  }
+  const auto add_in_flight = [&](const sc_core::sc_time& done) {
+    if (replace) {
+      ReplaceEarliest(in_flight_, done);
+    } else {
+      in_flight_.push_back(done);
+      std::push_heap(in_flight_.begin(), in_flight_.end(), Later());
+    }
+  };
   now_ = choice.time;
   if (choice.write) {
     const DmaRequest& request = plan_->writes[next_write_++];
     const sc_core::sc_time done =
         destination_->Access(AccessKind::kWrite, request.address, request.bytes, now_);
     completion_ = std::max(completion_, done);
-    in_flight_.push(done);
+    add_in_flight(done);
     ++stats_.write_requests;
     stats_.write_bytes += request.bytes;
   } else {
@@ -84,7 +127,7 @@ void DmaEngine::IssueNext() {
     const sc_core::sc_time done =
         source_->Access(AccessKind::kRead, request.address, request.bytes, now_);
     read_retired_.push_back(read_retired_.empty() ? done : std::max(read_retired_.back(), done));
-    in_flight_.push(done);
+    add_in_flight(done);
     ++stats_.read_requests;
     stats_.read_bytes += request.bytes;
   }

@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <queue>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -79,7 +79,10 @@ class DmaEngine {
     return busy_ && (next_read_ < plan_->reads.size() || next_write_ < plan_->writes.size());
   }
   // When the next request issues (requires has_request()); never earlier than the previous one.
-  sc_core::sc_time next_issue_time() const { return Choose().time; }
+  sc_core::sc_time next_issue_time() const {
+    if (!next_) next_ = Choose();
+    return next_->time;
+  }
   // Issues it: reserves its memory's resources at next_issue_time().
   void IssueNext();
   // When the last write completes (requires busy() && !has_request()).
@@ -120,10 +123,10 @@ class DmaEngine {
   std::size_t next_write_ = 0;
   // read_retired_[i]: when reads 0..i have all completed.
   std::vector<sc_core::sc_time> read_retired_;
-  // Completion times of the requests in flight, earliest on top.
-  std::priority_queue<sc_core::sc_time, std::vector<sc_core::sc_time>,
-                      std::greater<sc_core::sc_time>>
-      in_flight_;
+  // The next request's choice, once asked for (the unit asks, waits, then issues it).
+  mutable std::optional<Choice> next_;
+  // Completion times of the requests in flight: a min-heap (std::greater), earliest at front().
+  std::vector<sc_core::sc_time> in_flight_;
   sc_core::sc_time started_;
   sc_core::sc_time now_;  // the last issue time (or the first issue time before any)
   sc_core::sc_time completion_;
