@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -17,5 +18,7 @@ struct Command {
 
 // `--config FILE|PRESET` and the repeatable `--set PATH=VALUE` of the commands that build a chip.
 void AddConfigOptions(CLI::App* command, std::string& config, std::vector<std::string>& overrides);
+// `--max-instructions N` of the commands that run a program (models::ScalarCoreParams).
+void AddMaxInstructionsOption(CLI::App* command, uint64_t& max_instructions);
 
 }  // namespace tpusim::sim

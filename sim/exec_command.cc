@@ -98,6 +98,12 @@ void AddConfigOptions(CLI::App* command, std::string& config, std::vector<std::s
   command->add_option("--set", overrides, "Override a config field: PATH=VALUE; repeatable")->allow_extra_args(false);
 }
 
+void AddMaxInstructionsOption(CLI::App* command, uint64_t& max_instructions) {
+  command->add_option("--max-instructions", max_instructions,
+                      "Fault a run whose scalar core executes more instructions than this (a loop that never ends)")
+      ->capture_default_str();
+}
+
 Command AddExecCommand(CLI::App& app) {
   auto options = std::make_shared<ExecOptions>();
   CLI::App* command = app.add_subcommand(
@@ -113,9 +119,7 @@ Command AddExecCommand(CLI::App& app) {
   command->add_option("--out", options->out_dir, "Directory for the outputs, <buffer name>.npy");
   command->add_flag("--timing-only", options->timing_only,
                     "Move no DMA data (same cycles, no outputs written)");
-  command->add_option("--max-instructions", options->max_instructions,
-                      "Fault a run whose scalar core executes more instructions than this (a loop that never ends)")
-      ->capture_default_str();
+  AddMaxInstructionsOption(command, options->max_instructions);
   command->add_option("--report", options->report_path, "Write a JSON report of the run here");
   AddTraceOptions(command, options->trace);
   return Command{command, [options] { RunExec(*options); }};

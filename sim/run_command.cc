@@ -230,9 +230,7 @@ Command AddRunCommand(CLI::App& app) {
   command->add_flag("--timing-only", options->timing_only,
                     "Move no data and compute nothing (same timing); collectives over several devices then charge "
                     "their ICI time");
-  command->add_option("--max-instructions", options->max_instructions,
-                      "Fault a run whose scalar core executes more instructions than this (a loop that never ends)")
-      ->capture_default_str();
+  AddMaxInstructionsOption(command, options->max_instructions);
   command->add_option("--device-id", options->device_id,
                       "The device of an SPMD module that the run simulates (replica x num_partitions + partition): "
                       "what partition-id and replica-id return and which groups its collectives join")

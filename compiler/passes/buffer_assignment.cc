@@ -435,6 +435,7 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
   // map one to one. So an accumulation in a while body (the attention loop's dk.next = add(dk,
   // dk.blk)) updates the loop state in place, with no copy back. Only a kernel of its own (no
   // fused members, whose reads could be anywhere) whose other operands do not view the same bytes.
+  //
   // A value's one buffer; none for a value computed inside another kernel.
   const auto array_leaf = [&](const hlo::Instruction* value) -> const DeviceBuffer* {
     const auto& leaves = result.leaves.at(value);
