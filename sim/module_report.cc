@@ -54,16 +54,18 @@ ModuleReport MakeModuleReport(const compiler::CompiledModule& compiled, const Ru
     for (std::size_t i = 0; i < starts.size(); ++i) op.cycles += ends[i] - starts[i];
     op.start_us = static_cast<double>(op.start_cycle) / clock_mhz;
     op.time_us = static_cast<double>(op.cycles) / clock_mhz;
-    const double runs = static_cast<double>(starts.size());
-    const double compute_us = kernel.flops * runs / peak_flops * 1e6;
-    const double memory_us = static_cast<double>(kernel.bytes_accessed) * runs / hbm_bytes * 1e6;
+    op.occurrences = starts.size();
+    op.flops = kernel.flops * static_cast<double>(op.occurrences);
+    op.bytes_accessed = kernel.bytes_accessed * op.occurrences;
+    const double compute_us = op.flops / peak_flops * 1e6;
+    const double memory_us = static_cast<double>(op.bytes_accessed) / hbm_bytes * 1e6;
     if (std::max(compute_us, memory_us) < 0.5 * op.time_us) {
       op.bound = "other";
     } else {
       op.bound = compute_us >= memory_us ? "compute" : "memory";
     }
-    module.flops += kernel.flops * runs;
-    module.bytes_accessed += kernel.bytes_accessed * starts.size();
+    module.flops += op.flops;
+    module.bytes_accessed += op.bytes_accessed;
     module.ops.push_back(op);
   }
   std::stable_sort(module.ops.begin(), module.ops.end(),
@@ -85,10 +87,11 @@ std::string ModuleReportJson(const ModuleReport& module, const RunReport& run, c
   for (std::size_t i = 0; i < module.ops.size(); ++i) {
     const OpReport& op = module.ops[i];
     out += fmt::format(
-        "{}\n    {{\"name\": {}, \"opcode\": {}, \"category\": {}, \"start_us\": {:.6f}, \"time_us\": {:.6f}, "
-        "\"cycles\": {}, \"flops\": {}, \"bytes_accessed\": {}, \"bound\": {}, \"long_name\": {}}}",
+        "{}\n    {{\"name\": {}, \"opcode\": {}, \"category\": {}, \"start_us\": {:.6f}, \"occurrences\": {}, "
+        "\"time_us\": {:.6f}, \"cycles\": {}, \"flops\": {}, \"bytes_accessed\": {}, \"bound\": {}, \"long_name\": {}}}",
         i == 0 ? "" : ",", JsonString(op.kernel->name), JsonString(op.kernel->opcode), JsonString(op.kernel->category), op.start_us,
-        op.time_us, op.cycles, op.kernel->flops, op.kernel->bytes_accessed, JsonString(op.bound), JsonString(op.kernel->long_name));
+        op.occurrences, op.time_us, op.cycles, op.flops, op.bytes_accessed, JsonString(op.bound),
+        JsonString(op.kernel->long_name));
   }
   out += "\n  ],\n  \"run\": ";
   std::string run_json = RunReportJson(run, config, timing_only);
@@ -132,8 +135,8 @@ std::string ModuleSummary(const std::string& module_name, const ModuleReport& mo
     out += fmt::format("  {:<32} {:<22} {:>10.3f} {:>5.1f}% {:>12.1f} {:>12.1f}  {}\n", FitName(op.kernel->name, 32),
                        op.kernel->category, op.time_us,
                        module.device_time_us > 0 ? 100 * op.time_us / module.device_time_us : 0.0,
-                       seconds > 0 ? op.kernel->flops / seconds / 1e9 : 0.0,
-                       seconds > 0 ? static_cast<double>(op.kernel->bytes_accessed) / seconds / 1e9 : 0.0, op.bound);
+                       seconds > 0 ? op.flops / seconds / 1e9 : 0.0,
+                       seconds > 0 ? static_cast<double>(op.bytes_accessed) / seconds / 1e9 : 0.0, op.bound);
   }
   if (by_time.size() > top) out += fmt::format("  ... and {} more ops\n", by_time.size() - top);
   const double seconds = module.device_time_us * 1e-6;

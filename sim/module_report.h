@@ -15,9 +15,12 @@ namespace tpusim::sim {
 struct OpReport {
   const compiler::KernelInfo* kernel = nullptr;
   uint64_t start_cycle = 0;  // first start, from device_begin
+  uint64_t occurrences = 0;  // times it ran (a kernel in a loop body runs once per iteration)
   uint64_t cycles = 0;       // summed over every time it ran
   double start_us = 0;
-  double time_us = 0;
+  double time_us = 0;        // likewise summed
+  double flops = 0;          // likewise summed: the kernel's FLOPs x occurrences
+  uint64_t bytes_accessed = 0;  // likewise summed
   std::string bound;         // "compute", "memory" or "other"
 };
 

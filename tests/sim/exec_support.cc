@@ -101,6 +101,12 @@ double ReportNumber(const fs::path& report, const std::string& key) {
   return std::stod(match[1]);
 }
 
+double JsonNumber(const std::string& text, const std::string& key, std::size_t from) {
+  const std::size_t at = text.find("\"" + key + "\": ", from);
+  REQUIRE(at != std::string::npos);
+  return std::stod(text.substr(at + key.size() + 4));
+}
+
 double ReportSum(const fs::path& report, const std::string& key) {
   const std::string json = ReadText(report);
   const std::regex pattern("\"" + key + "\": ([-+0-9.eE]+)");

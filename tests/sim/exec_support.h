@@ -49,6 +49,8 @@ inline const char* const kPresets[] = {"tiny", "tpu_v4", "tpu_v5e", "tpu_v6e"};
 // Numbers from a `--report` JSON file.
 uint64_t ReportCycles(const fs::path& report);
 double ReportNumber(const fs::path& report, const std::string& key);  // the first "key": N
+// The number after `"key": ` in a report's text: the first, or the first after `from`.
+double JsonNumber(const std::string& text, const std::string& key, std::size_t from = 0);
 double ReportSum(const fs::path& report, const std::string& key);     // the sum of every "key": N
 
 // The 32-bit words where two byte images differ: how many (-1 if the sizes differ), and the

@@ -368,6 +368,54 @@ ENTRY main {
   CHECK(fraction <= 1.0);
 }
 
+TEST_CASE("tpusim run: an op in a loop body reports its occurrences, and time, FLOPs and bytes summed over them",
+          "[run]") {
+  // The body's add runs 6 times: 6 x (2 reads + 1 write) of bf16[1024,1024] and 6 x 1024 x 1024
+  // FLOPs, as the profiler's op profile aggregates an op over its occurrences. So its GB/s is a
+  // rate again (HBM's peak bounds it); per-run bytes over summed time read 6 times too low.
+  const fs::path dir = TempDir("run_loop_occurrences");
+  const fs::path module = WriteModule(dir, R"(HloModule loop_ops
+cond {
+  s = (s32[], bf16[1024,1024], bf16[1024,1024]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(6)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], bf16[1024,1024], bf16[1024,1024]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  a = bf16[1024,1024] get-tuple-element(s), index=1
+  b = bf16[1024,1024] get-tuple-element(s), index=2
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  c = bf16[1024,1024] add(a, b)
+  ROOT t = (s32[], bf16[1024,1024], bf16[1024,1024]) tuple(j, c, b)
+}
+ENTRY main {
+  p = bf16[1024,1024] parameter(0)
+  q = bf16[1024,1024] parameter(1)
+  z = s32[] constant(0)
+  init = (s32[], bf16[1024,1024], bf16[1024,1024]) tuple(z, p, q)
+  w = (s32[], bf16[1024,1024], bf16[1024,1024]) while(init), condition=cond, body=body
+  ROOT r = bf16[1024,1024] get-tuple-element(w), index=1
+}
+)");
+  RunOk("run " + module.string() + " --timing-only --report " + (dir / "r.json").string());
+  const std::string text = ReadText(dir / "r.json");
+  const std::size_t op = text.find(R"("name": "w/body/c")");
+  REQUIRE(op != std::string::npos);
+  CHECK(JsonNumber(text, "occurrences", op) == 6);
+  CHECK(JsonNumber(text, "flops", op) == 6.0 * 1024 * 1024);
+  CHECK(JsonNumber(text, "bytes_accessed", op) == 6.0 * 3 * 1024 * 1024 * 2);
+  const double rate = JsonNumber(text, "bytes_accessed", op) / (JsonNumber(text, "time_us", op) * 1e-6);
+  INFO("the add's HBM rate " << rate / 1e9 << " GB/s");
+  CHECK(rate <= ReportNumber(dir / "r.json", "hbm_bytes_per_s"));
+  CHECK(rate >= 0.5 * ReportNumber(dir / "r.json", "hbm_bytes_per_s"));
+  // The module's totals count every occurrence, the counter's and the condition's kernels too.
+  CHECK(ReportNumber(dir / "r.json", "flops") >= 6.0 * 1024 * 1024);
+  CHECK(JsonNumber(text, "occurrences", text.find(R"("name": "w/cond/lt")")) == 7);
+}
+
 TEST_CASE("tpusim run: a pred scalar computed on the scalar core selects between arrays", "[run]") {
   // c = x < y is a scalar-core kernel's byte in HBM; the element-wise kernel reads it through SMEM
   // into a mask register. With x < y the result is a, otherwise b.

@@ -101,10 +101,10 @@ TEST_CASE("tpusim run --trace: the attention workload's trace passes the self-ch
   CHECK(names[2] == "Scalar core");
   CHECK(names[3] == "MXU 0");
 
-  // XLA Ops == the report's ops: names in order, start (from XLA Modules' begin, device_begin)
+  // XLA Ops == the report's ops (each ran once): names in order, start (from XLA Modules' begin, device_begin)
   // and time within 1 ns of the report's microseconds (the trace rounds ps to ns; the report
   // prints 6 decimals of us = 1 ps).
-  const auto ops = Matches(traced.report, R"re(\{"name": "([^"]+)", "opcode": "[^"]*", "category": "[^"]*", "start_us": ([0-9.]+), "time_us": ([0-9.]+))re");
+  const auto ops = Matches(traced.report, R"re(\{"name": "([^"]+)", "opcode": "[^"]*", "category": "[^"]*", "start_us": ([0-9.]+), "occurrences": 1, "time_us": ([0-9.]+))re");
   const auto slices = SlicesOn(trace, "XLA Ops");
   const auto modules = SlicesOn(trace, "XLA Modules");
   REQUIRE(modules.size() == 1);
