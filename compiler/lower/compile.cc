@@ -323,8 +323,12 @@ class ProgramEmitter final : public NestedEmitter {
     for (const hlo::Instruction* instruction : plan.schedule) {
       if (instruction->opcode() == Opcode::kConstant) binding.bound[instruction] = {pool_.at(instruction).get()};
     }
+    Donations overwrites;  // no donated parameters here, but kernels may write over operands
+    overwrites.may_overwrite = [&plan](const hlo::Instruction& writer, const hlo::Instruction& operand) {
+      return MayOverwriteOperand(plan, writer, operand);
+    };
     assignments_.push_back(AssignBuffers(plan.schedule, options_.hbm_capacity_bytes, plan.computed_inside, binding,
-                                         {}, options_.host_capacity_bytes));
+                                         overwrites, options_.host_capacity_bytes));
     const BufferAssignment& buffers = assignments_.back();
     NotePeak(buffers);
     AddTemporaries(buffers, prefix);
@@ -439,8 +443,8 @@ CompiledModule Compile(hlo::Module& module, const CompileOptions& options) {
   emitter.set_host_region_base(above_pool.host_base_address);
   Donations donations;
   donations.aliases = ParseInputOutputAlias(module);
-  donations.may_overwrite = [&plan](const hlo::Instruction& writer, const hlo::Instruction& parameter) {
-    return MayOverwriteOperand(plan, writer, parameter);
+  donations.may_overwrite = [&plan](const hlo::Instruction& writer, const hlo::Instruction& operand) {
+    return MayOverwriteOperand(plan, writer, operand);
   };
   const BufferAssignment buffers = AssignBuffers(plan.schedule, options.hbm_capacity_bytes, plan.computed_inside,
                                                  above_pool, donations, options.host_capacity_bytes);

@@ -408,6 +408,19 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
     return std::any_of(outputs.begin(), outputs.end(),
                        [&](const DeviceBuffer* b) { return b != nullptr && root_of(b) == target; });
   };
+  // The given buffers a kernel may write over: a while body's loop state (its parameter's leaves,
+  // which the body's result replaces anyway), never a constant of the pool, which every iteration
+  // reads afresh. An owned buffer may be written unless it lives for the whole program.
+  std::unordered_set<const DeviceBuffer*> writable_given;
+  if (binding.parameters_writable) {
+    for (const auto& [instruction, leaves] : binding.bound) {
+      if (instruction->opcode() != hlo::Opcode::kParameter) continue;
+      for (const DeviceBuffer* leaf : leaves) writable_given.insert(leaf);
+    }
+  }
+  const auto may_take = [&](const DeviceBuffer* target) {
+    return owned.contains(target) ? target->last != end : writable_given.contains(target);
+  };
   for (std::size_t i = 0; i < schedule.size(); ++i) {
     const hlo::Instruction& instruction = *schedule[i];
     if (instruction.opcode() != hlo::Opcode::kDynamicUpdateSlice || computed_inside.contains(&instruction) ||
@@ -423,48 +436,68 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
     if (target == nullptr || target->shape != written->shape || (update != nullptr && root_of(update) == target)) {
       continue;
     }
-    const bool given = !owned.contains(target);
-    if (given ? !binding.parameters_writable : target->last == end) continue;
-    if (read_after(target, i)) continue;
+    if (!may_take(target) || read_after(target, i)) continue;
     view_of[written] = target;
-    if (!given) owned.at(target)->last = std::max(target->last, written->last);
+    if (owned.contains(target)) owned.at(target)->last = std::max(target->last, written->last);
   }
-  // An element-wise op writes its result over an operand of the same shape and layout that nothing
-  // reads afterwards, as XLA's buffer assignment lets an element-wise user share its operand's
-  // buffer: the kernel reads each block of the operand before it writes that block, and blocks
-  // map one to one. So an accumulation in a while body (the attention loop's dk.next = add(dk,
-  // dk.blk)) updates the loop state in place, with no copy back. Only a kernel of its own (no
-  // fused members, whose reads could be anywhere) whose other operands do not view the same bytes.
+  // An element-wise kernel writes its result over an operand of the same shape and layout that
+  // nothing reads afterwards, as XLA's buffer assignment lets an element-wise user (or a loop
+  // fusion reading the operand element-wise) share its operand's buffer: the kernel reads each
+  // block of the operand before it writes that block, and blocks map one to one. So an
+  // accumulation in a while body (the attention loop's dk.next = add(dk, dk.blk)) updates the loop
+  // state in place, with no copy back. A kernel of its own qualifies when it is element-wise; a
+  // fused group when `donations.may_overwrite` says its members read the operand only at the
+  // result's indices (a broadcast member reading it could read any block). Never when another
+  // operand of the kernel views the same bytes.
   //
   // A value's one buffer; none for a value computed inside another kernel.
   const auto array_leaf = [&](const hlo::Instruction* value) -> const DeviceBuffer* {
     const auto& leaves = result.leaves.at(value);
     return leaves.size() == 1 ? leaves[0] : nullptr;
   };
-  std::unordered_set<const hlo::Instruction*> group_roots;
-  for (const auto& [member, kernel_root] : computed_inside) group_roots.insert(kernel_root);
+  // Each fused group's operands: what its members read from outside the kernel.
+  std::unordered_map<const hlo::Instruction*, std::vector<const hlo::Instruction*>> group_operands;
+  for (const hlo::Instruction* member : schedule) {
+    const auto kernel = computed_inside.find(member);
+    if (kernel == computed_inside.end()) continue;
+    group_operands.try_emplace(kernel->second);
+  }
+  for (auto& [group_root, operands] : group_operands) {
+    const auto add_outside = [&](const hlo::Instruction* member) {
+      for (const hlo::Instruction* operand : member->operands()) {
+        if (computed_inside.contains(operand)) continue;
+        if (std::find(operands.begin(), operands.end(), operand) == operands.end()) operands.push_back(operand);
+      }
+    };
+    add_outside(group_root);
+    for (const auto& [member, kernel_root] : computed_inside) {
+      if (kernel_root == group_root) add_outside(member);
+    }
+  }
   for (std::size_t i = 0; i < schedule.size(); ++i) {
     const hlo::Instruction& instruction = *schedule[i];
-    if (!IsElementwiseOpcode(instruction.opcode()) || instruction.shape().is_tuple ||
-        computed_inside.contains(&instruction) || group_roots.contains(&instruction) ||
-        binding.bound.contains(&instruction)) {
+    if (instruction.shape().is_tuple || computed_inside.contains(&instruction) || binding.bound.contains(&instruction)) {
       continue;
     }
+    const auto group = group_operands.find(&instruction);
+    const bool fused = group != group_operands.end();
+    if (fused ? !donations.may_overwrite : !IsElementwiseOpcode(instruction.opcode())) continue;
+    const std::vector<const hlo::Instruction*> operands =
+        fused ? group->second : std::vector<const hlo::Instruction*>(instruction.operands().begin(), instruction.operands().end());
     const DeviceBuffer* written = array_leaf(&instruction);
     if (written == nullptr || !owned.contains(written) || view_of.contains(written)) continue;
-    for (std::size_t k = 0; k < instruction.operand_count(); ++k) {
-      const DeviceBuffer* operand = array_leaf(instruction.operand(k));
+    for (const hlo::Instruction* candidate : operands) {
+      const DeviceBuffer* operand = array_leaf(candidate);
       const DeviceBuffer* target = operand == nullptr ? nullptr : root_of(operand);
       if (target == nullptr || operand->shape != written->shape || target->shape != written->shape) continue;
-      bool other_view = false;
-      for (std::size_t j = 0; j < instruction.operand_count(); ++j) {
-        const DeviceBuffer* other = array_leaf(instruction.operand(j));
-        other_view |= instruction.operand(j) != instruction.operand(k) && other != nullptr && root_of(other) == target;
-      }
-      const bool given = !owned.contains(target);
-      if (other_view || (given ? !binding.parameters_writable : target->last == end) || read_after(target, i)) continue;
+      if (fused && !donations.may_overwrite(instruction, *candidate)) continue;
+      const bool other_view = std::any_of(operands.begin(), operands.end(), [&](const hlo::Instruction* other) {
+        const DeviceBuffer* leaf = other == candidate ? nullptr : array_leaf(other);
+        return leaf != nullptr && root_of(leaf) == target;
+      });
+      if (other_view || !may_take(target) || read_after(target, i)) continue;
       view_of[written] = target;
-      if (!given) owned.at(target)->last = std::max(target->last, written->last);
+      if (owned.contains(target)) owned.at(target)->last = std::max(target->last, written->last);
       break;
     }
   }

@@ -113,7 +113,9 @@ struct NestedBinding {
 // its output when nothing reads the parameter after the output's kernel, or when that kernel is
 // the last reader and may write over it while reading it (`may_overwrite`: an element-wise
 // kernel reading it at the result's own indices, each block read before it is written). Else the
-// output gets a buffer of its own, as XLA copies when it cannot alias.
+// output gets a buffer of its own, as XLA copies when it cannot alias. `may_overwrite` also lets
+// a fused element-wise kernel write its result over an operand that nothing reads afterwards, in
+// any computation (without it, only kernels of one element-wise instruction do).
 struct Donations {
   std::vector<DonatedParameter> aliases;
   std::function<bool(const hlo::Instruction& writer, const hlo::Instruction& parameter)> may_overwrite;

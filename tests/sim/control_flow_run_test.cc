@@ -166,6 +166,83 @@ TEST_CASE("control flow: a while loop adds an f32[8,128] state N times", "[contr
   CHECK(cycles_8 <= 8.8 * cycles_1);
 }
 
+TEST_CASE("control flow: a loop body's constants stay intact; a fused update writes the state in place",
+          "[control_flow]") {
+  // Each iteration reads the body's constants afresh, so no kernel may write over them: y = c + x
+  // and v = dynamic-update-slice(k, x, i) need buffers of their own (writing over c or k once
+  // broke every later iteration). z = (x + c) * 2 is one fused kernel that reads x only at its own
+  // indices, so it writes the state element z in place, and nothing is copied back.
+  const fs::path dir = TempDir("cf_constants_in_body");
+  const fs::path module = WriteModule(dir, R"(HloModule constants_in_body
+cond {
+  s = (s32[], f32[4], f32[8], f32[8,128]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[4], f32[8], f32[8,128]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[4] get-tuple-element(s), index=1
+  z = f32[8,128] get-tuple-element(s), index=3
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  c = f32[4] constant({1, 2, 3, 4})
+  y = f32[4] add(c, x)
+  k = f32[8] constant({-1, -2, -3, -4, -5, -6, -7, -8})
+  v = f32[8] dynamic-update-slice(k, x, i)
+  h = f32[] constant(0.5)
+  hb = f32[8,128] broadcast(h), dimensions={}
+  two = f32[] constant(2)
+  tb = f32[8,128] broadcast(two), dimensions={}
+  zh = f32[8,128] add(z, hb)
+  z2 = f32[8,128] multiply(zh, tb)
+  ROOT t = (s32[], f32[4], f32[8], f32[8,128]) tuple(j, y, v, z2)
+}
+ENTRY main {
+  p = f32[4] parameter(0)
+  q = f32[8,128] parameter(1)
+  zero = s32[] constant(0)
+  e = f32[8] constant({0, 0, 0, 0, 0, 0, 0, 0})
+  init = (s32[], f32[4], f32[8], f32[8,128]) tuple(zero, p, e, q)
+  w = (s32[], f32[4], f32[8], f32[8,128]) while(init), condition=cond, body=body
+  r1 = f32[4] get-tuple-element(w), index=1
+  r2 = f32[8] get-tuple-element(w), index=2
+  r3 = f32[8,128] get-tuple-element(w), index=3
+  ROOT r = (f32[4], f32[8], f32[8,128]) tuple(r1, r2, r3)
+}
+)");
+  const std::vector<float> p = {0.25f, -0.5f, 1.0f, 2.0f};
+  const std::vector<float> q = Quarters(8 * 128, 5);
+  RunChecked(module, dir, WriteF32(dir, "p", p, {4}) + WriteF32(dir, "q", q, {8, 128}));
+  // After 3 iterations x = p + 3c; v is k with the third iteration's x (p + 2c) at 2..5.
+  const std::vector<float> c = {1, 2, 3, 4};
+  const std::vector<float> x = OutputF32(dir, 0);
+  REQUIRE(x.size() == 4);
+  for (std::size_t i = 0; i < 4; ++i) CHECK(x[i] == p[i] + 3 * c[i]);
+  const std::vector<float> v = OutputF32(dir, 1);
+  const std::vector<float> expected_v = {-1, -2, p[0] + 2 * c[0], p[1] + 2 * c[1], p[2] + 2 * c[2], p[3] + 2 * c[3], -7, -8};
+  CHECK(v == expected_v);
+  // z: three times (z + 0.5) * 2 = 8 z + 7; exact for quarters in [-8, 8).
+  const std::vector<float> z = OutputF32(dir, 2);
+  REQUIRE(z.size() == q.size());
+  int wrong = 0;
+  for (std::size_t i = 0; i < q.size(); ++i) wrong += z[i] != 8 * q[i] + 7;
+  CHECK(wrong == 0);
+  CHECK(OpCycles(dir / "report.json", "w/body/z2") > 0);
+  // The program's buffers: y and v are not c's and k's; z2 is the state element w.3 itself.
+  RunOk("compile " + module.string() + " --config tiny -o " + (dir / "p.tpuasm").string());
+  const std::string program = ReadText(dir / "p.tpuasm");
+  const auto address_of = [&](const std::string& buffer) {
+    std::smatch match;
+    REQUIRE(std::regex_search(program, match, std::regex("\\.buffer " + buffer + ", hbm\\[(0x[0-9a-f]+)\\]")));
+    return match[1].str();
+  };
+  CHECK(address_of("hbm.w_body_y") != address_of("hbm.body.c"));
+  CHECK(address_of("hbm.w_body_v") != address_of("hbm.body.k"));
+  CHECK(address_of("hbm.w_body_z2") == address_of("hbm.w.3"));
+}
+
 TEST_CASE("control flow: an s64 counter and sum of squares on the scalar core", "[control_flow]") {
   const fs::path dir = TempDir("cf_s64_loop");
   const fs::path module = WriteModule(dir, R"(HloModule squares
