@@ -166,7 +166,7 @@ TEST_CASE("control flow: a while loop adds an f32[8,128] state N times", "[contr
   CHECK(cycles_8 <= 8.8 * cycles_1);
 }
 
-TEST_CASE("control flow: a loop body's constants stay intact; a fused update writes the state in place",
+TEST_CASE("control flow: a loop body's constants stay intact, and a fused update writes the state in place",
           "[control_flow]") {
   // Each iteration reads the body's constants afresh, so no kernel may write over them: y = c + x
   // and v = dynamic-update-slice(k, x, i) need buffers of their own (writing over c or k once
