@@ -14,9 +14,6 @@ int64_t Product(const std::vector<int64_t>& values) {
   return std::accumulate(values.begin(), values.end(), int64_t{1}, std::multiplies<>());
 }
 
-// Boxes of more than this many bytes are spread over the DMA engines (one engine moves about
-// max_outstanding x burst bytes per round trip: a third of TPU v4's HBM bandwidth).
-constexpr int64_t kSplitBytes = 256 * 1024;
 // The zeroed VMEM block that padding tiles are cleared from.
 constexpr uint64_t kZeroBlockBytes = 256 * 1024;
 
@@ -178,7 +175,7 @@ void DmaEmitter::SplitDma(const DmaArray& src, const std::vector<int64_t>& src_s
                           const std::vector<int64_t>& dst_start, const std::vector<int64_t>& size) {
   const auto to_index = [](const std::vector<int64_t>& v) { return std::vector<DmaIndex>(v.begin(), v.end()); };
   const int64_t bytes = Product(size) * isa::LayoutMap(dst.shape).element_bits() / 8;
-  if (engines_ == 1 || bytes < kSplitBytes || size.empty()) {
+  if (engines_ == 1 || bytes < kDmaSplitBytes || size.empty()) {
     Dma(src, to_index(src_start), dst, to_index(dst_start), size, NextEngine());
     return;
   }

@@ -15,6 +15,10 @@
 
 namespace tpusim::compiler {
 
+// DMAs of more than this many bytes are spread over the DMA engines: one engine moves about
+// max_outstanding x burst bytes per round trip, a third of TPU v4's HBM bandwidth.
+inline constexpr int64_t kDmaSplitBytes = 256 * 1024;
+
 // An array in some memory, as a DMA operand describes it.
 struct DmaArray {
   std::string space;  // assembler name: "hbm", "vmem", "smem", "host"

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -16,7 +17,7 @@ namespace {
 // Semaphores: the two lhs panels, the weight panels, the output stage, the VPU.
 constexpr int kLhsSem = 0;  // + panel parity
 constexpr int kWeightSem = 2;
-constexpr int kOutSem = 3;
+constexpr int kOutSem = 3;  // + 2 x stage parity: 3 and 5
 constexpr int kVpuSem = 4;
 // Scalar registers.
 constexpr int kJob = 1;          // flattened (batch, N group, row chunk) index
@@ -27,6 +28,8 @@ constexpr int kLhs = 5;          // VMEM: this job's lhs panel
 constexpr int kWeights = 6;      // VMEM: this N group's weight panel
 constexpr int kRowChunk = 7;     // the job's row chunk within its matrix
 constexpr int kGroup = 8;        // the job's N group
+constexpr int kStage = 9;        // VMEM: this job's output stage
+constexpr int kStageSem = 14;    // its semaphore, from kOutSem: 0 or 2
 constexpr int kTemp = 10;
 constexpr int kOtherWeights = 11;
 constexpr int kPanel = 12;       // flattened (batch, N group) index of the job
@@ -64,7 +67,7 @@ class DotEmitter {
     Plan();
     EmitPrologue();
     EmitJobLoop();
-    out_.Emit("sem.wait sem[{}], 1", kOutSem);
+    for (int64_t stage = 0; stage < t_.stages; ++stage) out_.Emit("sem.wait sem[{}], {}", kOutSem + 2 * stage, out_pieces_);
   }
 
  private:
@@ -167,6 +170,9 @@ class DotEmitter {
       f16_temp0_ = next - 2;  // f16_temp0_ .. f16_temp0_ + 2
     }
     engines_ = out_.target().dma_engines();
+    if (static_cast<int64_t>(t_.stage_bytes) >= kDmaSplitBytes) {
+      out_pieces_ = std::clamp<int64_t>(t_.chunk_rows / out_row_unit_, 1, engines_);
+    }
   }
 
   void PlanOutputView(const isa::Shape& result) {
@@ -191,6 +197,8 @@ class DotEmitter {
     if (padded_n_ - (t_.n_groups - 1) * t_.group_cols > t_.mxus * t_.nc * l_) {
       Refuse("its result tiles are wider than an N group");
     }
+    // Output pieces: whole tiles of the stage and of the result.
+    out_row_unit_ = std::lcm(out_bf16_ ? 2 * s_ : s_, a);
   }
 
   std::string Ones(int64_t count) const {
@@ -326,7 +334,9 @@ class DotEmitter {
       out_.Emit("vcmp.lt.s32 m{}, v{}, v{}", kLaneMask, temp, temp2);
       out_.Emit("mand m{}, m{}, m{}", kBothMask, kRowMask, kLaneMask);
     }
-    out_.Emit("sem.signal sem[{}], 1", kOutSem);  // the stage starts free
+    for (int64_t stage = 0; stage < t_.stages; ++stage) {
+      out_.Emit("sem.signal sem[{}], {}", kOutSem + 2 * stage, out_pieces_);  // the stages start free
+    }
     // Job 0's panels: the weights of (batch 0, group 0), then the lhs of chunk 0.
     for (std::size_t i = 0; i < form_.batch_dims.size(); ++i) out_.Emit("mov s{}, 0", kBatch + static_cast<int>(i));
     out_.Emit("mov s{}, 0", kCol0);
@@ -499,7 +509,18 @@ class DotEmitter {
     const int64_t row_vreg = last_rows_ / s_;   // the row vreg with partial rows
     const int64_t tiles = t_.mxus * t_.nc;      // stage column tiles
     const int64_t vreg_bytes = s_ * l_ * 4;
-    out_.Emit("sem.wait sem[{}], 1", kOutSem);  // the previous job's output DMA has read the stage
+    // This job's stage (job parity, with two), once the output DMAs of the job that used it last
+    // have read it.
+    if (t_.stages == 2) {
+      out_.Emit("and s{}, s{}, 1", kStageSem, kJob);
+      out_.Emit("mul s{}, s{}, {:#x}", kStage, kStageSem, t_.stage_bytes);
+      out_.Emit("add s{}, s{}, {:#x}", kStage, kStage, stage_base_);
+      out_.Emit("add s{}, s{}, s{}", kStageSem, kStageSem, kStageSem);
+    } else {
+      out_.Emit("mov s{}, {:#x}", kStage, stage_base_);
+      out_.Emit("mov s{}, 0", kStageSem);
+    }
+    out_.Emit("sem.wait sem[s{} + {}], {}", kStageSem, kOutSem, out_pieces_);
     auto read = [&](int64_t t, int64_t ct) {
       const int reg = static_cast<int>(read_reg0_ + (read_count_++ % read_vregs_));
       out_.Emit("mxu.acc.read.clear mxu{}, v{}, {}, {}", ct / t_.nc, reg, t * s_, ct % t_.nc);
@@ -524,14 +545,14 @@ class DotEmitter {
             f16.EmitNarrow(out_, {{hi, hi, f16_temp0_, f16_temp0_ + 1, f16_temp0_ + 2, kF16Mask}});
           }
           out_.Emit("vpack.bf16 v{}, v{}, v{}", packed, lo, hi);
-          out_.Emit("vst v{}, vmem[{:#x}]", packed, stage_base_ + (u * tiles + ct) * vreg_bytes);
+          out_.Emit("vst v{}, vmem[s{} + {:#x}]", packed, kStage, (u * tiles + ct) * vreg_bytes);
         }
       }
     } else {
       for (int64_t t = 0; t < row_vregs; ++t) {
         for (int64_t ct = 0; ct < tiles; ++ct) {
           const int reg = read(t, ct);
-          out_.Emit("vst v{}, vmem[{:#x}]", reg, stage_base_ + (t * tiles + ct) * vreg_bytes);
+          out_.Emit("vst v{}, vmem[s{} + {:#x}]", reg, kStage, (t * tiles + ct) * vreg_bytes);
         }
       }
     }
@@ -539,9 +560,22 @@ class DotEmitter {
     out_.Emit("sem.wait sem[{}], 1", kVpuSem);
     const int64_t rows = last_chunk ? last_row_box_ : t_.chunk_rows;
     const int64_t cols = last_group ? last_col_box_ : t_.group_cols;
-    out_.Emit("dma vmem[{:#x}] -> hbm[{:#x}], src={}, dst={}, dst_start={}, size={}, sem=sem[{}], engine={}", stage_base_,
-              c_.results[0]->address, stage_, out_view_, List(Start(kBatch, {Item(kRow0, 0), Item(kCol0, 0)})),
-              List(Size(rows, cols)), kOutSem, engines_ - 1);
+    // A stage of kDmaSplitBytes or more goes out in row pieces, one per engine: one engine keeps
+    // too few requests in flight to write at HBM's rate, and a dot with a short K (attention's
+    // Q K^T, K = 128) is bound by writing its output. (Smaller stages go out whole: a piece on
+    // every engine would queue the next job's panels behind it.) Each piece signals once; a job
+    // with fewer rows than pieces signals the missing ones itself, so the next job always waits
+    // for out_pieces_.
+    const int64_t piece_rows = CeilDiv(CeilDiv(rows, out_pieces_), out_row_unit_) * out_row_unit_;
+    int64_t pieces = 0;
+    for (int64_t r0 = 0; r0 < rows; r0 += piece_rows, ++pieces) {
+      out_.Emit("dma vmem[s{}] -> hbm[{:#x}], src={}, dst={}, src_start={}, dst_start={}, size={}, sem=sem[s{} + {}], "
+                "engine={}",
+                kStage, c_.results[0]->address, stage_, out_view_, List(Start(-1, {std::to_string(r0), "0"})),
+                List(Start(kBatch, {Item(kRow0, r0), Item(kCol0, 0)})), List(Size(std::min(piece_rows, rows - r0), cols)),
+                kStageSem, kOutSem, (engines_ - 1 - pieces) % engines_);
+    }
+    if (pieces < out_pieces_) out_.Emit("sem.signal sem[s{} + {}], {}", kStageSem, kOutSem, out_pieces_ - pieces);
   }
 
   KernelContext& c_;
@@ -568,6 +602,8 @@ class DotEmitter {
   int64_t lhs_vregs_ = 8, weight_vregs_ = 8, read_vregs_ = 12;
   int zero_reg_ = 31;
   int64_t engines_ = 1;
+  int64_t out_row_unit_ = 8;  // rows of an output piece: a multiple of this
+  int64_t out_pieces_ = 1;    // output DMAs per job (and the stage semaphore's count)
   int64_t lhs_dmas_ = 1;
   int64_t weight_count_ = 0, lhs_count_ = 0, read_count_ = 0;
 };

@@ -124,6 +124,10 @@ std::optional<MxuTiling> PlanMxuTiling(const DotForm& form, const isa::Target& t
   t.lhs_panel_bytes = static_cast<uint64_t>(t.chunk_rows) * k_cols * static_cast<uint64_t>(in_bytes);
   t.stage_bytes = static_cast<uint64_t>(t.chunk_rows) * width * static_cast<uint64_t>(out_bytes);
   t.vmem_bytes = 2 * (t.lhs_panel_bytes + t.weight_panel_bytes) + t.stage_bytes;
+  if (t.m_chunks * t.n_groups * form.batch > 1 && t.vmem_bytes + t.stage_bytes <= vmem_capacity) {
+    t.stages = 2;
+    t.vmem_bytes += t.stage_bytes;
+  }
   return t;
 }
 

@@ -50,10 +50,12 @@ struct MxuTiling {
   int64_t weight_pushes = 8;   // per tile: (R / P) x nc
   int64_t lag = 8;             // the next tile's weight pushes start this many groups into a K block
   // VMEM: two lhs panels [Mc, k_blocks x k_stride], two weight panels [k_blocks x R, Qa x nc x L],
-  // one output stage [Mc, Qa x nc x L] of the output type.
+  // and output stages [Mc, Qa x nc x L] of the output type: two where they fit, so one job's
+  // output DMAs overlap the next job's read-out, else one.
   uint64_t lhs_panel_bytes = 0;
   uint64_t weight_panel_bytes = 0;
-  uint64_t stage_bytes = 0;
+  uint64_t stage_bytes = 0;  // one stage
+  int64_t stages = 1;
   uint64_t vmem_bytes = 0;
 };
 

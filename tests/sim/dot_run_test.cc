@@ -98,6 +98,7 @@ struct DotCase {
   bool rhs_nk;  // rhs is [N, K] (rhs_contracting_dims={1})
   bool bf16_out;
   bool f32_in = false;  // f32 x f32 on the MXUs (mxu.*.f32): small integers are exact there too
+  std::string sets = {};  // --set options after the preset
 };
 
 std::string Dims(const DotCase& c, int64_t a, int64_t b) {
@@ -143,7 +144,7 @@ void RunCase(const DotCase& c, bool fractional = false) {
     WriteBf16(dir / "a.npy", lhs);
     WriteBf16(dir / "b.npy", rhs);
   }
-  RunOk("run " + (dir / "dot.hlo").string() + " --config " + c.preset + " --input 0=" +
+  RunOk("run " + (dir / "dot.hlo").string() + " --config " + c.preset + " " + c.sets + " --input 0=" +
         (dir / "a.npy").string() + " --input 1=" + (dir / "b.npy").string() + " --out " +
         (dir / "out").string() + " --check");
   const std::vector<float> want = Reference(lhs, rhs, batch, c.m, c.k, c.n, c.lhs_km, c.rhs_nk);
@@ -204,6 +205,16 @@ TEST_CASE("dot kernel: the MXU accumulators add K blocks in increasing k, bit-ex
 
 TEST_CASE("dot kernel: 256x256 MXUs on tpu_v6e", "[dot]") {
   RunCase({"v6e", "tpu_v6e", 0, 70, 300, 260, false, false, false});
+}
+
+TEST_CASE("dot kernel: an output stage of 256 KiB or more goes out in a piece per engine, exactly", "[dot]") {
+  // 1000 x 1100 f32: one chunk of 1000 rows, three N groups of 512 columns, a 2 MiB stage written
+  // by 4 DMAs of 250 rows (whole 8-row tiles), through two stages. 2500 x 700 bf16: three chunks,
+  // the last with fewer rows. 40 x 4096 on 8 MXUs of 256: a 48-row stage of 384 KiB whose 40 rows
+  // make 3 pieces of 16, 16 and 8 (the missing fourth is signalled by the kernel itself).
+  RunCase({"pieces_v4", "tpu_v4", 0, 1000, 64, 1100, false, false, false});
+  RunCase({"pieces_v4_bf16", "tpu_v4", 0, 2500, 64, 700, false, false, true});
+  RunCase({"pieces_fill", "tpu_v6e", 0, 40, 128, 4096, false, false, false, false, "--set tensor_core.mxu.count=8"});
 }
 
 TEST_CASE("dot kernel: f32 x f32 on the MXUs, ragged, transposed and batched, on tiny and tpu_v4", "[dot]") {
@@ -276,6 +287,17 @@ void CheckBigDot(double fraction) {
 
 TEST_CASE("dot kernel: bf16 4096^3 on tpu_v4 reaches 85-100% of the MXU peak", "[dot][timing]") {
   CheckBigDot(0.85);
+}
+
+TEST_CASE("dot kernel: a dot bound by its output (K = 128) writes at more than half of HBM's bandwidth", "[dot][timing]") {
+  // Attention's Q K^T per head: [256,128] x [128,8192] -> f32 is 8 MiB of output for 0.5 GFLOP
+  // (3.8 us at the MXU peak, 13.7 us at HBM's). With the output on one engine it wrote at 32% of
+  // HBM's bandwidth (54 us); in a piece per engine, through two stages, at 62%.
+  const DotTiming t = TimeDot("tpu_v4", 256, 128, 8192);
+  const double fraction = t.bytes / (t.time_us * 1e-6) / t.hbm_bytes_per_s;
+  INFO("time " << t.time_us << " us, " << fraction << " of HBM bandwidth");
+  CHECK(fraction >= 0.55);
+  CHECK(fraction <= 1.0);
 }
 
 TEST_CASE("dot kernel: achieved FLOP/s and bytes/s stay under both rooflines", "[dot][timing]") {
