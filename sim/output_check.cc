@@ -30,13 +30,24 @@ std::string IndexText(const std::vector<int64_t>& dims, int64_t linear) {
   return fmt::format("[{}]", fmt::join(index, ", "));
 }
 
+// Two sums of the same n terms in different orders: the evaluator's (in increasing index, in f32
+// for dots, in double for reduces) and the kernel's (MXU blocks, or lanes in parallel then a
+// tree). Each is within (n - 1) u sum|x| of the exact sum (u = 2^-24; any order), so they differ
+// by at most 2 (n - 1) u sum|x|. Without cancellation sum|x| = |s|: at most 2n f32 ulps (a bf16
+// result: one ulp, a rounding that flips, plus 2n / 2^16; UlpsFor). With cancellation the relative error is
+// unbounded, so an absolute bound passes too: sum|x| <= n max|x|, and --check's random inputs
+// lie in [-1, 1), giving 2 n^2 u (a product of two such inputs too). Inputs given with --input
+// that are larger may fail this bound without the kernel being wrong; the reason says so.
+CheckBound SumBound(int64_t n) {
+  CheckBound bound;
+  bound.max_ulps = static_cast<uint64_t>(2 * n);
+  bound.max_abs = 2.0 * static_cast<double>(n) * static_cast<double>(n) * 0x1.0p-24;
+  return bound;
+}
+
 // Reduce (compiler/lower/reduce_kernel.cc, docs/compiler.md "Reduce"):
-//   - float add: the evaluator sums in double and rounds once; the kernel sums in another order
-//     in f32 pairs (sum, error) built with TwoSum, so its sum s + e is within about
-//     d^2 * 2^-48 * sum|x| of the exact sum (d the depth of its summation) and its f32 result
-//     fl(s + e) is the correctly rounded sum or a neighbour: 1 ulp (a bf16 result is rounded
-//     twice, f32 then bf16: also within 1 ulp). The bound assumes the sum is not cancelled by
-//     more than about 2^16 (sum|x| / |sum x|), which random inputs in [-1, 1] are far from.
+//   - float add: the kernel adds in f32, as the hardware does, in another order than the
+//     evaluator (which sums in double and rounds once): SumBound with n the elements per result.
 //   - float multiply over lanes or sublanes: the products are rounded to f32 at each step in a
 //     different order than the evaluator's: each of the n - 1 roundings moves the result by at
 //     most half an ulp relative to the exact product, in both programs: 2 (n - 1) ulps.
@@ -52,8 +63,12 @@ CheckBound ReduceBound(const hlo::Instruction& reduce) {
     n *= operand.dims.at(d);
     if (d + 2 >= operand.rank()) lanes_or_sublanes = true;
   }
-  if (*op == compiler::ReduceOp::kAdd) {
-    return {1, 0, "float add-reduce sums in compensated f32 (TwoSum) in another order than the evaluator's double sum"};
+  if (*op == compiler::ReduceOp::kAdd && n > 1) {
+    CheckBound bound = SumBound(n);
+    bound.reason = fmt::format("float add-reduce of {} elements adds in f32 in another order than the evaluator's double "
+                               "sum: {} f32 ulps, or an absolute {} for inputs within [-1, 1]",
+                               n, bound.max_ulps, bound.max_abs);
+    return bound;
   }
   if (*op == compiler::ReduceOp::kMultiply && lanes_or_sublanes && n > 1) {
     return {static_cast<uint64_t>(2 * (n - 1)), 0,
@@ -81,12 +96,7 @@ static int64_t ConvolutionDepth(const hlo::Instruction& conv) {
 // kernel (docs/compiler.md, "Dot") adds each K block of R (the MXU's depth) in increasing k on
 // an MXU, then adds the blocks' sums in increasing block order (mxu.pop.acc). The products are
 // the same and exact (bf16 x bf16 fits f32), so for K <= R the results are bit-exact; otherwise
-// both are recursive sums of the same K terms, each within (K - 1) u sum|p| of the exact value
-// (u = 2^-24), so they differ by at most 2 (K - 1) u sum|p|. Without cancellation sum|p| = |s|:
-// at most 2K f32 ulps, or one bf16 ulp (a rounding that flips) plus 2K / 2^16. With cancellation
-// the relative error is unbounded, so an absolute bound passes too: sum|p| <= K max|a| max|b|,
-// and --check's random inputs lie in [-1, 1), giving 2 K^2 u. Inputs given with --input that are
-// larger may fail this bound without the kernel being wrong; the reason says so.
+// SumBound with n = K.
 CheckBound DotBound(const hlo::Module& module) {
   CheckBound bound;
   int64_t worst_k = 0;
@@ -103,16 +113,14 @@ CheckBound DotBound(const hlo::Module& module) {
       } else {
         continue;
       }
-      const bool f32 = instruction->shape().element_type == isa::ElementType::kF32;
-      const uint64_t ulps = f32 ? static_cast<uint64_t>(2 * k) : static_cast<uint64_t>(1 + (2 * k + 65535) / 65536);
-      bound.max_ulps = std::max(bound.max_ulps, ulps);
+      bound.max_ulps = std::max(bound.max_ulps, SumBound(k).max_ulps);
       worst_k = std::max(worst_k, k);
     }
   }
   if (worst_k == 0) return bound;
-  bound.max_abs = 2.0 * static_cast<double>(worst_k) * static_cast<double>(worst_k) * 0x1.0p-24;
+  bound.max_abs = SumBound(worst_k).max_abs;
   bound.reason = fmt::format(
-      "dot or convolution with K = {} sums its products in MXU blocks, not in XLA's order: {} ulps, or an "
+      "dot or convolution with K = {} sums its products in MXU blocks, not in XLA's order: {} f32 ulps, or an "
       "absolute {} for inputs within [-1, 1] (docs/compiler.md, Dot and Convolution)",
       worst_k, bound.max_ulps, bound.max_abs);
   return bound;
@@ -127,6 +135,7 @@ CheckBound BoundFor(const hlo::Module& module) {
       const CheckBound reduce = ReduceBound(*instruction);
       if (reduce.reason.empty()) continue;
       bound.max_ulps = std::max(bound.max_ulps, reduce.max_ulps);
+      bound.max_abs = std::max(bound.max_abs, reduce.max_abs);
       if (bound.reason.find(reduce.reason) == std::string::npos) {
         bound.reason += (bound.reason.empty() ? "" : "; ") + reduce.reason;
       }
@@ -134,6 +143,19 @@ CheckBound BoundFor(const hlo::Module& module) {
   }
   if (bound.reason.empty()) bound.reason = "every operation the compiler lowers computes as XLA's evaluator does";
   return bound;
+}
+
+uint64_t UlpsFor(const CheckBound& bound, isa::ElementType type) {
+  if (bound.max_ulps == 0) return 0;
+  // f32's 23 stored mantissa bits less the type's: how many f32 ulps one of its ulps spans.
+  int coarser = 0;
+  switch (type) {
+    case isa::ElementType::kBF16: coarser = 23 - 7; break;
+    case isa::ElementType::kF16: coarser = 23 - 10; break;
+    default: return bound.max_ulps;
+  }
+  const uint64_t scale = uint64_t{1} << coarser;
+  return 1 + (bound.max_ulps + scale - 1) / scale;
 }
 
 CheckResult CompareOutputs(const std::vector<const hlo::Literal*>& expected, const std::vector<isa::NpyArray>& actual,
@@ -153,6 +175,7 @@ CheckResult CompareOutputs(const std::vector<const hlo::Literal*>& expected, con
     const int width = isa::ElementBitWidth(type);
     const int bytes = isa::ElementByteWidth(type);
     const bool is_float = isa::IsFloat(type);
+    const uint64_t max_ulps = UlpsFor(bound, type);
     const std::span<const uint8_t> a = want.bytes();
     const hlo::Literal have = hlo::Literal::FromBytes(want.shape(), got.data);
     for (int64_t e = 0; e < want.element_count(); ++e) {
@@ -173,7 +196,7 @@ CheckResult CompareOutputs(const std::vector<const hlo::Literal*>& expected, con
       }
       // Bit-exact families allow no difference at all: -0 and +0 are 0 ulps apart but not equal.
       const bool exact = bound.max_ulps == 0 && bound.max_abs == 0;
-      bool beyond = !is_float || ulps > bound.max_ulps || exact;
+      bool beyond = !is_float || ulps > max_ulps || exact;
       if (beyond && is_float && bound.max_abs > 0 && std::abs(want.GetDouble(e) - have.GetDouble(e)) <= bound.max_abs) {
         beyond = false;
       }

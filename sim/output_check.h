@@ -20,12 +20,18 @@
 namespace tpusim::sim {
 
 struct CheckBound {
-  uint64_t max_ulps = 0;  // for floats; integers and preds are always exact
+  // For floats, in f32 ulps of the operations' results; integers and preds are always exact. A
+  // 16-bit float output allows the rounding of such an error: UlpsFor.
+  uint64_t max_ulps = 0;
   double max_abs = 0;     // floats this close in absolute value pass too (sums whose order differs)
   std::string reason;     // which operations set it
 };
 
 CheckBound BoundFor(const hlo::Module& module);
+
+// The ulps of `type` that `bound` allows: max_ulps for f32 (and f64), and for a 16-bit float one
+// rounding that flips plus max_ulps scaled to its coarser ulp (bf16: 1 + max_ulps / 2^16).
+uint64_t UlpsFor(const CheckBound& bound, isa::ElementType type);
 
 struct CheckResult {
   bool ok = true;

@@ -35,18 +35,17 @@ constexpr int kTileCounter = 23;
 constexpr int kStripCounter = 24;
 constexpr int kMatrixCounter = 25;
 // Vector registers. Working values low, constants pinned high.
-constexpr int kP = 0, kPc = 1, kX = 2, kXc = 3, kT = 4, kU = 5, kW = 6, kG = 7, kA = 8, kAc = 9, kR = 10, kRc = 11,
-              kY = 12, kYc = 13, kInitFirst = 14,  // 14..16: the accumulator's first values (init only)
-              kGc = 18;
+constexpr int kP = 0, kX = 2, kT = 4, kU = 5, kG = 7, kA = 8, kR = 10, kY = 12,
+              kInitFirst = 14;  // 14..16: the accumulator's first values (init only)
 constexpr int kZero = 31, kIdent = 30, kInit = 29, kLane = 28;
-// The registers of one strand of work: a running fold (p, pc), a loaded value (x, xc), TwoSum's
-// temporaries (t, u, w), a rotated copy (y, yc), an accumulator read back (a, ac). Strand B lets
-// two independent folds interleave (ReduceEmitter::Zip).
+// The registers of one strand of work: a running fold (p), a loaded value (x), a rotated copy
+// (y), an accumulator read back (a). Strand B lets two independent folds interleave
+// (ReduceEmitter::Zip).
 struct Strand {
-  int p, pc, x, xc, t, u, w, y, yc, a, ac;
+  int p, x, y, a;
 };
-constexpr Strand kStrandA = {kP, kPc, kX, kXc, kT, kU, kW, kY, kYc, kA, kAc};
-constexpr Strand kStrandB = {15, 16, 17, 19, 20, 21, 22, 23, 24, 25, 26};
+constexpr Strand kStrandA = {kP, kX, kY, kA};
+constexpr Strand kStrandB = {17, 19, 23, 25};
 // Mask registers: valid lanes of a strip's last tile, valid rows of a partial strip, lane 0, a
 // temp, valid elements of a rank-1 operand's last tile.
 constexpr int kLaneMask = 0, kRowMask = 1, kLane0Mask = 2, kTempMask = 3, kElementMask = 4;
@@ -63,7 +62,6 @@ class ReduceEmitter {
     if (plan_.kind == ReduceKind::kLanes) {
       // The first result row starts empty: G gathers rows by or-ing them into zero lanes.
       Emit("vmov v{}, v{}", kG, kZero);
-      if (plan_.compensated) Emit("vmov v{}, v{}", kGc, kZero);
       if (fused_) RunningFold(true);
       EmitLaneStart();
     }
@@ -143,16 +141,14 @@ class ReduceEmitter {
   }
 
   // What a fold carries from strip to strip in registers: a whole-matrix fold (kBoth) its running
-  // (P, Pc), a lane fold (kLanes) the rows gathered so far (G, Gc). Between fused blocks, whose
-  // producer uses every register, they wait in VMEM (`save`), and come back after.
+  // P, a lane fold (kLanes) the rows gathered so far (G). Between fused blocks, whose producer uses
+  // every register, it waits in VMEM (`save`), and comes back after.
   void RunningFold(bool save) {
     if (plan_.kind != ReduceKind::kBoth && plan_.kind != ReduceKind::kLanes) return;
     const int value = plan_.kind == ReduceKind::kBoth ? kP : kG;
-    const int compensation = plan_.kind == ReduceKind::kBoth ? kPc : kGc;
     const char* op = save ? "vst" : "vld";
     Emit("mov s{}, 0", kAccAddr);
     Emit("{} v{}, vmem[s{} + {:#x}]", op, value, kAccAddr, spill_);
-    if (plan_.compensated) Emit("{} v{}, vmem[s{} + {:#x}]", op, compensation, kAccAddr, spill_ + S_ * L_ * 4);
   }
 
   // ---- memory ----
@@ -160,16 +156,14 @@ class ReduceEmitter {
     out_tiles_ = std::max<int64_t>(plan_.out.tiles, 1);
     const ReduceVmemLayout vmem = PlanReduceVmem(plan_, S_, L_);
     acc_ = vmem.accumulators;
-    comp_ = vmem.compensation;
     stage_ = vmem.stage;
     scratch_ = vmem.scratch;
-    scratch_comp_ = vmem.scratch_compensation;
     strip_bytes_ = vmem.strip_bytes;
     uint64_t cursor = vmem.end;
     const uint64_t capacity = c_.options.vmem_capacity_bytes;
     if (fused_) {
       spill_ = cursor;
-      producer_vmem_ = AlignUp(spill_ + 2 * S_ * L_ * 4, 4096);
+      producer_vmem_ = AlignUp(spill_ + S_ * L_ * 4, 4096);
       if (producer_vmem_ >= capacity) CannotLower(c_.instruction, "its accumulators do not fit in VMEM");
       return;
     }
@@ -232,26 +226,9 @@ class ReduceEmitter {
     }
   }
 
-  // p = p op x. Compensated: (p, pc) += x by TwoSum, so p + pc carries the sum to about twice f32's
-  // precision (Ogita, Rump, Oishi, "Accurate sum and dot product", 2005: Sum2).
-  void FoldValue(int p, int pc, int x) {
-    if (!plan_.compensated) {
-      Op(p, p, x);
-      return;
-    }
-    Emit("vadd.f32 v{}, v{}, v{}", st_->t, p, x);     // s = p + x
-    Emit("vsub.f32 v{}, v{}, v{}", st_->u, st_->t, p);    // z = s - p
-    Emit("vsub.f32 v{}, v{}, v{}", st_->w, st_->t, st_->u);   // s - z
-    Emit("vsub.f32 v{}, v{}, v{}", st_->w, p, st_->w);    // p - (s - z)
-    Emit("vsub.f32 v{}, v{}, v{}", st_->u, x, st_->u);    // x - z
-    Emit("vadd.f32 v{}, v{}, v{}", st_->w, st_->w, st_->u);   // the rounding error of s, exactly
-    Emit("vadd.f32 v{}, v{}, v{}", pc, pc, st_->w);
-    Emit("vmov v{}, v{}", p, st_->t);
-  }
-  void FoldPair(int p, int pc, int q, int qc) {
-    FoldValue(p, pc, q);
-    if (plan_.compensated) Emit("vadd.f32 v{}, v{}, v{}", pc, pc, qc);
-  }
+  // p = p op x. Float sums are plain f32 additions, as the hardware's (the order differs from the
+  // evaluator's: sim/output_check.cc states the bound).
+  void FoldValue(int p, int x) { Op(p, p, x); }
 
   void LoadTile(int vd, const std::string& address) {
     if (plan_.type == isa::ElementType::kBF16) {
@@ -262,11 +239,10 @@ class ReduceEmitter {
     }
   }
 
-  // (p, pc) folded across each sublane's lanes; the result in every lane when `broadcast`, else
-  // in lane 0 with zeros elsewhere. The compensation stays apart, to be folded into the
-  // accumulator with the sum: collapsing it here would round each partial sum once more.
-  void LaneReduce(int p, int pc, bool broadcast) {
-    const bool has_vred = !plan_.compensated && !is_unsigned_ &&
+  // p folded across each sublane's lanes; the result in every lane when `broadcast`, else in lane
+  // 0 with zeros elsewhere.
+  void LaneReduce(int p, bool broadcast) {
+    const bool has_vred = !is_unsigned_ &&
                           (plan_.op == ReduceOp::kAdd || plan_.op == ReduceOp::kMaximum || plan_.op == ReduceOp::kMinimum);
     const bool has_vred_u32 = is_unsigned_ && plan_.op == ReduceOp::kAdd;
     if (has_vred || has_vred_u32) {
@@ -277,43 +253,30 @@ class ReduceEmitter {
     // A rotation butterfly: after rotating by L/2, L/4, ..., 1 every lane holds the whole row.
     for (int64_t k = L_ / 2; k >= 1; k /= 2) {
       Emit("vrot v{}, v{}, {}", st_->y, p, k);
-      if (plan_.compensated) Emit("vrot v{}, v{}, {}", st_->yc, pc, k);
-      FoldPair(p, pc, st_->y, st_->yc);
+      FoldValue(p, st_->y);
     }
-    if (!broadcast) {
-      Emit("vsel v{}, m{}, v{}, v{}", p, kLane0Mask, p, kZero);
-      if (plan_.compensated) Emit("vsel v{}, m{}, v{}, v{}", pc, kLane0Mask, pc, kZero);
-    }
+    if (!broadcast) Emit("vsel v{}, m{}, v{}, v{}", p, kLane0Mask, p, kZero);
   }
 
-  // (kR, kRc) = the fold of the S rows of the tile at vmem[reg + offset] (and its compensation at
-  // + comp_offset), in sublane 0; other sublanes 0. Rows in order 0..S-1.
-  void SublaneFold(int reg, uint64_t offset, uint64_t comp_offset) {
+  // kR = the fold of the S rows of the tile at vmem[reg + offset], in sublane 0; other sublanes 0.
+  // Rows in order 0..S-1.
+  void SublaneFold(int reg, uint64_t offset) {
     const auto at = [&](uint64_t off) { return fmt::format("vmem[s{} + {:#x}]", reg, off); };
     Emit("vld v{}, {}, sublanes=0x1", kR, at(offset));
-    if (plan_.compensated) Emit("vld v{}, {}, sublanes=0x1", kRc, at(comp_offset));
     for (int64_t k = 1; k < S_; ++k) {
       Emit("vld v{}, {}, sublanes=0x1", st_->x, at(offset + k * L_ * 4));
-      if (plan_.compensated) Emit("vld v{}, {}, sublanes=0x1", st_->xc, at(comp_offset + k * L_ * 4));
-      FoldPair(kR, kRc, st_->x, st_->xc);
+      FoldValue(kR, st_->x);
     }
   }
 
-  // The accumulator at vmem[reg + offset] (+ comp_offset for its compensation) op= x (with its
-  // compensation xc, or none if -1): a whole tile, or (row) sublane 0 only, optionally only where
-  // mask `mask` is set.
-  void Rmw(int reg, uint64_t offset, uint64_t comp_offset, int x, int xc, bool row, int mask = -1) {
+  // The accumulator at vmem[reg + offset] op= x: a whole tile, or (row) sublane 0 only, optionally
+  // only where mask `mask` is set.
+  void Rmw(int reg, uint64_t offset, int x, bool row, int mask = -1) {
     const std::string sub = row ? ", sublanes=0x1" : "";
     const std::string m = mask >= 0 ? fmt::format(", mask=m{}", mask) : "";
     Emit("vld v{}, vmem[s{} + {:#x}]{}", st_->a, reg, offset, sub);
-    if (plan_.compensated) Emit("vld v{}, vmem[s{} + {:#x}]{}", st_->ac, reg, comp_offset, sub);
-    if (xc >= 0) {
-      FoldPair(st_->a, st_->ac, x, xc);
-    } else {
-      FoldValue(st_->a, st_->ac, x);
-    }
+    FoldValue(st_->a, x);
     Emit("vst v{}, vmem[s{} + {:#x}]{}{}", st_->a, reg, offset, sub, m);
-    if (plan_.compensated) Emit("vst v{}, vmem[s{} + {:#x}]{}{}", st_->ac, reg, comp_offset, sub, m);
   }
 
   template <typename Body>
@@ -373,7 +336,7 @@ class ReduceEmitter {
   }
 
   // Every output tile of the accumulator: init where the result has an element, zero in its
-  // padding (which every fold keeps zero: 0 op 0 = 0 for each op); compensation zero.
+  // padding (which every fold keeps zero: 0 op 0 = 0 for each op).
   void EmitAccumulatorInit() {
     const VtileGeometry& o = plan_.out;
     const int full = kInit;
@@ -396,7 +359,6 @@ class ReduceEmitter {
     }
     const auto store = [&](int value) {
       Emit("vst v{}, vmem[s{} + {:#x}]", value, kAccAddr, acc_);
-      if (plan_.compensated) Emit("vst v{}, vmem[s{} + {:#x}]", kZero, kAccAddr, comp_);
       Emit("add s{}, s{}, {:#x}", kAccAddr, kAccAddr, S_ * L_ * 4);
     };
     Emit("mov s{}, 0", kAccAddr);
@@ -483,7 +445,7 @@ class ReduceEmitter {
         Emit("mov s{}, {:#x}", kInAddr, address);
         EmitLoop(kTileCounter, plain * plan_.in.strip_tiles, [&] {
           LoadTile(kX, fmt::format("vmem[s{}]", kInAddr));
-          FoldValue(kP, kPc, kX);
+          FoldValue(kP, kX);
           Emit("add s{}, s{}, {:#x}", kInAddr, kInAddr, plan_.in.tile_bytes);
         });
         s += plain;
@@ -494,7 +456,7 @@ class ReduceEmitter {
     }
   }
 
-  // Whole-matrix folds (kBoth) keep one running (P, Pc) over consecutive matrices that fold into the
+  // Whole-matrix folds (kBoth) keep one running P over consecutive matrices that fold into the
   // same result element (reduced major dims), set at the first one's first strip and folded into
   // the result at the last one's last strip.
   bool StartsFold(int64_t strip) const {
@@ -643,15 +605,12 @@ class ReduceEmitter {
         f();
       }
     };
-    both([&] {
-      Emit("vmov v{}, v{}", st_->p, kIdent);
-      if (plan_.compensated) Emit("vmov v{}, v{}", st_->pc, kZero);
-    });
+    both([&] { Emit("vmov v{}, v{}", st_->p, kIdent); });
     EmitStripTiles([&](bool last) {
       const auto tile = [&](uint64_t off) {
         LoadTile(st_->x, fmt::format("vmem[s{} + {:#x}]", kInAddr, off));
         MaskTile(last, false);
-        FoldValue(st_->p, st_->pc, st_->x);
+        FoldValue(st_->p, st_->x);
       };
       if (count == 2) {
         Zip([&] { tile(0); }, [&] { tile(strip_bytes_); });
@@ -660,7 +619,7 @@ class ReduceEmitter {
       }
     });
     if (count == 2) Emit("add s{}, s{}, {:#x}", kInAddr, kInAddr, strip_bytes_);
-    both([&] { LaneReduce(st_->p, st_->pc, false); });
+    both([&] { LaneReduce(st_->p, false); });
     for (int k = 0; k < count; ++k) {
       st_ = k == 0 ? &kStrandA : &kStrandB;
       EmitGatherRows();
@@ -668,17 +627,14 @@ class ReduceEmitter {
     st_ = &kStrandA;
   }
 
-  // The strip's row values (lane 0 of each sublane, in (p, pc)) join the result row gathered in
-  // (G, Gc) at lanes [shift, shift + S); the row is folded into its accumulator once full, or at
-  // the matrix's last strip.
+  // The strip's row values (lane 0 of each sublane, in p) join the result row gathered in G at
+  // lanes [shift, shift + S); the row is folded into its accumulator once full, or at the
+  // matrix's last strip.
   void EmitGatherRows() {
     const int64_t spm = plan_.in.strips_per_matrix;
-    for (const auto& [value, gather] : {std::pair{st_->p, kG}, std::pair{st_->pc, kGc}}) {
-      if (gather == kGc && !plan_.compensated) break;
-      Emit("vxpose v{}, v{}", value, value);  // row t's value to lane t of sublane 0
-      Emit("vrot v{}, v{}, s{}", value, value, kLaneShift);
-      Emit("vor v{}, v{}, v{}", gather, gather, value);  // the other lanes of both are zero
-    }
+    Emit("vxpose v{}, v{}", st_->p, st_->p);  // row t's value to lane t of sublane 0
+    Emit("vrot v{}, v{}, s{}", st_->p, st_->p, kLaneShift);
+    Emit("vor v{}, v{}, v{}", kG, kG, st_->p);  // the other lanes of both are zero
     Emit("add s{}, s{}, {}", kLaneShift, kLaneShift, S_);
     Emit("add s{}, s{}, 1", kStripInMatrix, kStripInMatrix);
     const std::string row_done = out_.NewLabel(c_.instruction.name() + ".row_done");
@@ -686,9 +642,8 @@ class ReduceEmitter {
     Emit("beq s{}, {}, {}", kLaneShift, L_, row_done);
     Emit("bne s{}, {}, {}", kStripInMatrix, spm, next);
     out_.Bind(row_done);
-    Rmw(kRowAddr, acc_, comp_, kG, plan_.compensated ? kGc : -1, true);
+    Rmw(kRowAddr, acc_, kG, true);
     Emit("vmov v{}, v{}", kG, kZero);
-    if (plan_.compensated) Emit("vmov v{}, v{}", kGc, kZero);
     Emit("mov s{}, 0", kLaneShift);
     Emit("add s{}, s{}, {:#x}", kRowAddr, kRowAddr, plan_.result.rank() >= 2 ? S_ * L_ * 4 : L_ * 4);
     Emit("bne s{}, {}, {}", kStripInMatrix, spm, next);
@@ -724,7 +679,7 @@ class ReduceEmitter {
         Emit("mov s{}, {:#x}", kAccAddr, tile * S_ * L_ * 4);
         EmitTilePairs([&](uint64_t in_off, uint64_t acc_off) {
           LoadTile(st_->x, fmt::format("vmem[s{} + {:#x}]", kInAddr, in_off));
-          Rmw(kAccAddr, acc_ + acc_off, comp_ + acc_off, st_->x, -1, false);
+          Rmw(kAccAddr, acc_ + acc_off, st_->x, false);
         });
         return;
       }
@@ -736,7 +691,6 @@ class ReduceEmitter {
           Emit("mov s{}, 0", kAccAddr);
           EmitLoop(kTileCounter, plan_.in.strip_tiles, [&] {
             Emit("vst v{}, vmem[s{} + {:#x}]", kIdent, kAccAddr, scratch_);
-            if (plan_.compensated) Emit("vst v{}, vmem[s{} + {:#x}]", kZero, kAccAddr, scratch_ + scratch_comp_);
             Emit("add s{}, s{}, {:#x}", kAccAddr, kAccAddr, tile);
           });
         }
@@ -744,7 +698,7 @@ class ReduceEmitter {
         EmitTilePairs([&](uint64_t in_off, uint64_t acc_off) {
           LoadTile(st_->x, fmt::format("vmem[s{} + {:#x}]", kInAddr, in_off));
           MaskTile(false, partial_strip);
-          Rmw(kAccAddr, scratch_ + acc_off, scratch_ + scratch_comp_ + acc_off, st_->x, -1, false);
+          Rmw(kAccAddr, scratch_ + acc_off, st_->x, false);
         });
         if (s != spm - 1) return;
         // The matrix is done: fold each column tile's sublanes into its result row.
@@ -754,36 +708,32 @@ class ReduceEmitter {
         Emit("mov s{}, {:#x}", kRowAddr, OutByte(index));
         const uint64_t row_stride = plan_.result.rank() >= 2 ? tile : L_ * 4;
         EmitLoop(kTileCounter, plan_.in.strip_tiles, [&] {
-          SublaneFold(kAccAddr, scratch_, scratch_ + scratch_comp_);
-          Rmw(kRowAddr, acc_, comp_, kR, plan_.compensated ? kRc : -1, true);
+          SublaneFold(kAccAddr, scratch_);
+          Rmw(kRowAddr, acc_, kR, true);
           Emit("add s{}, s{}, {:#x}", kAccAddr, kAccAddr, tile);
           Emit("add s{}, s{}, {:#x}", kRowAddr, kRowAddr, row_stride);
         });
         return;
       }
       case ReduceKind::kBoth: {
-        if (StartsFold(strip)) {
-          Emit("vmov v{}, v{}", kP, kIdent);
-          if (plan_.compensated) Emit("vmov v{}, v{}", kPc, kZero);
-        }
+        if (StartsFold(strip)) Emit("vmov v{}, v{}", kP, kIdent);
         EmitStripTiles([&](bool last) {
           LoadTile(kX, in());
           MaskTile(last, partial_strip);
-          FoldValue(kP, kPc, kX);
+          FoldValue(kP, kX);
         });
         if (!EndsFold(strip)) return;
         // The matrix is done: sublanes, then lanes, then into its one result element.
         Emit("mov s{}, 0", kAccAddr);
         Emit("vst v{}, vmem[s{} + {:#x}]", kP, kAccAddr, scratch_);
-        if (plan_.compensated) Emit("vst v{}, vmem[s{} + {:#x}]", kPc, kAccAddr, scratch_ + scratch_comp_);
-        SublaneFold(kAccAddr, scratch_, scratch_ + scratch_comp_);
-        LaneReduce(kR, kRc, true);
+        SublaneFold(kAccAddr, scratch_);
+        LaneReduce(kR, true);
         const uint64_t at = OutByte(kept);
         const uint64_t lane = (at / 4) % L_;
         Emit("vbcast v{}, {}", kT, lane);
         Emit("vcmp.eq.s32 m{}, v{}, v{}", kTempMask, kLane, kT);
         Emit("mov s{}, {:#x}", kRowAddr, at - lane * 4);
-        Rmw(kRowAddr, acc_, comp_, kR, plan_.compensated ? kRc : -1, true, kTempMask);
+        Rmw(kRowAddr, acc_, kR, true, kTempMask);
         return;
       }
     }
@@ -793,26 +743,14 @@ class ReduceEmitter {
   void EmitFinish() {
     const bool bf16 = plan_.type == isa::ElementType::kBF16;
     const uint64_t tile = S_ * L_ * 4;
-    if (plan_.compensated || bf16) {
+    if (bf16) {
       Emit("mov s{}, 0", kAccAddr);
       Emit("mov s{}, 0", kRowAddr);
       EmitLoop(kTileCounter, out_tiles_, [&] {
         Emit("vld v{}, vmem[s{} + {:#x}]", kA, kAccAddr, acc_);
-        if (plan_.compensated) {
-          Emit("vld v{}, vmem[s{} + {:#x}]", kAc, kAccAddr, comp_);
-          // A zero compensation (of either sign) adds nothing: keep the sum as it is, so a -0
-          // sum stays -0 (the TwoSum error terms of -0 + -0 are +0, and -0 + +0 = +0).
-          Emit("vadd.f32 v{}, v{}, v{}", kT, kA, kAc);
-          Emit("vcmp.eq.f32 m{}, v{}, v{}", kTempMask, kAc, kZero);
-          Emit("vsel v{}, m{}, v{}, v{}", kA, kTempMask, kA, kT);
-        }
-        if (bf16) {
-          Emit("vpack.bf16 v{}, v{}, v{}", kA, kA, kA);
-          Emit("vst v{}, vmem[s{} + {:#x}], sublanes=0xf", kA, kRowAddr, stage_);
-          Emit("add s{}, s{}, {:#x}", kRowAddr, kRowAddr, tile / 2);
-        } else {
-          Emit("vst v{}, vmem[s{} + {:#x}]", kA, kAccAddr, acc_);
-        }
+        Emit("vpack.bf16 v{}, v{}, v{}", kA, kA, kA);
+        Emit("vst v{}, vmem[s{} + {:#x}], sublanes=0xf", kA, kRowAddr, stage_);
+        Emit("add s{}, s{}, {:#x}", kRowAddr, kRowAddr, tile / 2);
         Emit("add s{}, s{}, {:#x}", kAccAddr, kAccAddr, tile);
       });
     }
@@ -837,7 +775,7 @@ class ReduceEmitter {
   std::vector<std::string>* capture_ = nullptr;
   const Strand* st_ = &kStrandA;
   int64_t out_tiles_ = 1;
-  uint64_t acc_ = 0, comp_ = 0, stage_ = 0, scratch_ = 0, scratch_comp_ = 0;
+  uint64_t acc_ = 0, stage_ = 0, scratch_ = 0;
   uint64_t in_[2] = {0, 0};
   bool fused_ = false;        // the operand is computed in the kernel (input fusion)
   uint64_t spill_ = 0;         // fused: the running fold between blocks (RunningFold)

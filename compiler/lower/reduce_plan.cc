@@ -85,7 +85,6 @@ ReducePlan PlanReduce(const hlo::Instruction& reduce, const isa::Shape& operand,
   if (is_float && (plan.op == ReduceOp::kAnd || plan.op == ReduceOp::kOr || plan.op == ReduceOp::kXor)) {
     CannotLower(reduce, "a bitwise reducer on floats");
   }
-  plan.compensated = is_float && plan.op == ReduceOp::kAdd;
   const auto in = GetVtileGeometry(operand, sublanes, lanes);
   const auto out = GetVtileGeometry(result, sublanes, lanes);
   // 8-bit arrays (s8, u8, pred) pack 4 rows per word: the folds below read 32-bit or bf16 tiles.
@@ -164,18 +163,13 @@ ReduceVmemLayout PlanReduceVmem(const ReducePlan& plan, int64_t sublanes, int64_
   const auto out_tiles = static_cast<uint64_t>(std::max<int64_t>(plan.out.tiles, 1));
   ReduceVmemLayout v;
   uint64_t cursor = align(out_tiles * vtile);
-  if (plan.compensated) {
-    v.compensation = cursor;
-    cursor += align(out_tiles * vtile);
-  }
   if (plan.type == isa::ElementType::kBF16) {
     v.stage = cursor;
     cursor += align(out_tiles * vtile / 2);
   }
   v.scratch = cursor;
   const auto scratch_tiles = static_cast<uint64_t>(plan.kind == ReduceKind::kRows ? plan.in.strip_tiles : 1);
-  v.scratch_compensation = scratch_tiles * vtile;
-  v.end = cursor + align(2 * scratch_tiles * vtile);
+  v.end = cursor + align(scratch_tiles * vtile);
   v.strip_bytes = static_cast<uint64_t>(plan.in.strip_tiles * plan.in.tile_bytes);
   return v;
 }

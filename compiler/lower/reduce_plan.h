@@ -38,7 +38,6 @@ struct ReducePlan {
   ReduceOp op = ReduceOp::kAdd;
   ReduceKind kind = ReduceKind::kMajor;
   isa::ElementType type = isa::ElementType::kF32;  // operand, init and result
-  bool compensated = false;  // float add: sums carried as (sum, error) pairs (docs/compiler.md)
   VtileGeometry in;          // the operand's tiles (rank 1: one strip per tile)
   VtileGeometry out;         // the result's tiles
   std::vector<int64_t> major_dims;  // operand dims above R and C (rank 1: none)
@@ -59,14 +58,12 @@ ReducePlan PlanReduce(const hlo::Instruction& reduce, const isa::Shape& operand,
                       int64_t sublanes, int64_t lanes);
 
 // Where the reduce kernel keeps its state in VMEM, from address 0: the accumulators (32-bit words
-// in the result's tiling), their compensation (compensated sums), a bf16 stage for the store, and
-// the fold scratch; the operand's double-buffered blocks go from `end` up.
+// in the result's tiling), a bf16 stage for the store, and the fold scratch; the operand's
+// double-buffered blocks go from `end` up.
 struct ReduceVmemLayout {
   uint64_t accumulators = 0;
-  uint64_t compensation = 0;
   uint64_t stage = 0;
   uint64_t scratch = 0;
-  uint64_t scratch_compensation = 0;  // offset of the scratch's compensation half, from scratch
   uint64_t end = 0;
   uint64_t strip_bytes = 0;  // one operand strip
   // Whether the state and two operand strips fit in `capacity` bytes.

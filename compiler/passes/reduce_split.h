@@ -1,7 +1,7 @@
 // Reduce splitting: the reduce kernel keeps its whole result in VMEM as 32-bit accumulators in the
 // result's tiling (docs/compiler.md, "Reduce"). Where that does not fit (MaxText's reduce of
 // bf16[16,2048,8,128] over its 128 lanes has a [16,2048,8] result whose 8 columns tile to 128: 16
-// MiB of accumulators, 40 MiB with their compensation and stage), the reduce becomes
+// MiB of accumulators, 24 MiB with the bf16 stage), the reduce becomes
 //   concatenate(reduce(slice_0(x)), ..., reduce(slice_{n-1}(x)))
 // along the outermost dim the reduce keeps, in the fewest equal slices whose results fit. Each
 // output element is folded from the same elements in the same order, so the values are the same;

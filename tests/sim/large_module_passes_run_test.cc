@@ -72,8 +72,8 @@ TEST_CASE("a reduce whose accumulators do not fit VMEM is cut along a kept dim",
       "HloModule rsplit\nadd {\n  a = bf16[] parameter(0)\n  b = bf16[] parameter(1)\n  ROOT c = bf16[] add(a, b)\n}\n"
       "ENTRY e {\n  x = bf16[4096,8,128] parameter(0)\n  z = bf16[] constant(0)\n"
       "  ROOT r = bf16[4096,8] reduce(x, z), dimensions={2}, to_apply=add\n}\n";
-  // The result's 8 columns tile to 128: 512 strips of one 4 KiB tile = 2 MiB of accumulators,
-  // 2 MiB of compensation and a 1 MiB bf16 stage, more than 1 MiB of VMEM.
+  // The result's 8 columns tile to 128: 512 strips of one 4 KiB tile = 2 MiB of accumulators
+  // and a 1 MiB bf16 stage, more than 1 MiB of VMEM.
   const std::string split = RunChecked(dir, hlo, " --set tensor_core.vmem.capacity_mib=1");
   CHECK_THAT(split, Catch::Contains(kCheckPassed));
   CHECK_THAT(split, Catch::Contains("every element equal"));
