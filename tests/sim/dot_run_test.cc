@@ -217,6 +217,37 @@ TEST_CASE("dot kernel: an output stage of 256 KiB or more goes out in a piece pe
   RunCase({"pieces_fill", "tpu_v6e", 0, 40, 128, 4096, false, false, false, false, "--set tensor_core.mxu.count=8"});
 }
 
+TEST_CASE("dot kernel: K with no padding skips zeroing, and stale NaNs in VMEM reach only masked padding", "[dot]") {
+  // n = 0 / 0 fills the VMEM blocks of its kernel with NaN just before the dot, whose panels start
+  // at the same addresses. K = 128 has no padding, so the dot does not zero its panels: its lhs
+  // rows past M = 100 and weight columns past N = 200 hold stale NaNs, which reach only output
+  // rows and columns past M and N, masked to zero by a select. --check compares every element.
+  const fs::path dir = TempDir("dot_stale_vmem");
+  WriteText(dir / "nan.hlo", "HloModule nan\nENTRY e {\n  z = f32[] constant(0)\n  zb = f32[512,512] broadcast(z), dimensions={}\n"
+                             "  n = f32[512,512] divide(zb, zb)\n  a = bf16[100,128] parameter(0)\n  b = bf16[128,200] parameter(1)\n"
+                             "  d = f32[100,200] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                             "  ROOT t = (f32[512,512], f32[100,200]) tuple(n, d)\n}\n");
+  for (const char* preset : {"tpu_v4", "tiny"}) {
+    INFO(preset);
+    const fs::path dump = dir / (std::string("dump_") + preset);
+    CHECK_THAT(RunOk("run " + (dir / "nan.hlo").string() + " --check --config " + preset + " --dump-memory " + dump.string()),
+               Catch::Contains("check passed"));
+    // d's bytes, f32[100,200]{1,0:T(8,128)}: 13 x 2 tiles; rows 100..103 and columns 200..255 are
+    // padding, which must be zero (XLA's byte image), not the NaNs left in VMEM.
+    const std::string bytes = ReadText(dump / "output_1.bin");
+    REQUIRE(bytes.size() == 13 * 2 * 8 * 128 * 4);
+    int64_t nonzero_padding = 0;
+    for (int64_t r = 0; r < 104; ++r) {
+      for (int64_t c = 0; c < 256; ++c) {
+        if (r < 100 && c < 200) continue;
+        const std::size_t at = static_cast<std::size_t>((((r / 8) * 2 + c / 128) * 1024 + (r % 8) * 128 + c % 128) * 4);
+        for (int b = 0; b < 4; ++b) nonzero_padding += bytes[at + b] != 0;
+      }
+    }
+    CHECK(nonzero_padding == 0);
+  }
+}
+
 TEST_CASE("dot kernel: f32 x f32 on the MXUs, ragged, transposed and batched, on tiny and tpu_v4", "[dot]") {
   RunCase({"f32_mk_kn", "tiny", 0, 40, 72, 24, false, false, false, true});
   RunCase({"f32_km_nk", "tiny", 2, 21, 35, 9, true, true, false, true});
