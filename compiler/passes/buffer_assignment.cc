@@ -455,25 +455,20 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
     const auto& leaves = result.leaves.at(value);
     return leaves.size() == 1 ? leaves[0] : nullptr;
   };
-  // Each fused group's operands: what its members read from outside the kernel.
+  // Each fused group's operands: what its members (in schedule order, then the root) read from
+  // outside the kernel. One pass over the schedule, so the order does not depend on a hash map's.
   std::unordered_map<const hlo::Instruction*, std::vector<const hlo::Instruction*>> group_operands;
+  const auto add_outside = [&](std::vector<const hlo::Instruction*>& operands, const hlo::Instruction& member) {
+    for (const hlo::Instruction* operand : member.operands()) {
+      if (computed_inside.contains(operand)) continue;
+      if (std::find(operands.begin(), operands.end(), operand) == operands.end()) operands.push_back(operand);
+    }
+  };
   for (const hlo::Instruction* member : schedule) {
     const auto kernel = computed_inside.find(member);
-    if (kernel == computed_inside.end()) continue;
-    group_operands.try_emplace(kernel->second);
+    if (kernel != computed_inside.end()) add_outside(group_operands[kernel->second], *member);
   }
-  for (auto& [group_root, operands] : group_operands) {
-    const auto add_outside = [&](const hlo::Instruction* member) {
-      for (const hlo::Instruction* operand : member->operands()) {
-        if (computed_inside.contains(operand)) continue;
-        if (std::find(operands.begin(), operands.end(), operand) == operands.end()) operands.push_back(operand);
-      }
-    };
-    add_outside(group_root);
-    for (const auto& [member, kernel_root] : computed_inside) {
-      if (kernel_root == group_root) add_outside(member);
-    }
-  }
+  for (auto& [group_root, operands] : group_operands) add_outside(operands, *group_root);
   for (std::size_t i = 0; i < schedule.size(); ++i) {
     const hlo::Instruction& instruction = *schedule[i];
     if (instruction.shape().is_tuple || computed_inside.contains(&instruction) || binding.bound.contains(&instruction)) {
