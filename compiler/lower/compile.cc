@@ -30,6 +30,7 @@
 #include "compiler/passes/call_inliner.h"
 #include "compiler/passes/dot_transpose_folding.h"
 #include "compiler/passes/elementwise_fusion.h"
+#include "compiler/passes/f16_normalization.h"
 #include "compiler/passes/f8_conversion.h"
 #include "compiler/passes/contraction_split.h"
 #include "compiler/passes/degenerate_dims.h"
@@ -424,6 +425,7 @@ CompiledModule Compile(hlo::Module& module, const CompileOptions& options) {
   ExpandFusedAttention(module);  // TransformerEngine's attention custom-calls into plain HLO
   InlineCalls(module);           // after the expansion, which writes calls
   RewriteF8Conversions(module);  // before layouts: the ops it adds get the default ones
+  NormalizeF16(module);          // likewise
   AssignLayouts(module);
   RemoveDegenerateReduceDims(module);
   InsertLayoutCopies(module);

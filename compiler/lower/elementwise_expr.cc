@@ -184,7 +184,7 @@ bool KeepsEveryValue(const hlo::Instruction& reduce_precision) {
 
 bool Is8Bit(isa::ElementType type) { return type == isa::ElementType::kS8 || type == isa::ElementType::kU8; }
 
-Domain DomainOf(isa::ElementType type) {
+std::optional<Domain> HeldDomain(isa::ElementType type) {
   switch (type) {
     case isa::ElementType::kF32:
     case isa::ElementType::kBF16:
@@ -198,8 +198,14 @@ Domain DomainOf(isa::ElementType type) {
     case isa::ElementType::kPred:
       return Domain::kPred;
     default:
-      throw Error("element type " + std::string(isa::ElementTypeName(type)) + " is not held in vector registers");
+      return std::nullopt;
   }
+}
+
+Domain DomainOf(isa::ElementType type) {
+  const std::optional<Domain> domain = HeldDomain(type);
+  if (!domain) throw Error("element type " + std::string(isa::ElementTypeName(type)) + " is not held in vector registers");
+  return *domain;
 }
 
 bool IsElementwiseOpcode(hlo::Opcode opcode) {

@@ -41,7 +41,10 @@ struct ElementwiseExpr {
   std::vector<int> outputs;     // node of each result leaf
 };
 
-Domain DomainOf(isa::ElementType type);  // throws for a type the VPU kernels do not hold
+// The domain a type is held in by the VPU kernels; nullopt for a type they do not hold (f64, 16-
+// and 64-bit integers, f8: compiler/passes/f8_conversion.h rewrites f8 into u8 first).
+std::optional<Domain> HeldDomain(isa::ElementType type);
+Domain DomainOf(isa::ElementType type);  // HeldDomain, or throws for a type the kernels do not hold
 
 // Whether `opcode` is one the element-wise kernels compute.
 bool IsElementwiseOpcode(hlo::Opcode opcode);

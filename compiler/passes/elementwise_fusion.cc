@@ -16,15 +16,7 @@ namespace {
 using hlo::Opcode;
 
 bool HeldInRegisters(const isa::Shape& shape) {
-  if (shape.is_tuple) return false;
-  switch (shape.element_type) {
-    case isa::ElementType::kF32: case isa::ElementType::kBF16: case isa::ElementType::kS32:
-    case isa::ElementType::kU32: case isa::ElementType::kPred: case isa::ElementType::kS8:
-    case isa::ElementType::kU8:
-      return true;
-    default:
-      return false;
-  }
+  return !shape.is_tuple && HeldDomain(shape.element_type).has_value();
 }
 
 // A scalar constant or a broadcast of a scalar (constant or not): recomputed in every group. Not a

@@ -3,9 +3,9 @@
 // HBM (as XLA's loop fusion does). A group is a root and the instructions computed inside its
 // kernel; everything else a member reads comes from HBM (the group's operands).
 //
-// Rules: an element-wise operation (compiler/lower/elementwise_expr.h's list) on f32, bf16, s32,
-// u32, s8, u8 or pred joins the group of its consumer when every user of it is in that group and it has
-// the consumer's dims. Scalar constants and broadcasts of scalars are cheap to recompute, so they
+// Rules: an element-wise operation (compiler/lower/elementwise_expr.h's list) on types the VPU
+// kernels hold (HeldDomain: f32, bf16, f16, s32, u32, s8, u8, pred) joins the group of its
+// consumer when every user of it is in that group and it has the consumer's dims. Scalar constants and broadcasts of scalars are cheap to recompute, so they
 // join every group that reads them (and get a kernel of their own only when something outside a
 // group reads them). A broadcast of an array (rank >= 1, into rank >= 2, laid out in the
 // consumer's dim order) joins its consumer's group like an element-wise operation: the kernel

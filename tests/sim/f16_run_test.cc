@@ -94,8 +94,10 @@ TEST_CASE("f16: multiply and subtract bit for bit, specials and partial tiles", 
   ElementwiseF16("add", {1000});           // rank 1: T(1024)(128)(2,1), a partial tile
 }
 
-TEST_CASE("f16: a chain rounds to f16 after every op, scalars and constants widened", "[f16]") {
-  // (a * 3 - s) with s an f16 scalar parameter: the product is rounded to f16 before the subtract.
+TEST_CASE("f16: a chain keeps f32 values between its ops and rounds once, scalars and constants widened", "[f16]") {
+  // (a * 3 - s) with s an f16 scalar parameter. XLA computes f16 arithmetic in f32 and, with excess
+  // precision allowed (its default), does not round the product to f16 before the subtract
+  // (compiler/passes/f16_normalization.h): one rounding, of the f32 result.
   const fs::path dir = TempDir("f16_chain");
   const int64_t n = 2048;
   std::vector<uint8_t> a(2 * n);
@@ -116,11 +118,52 @@ TEST_CASE("f16: a chain rounds to f16 after every op, scalars and constants wide
       "tpu_v4", 2);
   const std::vector<uint16_t> got = OutputF16(dir, n);
   int64_t bad = 0;
+  int64_t rounded_twice_differs = 0;  // elements where rounding the product first gives another f16
   for (int64_t i = 0; i < n; ++i) {
-    const float p = F16ToF32(F32ToF16(F16ToF32(F32ToF16(1.0f + static_cast<float>(i) / 1024.0f)) * 3.0f));
-    bad += got[i] != F32ToF16(p - F16ToF32(s));
+    const float a_i = F16ToF32(F32ToF16(1.0f + static_cast<float>(i) / 1024.0f));
+    const uint16_t want = F32ToF16(a_i * 3.0f - F16ToF32(s));
+    bad += got[i] != want;
+    rounded_twice_differs += F32ToF16(F16ToF32(F32ToF16(a_i * 3.0f)) - F16ToF32(s)) != want;
   }
   CHECK(bad == 0);
+  CHECK(rounded_twice_differs > 100);  // the data tells the two semantics apart
+}
+
+TEST_CASE("f16: an activation function runs as one kernel, equal to the reference on special values", "[f16]") {
+  // selu over the special values (denormals, infinities, NaN, the largest finite: exp overflows to
+  // inf and the product with alpha stays inf) and a spread of ordinary ones. One kernel: the
+  // scalars are recomputed in registers, nothing but x is read and r written (f16 bytes: 2 x 2 MiB).
+  const fs::path dir = TempDir("f16_selu");
+  const std::vector<int64_t> dims = {512, 1024};
+  tpusim::isa::WriteNpy((dir / "in0.npy").string(), ElementType::kF16, dims, F16Bytes(512 * 1024, 0));
+  const std::string out = RunModuleChecked(dir, R"(HloModule selu
+
+ENTRY main {
+  x = f16[512,1024] parameter(0)
+  zero = f16[] constant(0)
+  zb = f16[512,1024] broadcast(zero), dimensions={}
+  gt = pred[512,1024] compare(x, zb), direction=GT
+  e = f16[512,1024] exponential(x)
+  one = f16[] constant(1)
+  ob = f16[512,1024] broadcast(one), dimensions={}
+  em1 = f16[512,1024] subtract(e, ob)
+  alpha = f16[] constant(1.67326)
+  ab = f16[512,1024] broadcast(alpha), dimensions={}
+  neg = f16[512,1024] multiply(ab, em1)
+  sel = f16[512,1024] select(gt, x, neg)
+  scale = f16[] constant(1.0507)
+  sb = f16[512,1024] broadcast(scale), dimensions={}
+  ROOT r = f16[512,1024] multiply(sb, sel)
+}
+)", "tpu_v4", 1);
+  CHECK(out.find("check passed") != std::string::npos);
+  CHECK(out.find("every element equal") != std::string::npos);
+  RunOk("run " + (dir / "m.hlo").string() + " --timing-only --report " + (dir / "r.json").string());
+  const std::string report = ReadText(dir / "r.json");
+  const std::size_t first = report.find("\"opcode\": ");
+  REQUIRE(first != std::string::npos);
+  CHECK(report.find("\"opcode\": ", first + 1) == std::string::npos);
+  CHECK(JsonNumber(report, "bytes_accessed", first) == 4 * 512 * 1024);
 }
 
 TEST_CASE("f16: dot on the MXU sums in f32 and rounds once to f16", "[f16]") {
