@@ -252,6 +252,19 @@ class Emitter {
     return all;
   }
 
+  // The input of node `n` when `n` is a float convert whose register form is its input's (a
+  // widening to f32, which is exact, or a narrowing to f16 that only the store rounds), else -1:
+  // such a convert takes over its input's register instead of copying it.
+  int KeptRegisterSource(int n) const {
+    const ExprNode& node = expr_.nodes[n];
+    if (node.kind != ExprNode::Kind::kOp || node.hlo->opcode() != hlo::Opcode::kConvert) return -1;
+    const isa::ElementType from = expr_.nodes[node.inputs.at(0)].type;
+    if (DomainOf(from) != Domain::kFloat || DomainOf(node.type) != Domain::kFloat) return -1;
+    const bool kept = node.type == isa::ElementType::kF32 || node.type == from ||
+                      (node.type == isa::ElementType::kF16 && stored_only_.contains(n));
+    return kept ? node.inputs.at(0) : -1;
+  }
+
   // Constants and scalars live in registers for the whole kernel, from the last register down.
   void PlanRegisters() {
     int next_pinned = static_cast<int>(out_->target().vector_registers()) - 1;
@@ -275,6 +288,11 @@ class Emitter {
       }
       pinned_[static_cast<int>(n)] = next_pinned--;
       if (node.kind == ExprNode::Kind::kScalar) scalar_reg_[node.operand] = pinned_.at(static_cast<int>(n));
+    }
+    // A convert that keeps the register as it is reads a pinned value in place.
+    for (std::size_t n = 0; n < expr_.nodes.size(); ++n) {
+      const int source = KeptRegisterSource(static_cast<int>(n));
+      if (source >= 0 && pinned_.contains(source)) pinned_[static_cast<int>(n)] = pinned_.at(source);
     }
     zero_reg_ = next_pinned--;
     one_reg_ = next_pinned--;
@@ -671,8 +689,12 @@ class Emitter {
       const ExprNode& node = expr_.nodes[n];
       if (last_use[n] < 0) continue;  // dead
       for (copy_ = 0; copy_ < copies; ++copy_) {
+        const int kept_source = KeptRegisterSource(n);
         if (pinned_.contains(n)) {
           Regs()[n] = pinned_.at(n);
+        } else if (kept_source >= 0 && last_use[kept_source] == n) {
+          Regs()[n] = Regs()[kept_source];
+          continue;  // the register is n's now: its input is not released
         } else if (node.kind == ExprNode::Kind::kLoad) {
           const Stream& s = inputs_[loads_.at(KeyOf(node))];
           const int r = AllocVreg();
