@@ -286,8 +286,15 @@ class Emitter {
         if (node.kind == ExprNode::Kind::kScalar) scalar_mask_[node.operand] = pinned_.at(static_cast<int>(n));
         continue;
       }
+      // Equal constants share one register (rewrites such as f8_conversion.h's write one
+      // broadcast constant per use).
+      if (node.kind == ExprNode::Kind::kConstant && constant_reg_.contains(node.bits)) {
+        pinned_[static_cast<int>(n)] = constant_reg_.at(node.bits);
+        continue;
+      }
       pinned_[static_cast<int>(n)] = next_pinned--;
       if (node.kind == ExprNode::Kind::kScalar) scalar_reg_[node.operand] = pinned_.at(static_cast<int>(n));
+      if (node.kind == ExprNode::Kind::kConstant) constant_reg_[node.bits] = pinned_.at(static_cast<int>(n));
     }
     // A convert that keeps the register as it is reads a pinned value in place.
     for (std::size_t n = 0; n < expr_.nodes.size(); ++n) {
@@ -362,13 +369,10 @@ class Emitter {
     }
     for (const auto& [node, reg] : pinned_) {
       const ExprNode& n = expr_.nodes[node];
-      if (n.kind != ExprNode::Kind::kConstant) continue;
-      if (DomainOf(n.type) == Domain::kPred) {
-        out_->Emit("vcmp.{}.s32 m{}, v0, v0", n.bits != 0 ? "eq" : "ne", reg);
-      } else {
-        out_->Emit("vbcast v{}, {:#x}", reg, n.bits);
-      }
+      if (n.kind != ExprNode::Kind::kConstant || DomainOf(n.type) != Domain::kPred) continue;
+      out_->Emit("vcmp.{}.s32 m{}, v0, v0", n.bits != 0 ? "eq" : "ne", reg);
     }
+    for (const auto& [bits, reg] : constant_reg_) out_->Emit("vbcast v{}, {:#x}", reg, bits);
     bool converts_pred = false;
     for (const ExprNode& node : expr_.nodes) {
       if (node.kind == ExprNode::Kind::kOp && node.hlo->opcode() == Opcode::kConvert &&
@@ -1125,6 +1129,7 @@ class Emitter {
   std::map<int, int> scalar_reg_;     // operand -> vreg
   std::map<int, int> scalar_mask_;    // pred scalar operand -> mask register
   std::map<int, int> pinned_;         // node -> register
+  std::map<uint32_t, int> constant_reg_;  // a non-pred constant's 32-bit word -> its register
   int next_pinned_mask_ = kFirstTempMask;
   int first_pinned_ = 32;
   int zero_reg_ = 0;
