@@ -10,6 +10,7 @@
 #include "compiler/lower/f16_emulation.h"
 #include "compiler/lower/mxu_tiling.h"
 #include "isa/element_type.h"
+#include "isa/instruction_set.h"
 
 namespace tpusim::compiler {
 namespace {
@@ -47,7 +48,7 @@ constexpr int kMaxBatchDims = 4;
 constexpr int kRowMask = 0;
 constexpr int kLaneMask = 1;
 constexpr int kBothMask = 2;
-constexpr int kF16Mask = 3;  // scratch of the f16 rounding
+constexpr int kF16Mask = 3;  // scratch of the f16 rounding: one per interleaved tile, from 3 on
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -153,11 +154,12 @@ class DotEmitter {
     last_n_special_ = last_cols_ != t_.group_cols || last_col_box_ != t_.group_cols;
 
     const int64_t v = out_.target().vector_registers();
-    // An f16 result is rounded by f16_emulation.h: its constants and 3 scratch vregs sit below the
-    // zero register, and the operand rotations give up 2 vregs each for them.
-    const int64_t f16_regs = out_f16_ ? static_cast<int64_t>(F16Emulation::NarrowingConstants().size()) + 3 : 0;
-    lhs_vregs_ = out_f16_ ? 6 : 8;
-    weight_vregs_ = out_f16_ ? 6 : 8;
+    // An f16 result is rounded by f16_emulation.h: its constants sit below the zero register. The
+    // read-out runs after every push of the job, so it takes the registers below them (the operand
+    // rotations' and the read-out's) for the tiles it rounds together and their scratch.
+    const int64_t f16_regs = out_f16_ ? static_cast<int64_t>(F16Emulation::NarrowingConstants().size()) : 0;
+    lhs_vregs_ = 8;
+    weight_vregs_ = 8;
     lhs_reg0_ = 0;
     weight_reg0_ = lhs_reg0_ + lhs_vregs_;
     read_reg0_ = weight_reg0_ + weight_vregs_;
@@ -167,7 +169,11 @@ class DotEmitter {
     if (out_f16_) {
       int next = zero_reg_ - 1;
       for (uint32_t value : F16Emulation::NarrowingConstants()) f16_constant_reg_[value] = next--;
-      f16_temp0_ = next - 2;  // f16_temp0_ .. f16_temp0_ + 2
+      // Tiles rounded together: each takes a register in each of two read sets (one set is read
+      // while the other's tiles are stored) and 3 scratch vregs and a mask; at most 4.
+      f16_copies_ = std::min<int64_t>({4, (next + 1) / 5, static_cast<int64_t>(isa::kMaskRegisterCount) - kF16Mask});
+      f16_copies_ -= f16_copies_ % 2;  // whole lo/hi pairs
+      if (f16_copies_ < 2) Refuse("the dot kernel's f16 rounding needs " + std::to_string(10 + f16_regs + 1) + " vector registers");
     }
     engines_ = out_.target().dma_engines();
     if (static_cast<int64_t>(t_.stage_bytes) >= kDmaSplitBytes) {
@@ -508,6 +514,22 @@ class DotEmitter {
     out_.Bind(done);
   }
 
+  // Which accumulator reads of the read-out being emitted are masked (EmitReadOut sets it).
+  struct ReadMask {
+    bool rows = false, lanes = false;
+    int64_t row_vreg = 0, lane_tile = 0;  // the row vreg with partial rows, the column tile with partial lanes
+  };
+
+  void Read(int64_t t, int64_t ct, int reg) {
+    out_.Emit("mxu.acc.read.clear mxu{}, v{}, {}, {}", ct / t_.nc, reg, t * s_, ct % t_.nc);
+    const bool rows = read_mask_.rows && t == read_mask_.row_vreg;
+    const bool lanes = read_mask_.lanes && ct == read_mask_.lane_tile;
+    if (rows || lanes) {
+      const int mask = rows && lanes ? kBothMask : rows ? kRowMask : kLaneMask;
+      out_.Emit("vsel v{}, m{}, v{}, v{}", reg, mask, reg, zero_reg_);
+    }
+  }
+
   // Reads the job's accumulators (clearing them for the next job), masks the rows and columns
   // past M and N, stores them in the stage and sends it to HBM.
   void EmitReadOut(bool last_chunk, bool last_group) {
@@ -517,6 +539,9 @@ class DotEmitter {
     const int64_t lane_tile = last_cols_ / l_;  // the stage column tile with partial lanes
     const int64_t row_vreg = last_rows_ / s_;   // the row vreg with partial rows
     const int64_t tiles = t_.mxus * t_.nc;      // stage column tiles
+    // The last N group's output box may end before the group does (N = 640 in groups of 512: 128
+    // columns): the tiles past it are only cleared for the next job, not rounded, packed or stored.
+    const int64_t used = last_group ? std::min(tiles, CeilDiv(last_col_box_, l_)) : tiles;
     const int64_t vreg_bytes = s_ * l_ * 4;
     // This job's stage (job parity, with two), once the output DMAs of the job that used it last
     // have read it.
@@ -530,39 +555,60 @@ class DotEmitter {
       out_.Emit("mov s{}, 0", kStageSem);
     }
     out_.Emit("sem.wait sem[s{} + {}], {}", kStageSem, kOutSem, out_pieces_);
+    // Row vreg t of stage column tile ct into `reg`, masked past M and N.
+    read_mask_ = {mask_rows, mask_lanes, row_vreg, lane_tile};
     auto read = [&](int64_t t, int64_t ct) {
       const int reg = static_cast<int>(read_reg0_ + (read_count_++ % read_vregs_));
-      out_.Emit("mxu.acc.read.clear mxu{}, v{}, {}, {}", ct / t_.nc, reg, t * s_, ct % t_.nc);
-      const bool rows = mask_rows && t == row_vreg;
-      const bool lanes = mask_lanes && ct == lane_tile;
-      if (rows || lanes) {
-        const int mask = rows && lanes ? kBothMask : rows ? kRowMask : kLaneMask;
-        out_.Emit("vsel v{}, m{}, v{}, v{}", reg, mask, reg, zero_reg_);
-      }
+      Read(t, ct, reg);
       return reg;
     };
-    if (out_bf16_) {
+    if (out_f16_) {
+      // f32 sums -> f16 in register form, which vpack.bf16 packs unchanged (f16_emulation.h),
+      // f16_copies_ tiles at a time: the in-order VPU overlaps one rounding's latencies with the
+      // others' work. Read sets alternate between registers [0, c) and [c, 2c), scratch above.
+      const F16Emulation f16([this](uint32_t value) { return f16_constant_reg_.at(value); });
+      const int64_t pairs_per_batch = f16_copies_ / 2;
+      const int64_t pairs = row_vregs / 2 * used;
+      for (int64_t first = 0; first < pairs; first += pairs_per_batch) {
+        const int set = static_cast<int>(((first / pairs_per_batch) % 2) * f16_copies_);
+        std::vector<F16Emulation::Regs> regs;
+        for (int64_t p = first; p < std::min(first + pairs_per_batch, pairs); ++p) {
+          for (int64_t half = 0; half < 2; ++half) {
+            const int copy = static_cast<int>(regs.size());
+            const int reg = set + copy;
+            Read(2 * (p / used) + half, p % used, reg);
+            const int scratch = static_cast<int>(2 * f16_copies_) + 3 * copy;
+            regs.push_back({reg, reg, scratch, scratch + 1, scratch + 2, kF16Mask + copy});
+          }
+        }
+        f16.EmitNarrow(out_, regs);
+        for (int64_t p = first; p < std::min(first + pairs_per_batch, pairs); ++p) {
+          const int lo = set + static_cast<int>(2 * (p - first));
+          out_.Emit("vpack.bf16 v{}, v{}, v{}", lo, lo, lo + 1);
+          out_.Emit("vst v{}, vmem[s{} + {:#x}]", lo, kStage, ((p / used) * tiles + p % used) * vreg_bytes);
+        }
+      }
+    } else if (out_bf16_) {
       for (int64_t u = 0; u < row_vregs / 2; ++u) {
-        for (int64_t ct = 0; ct < tiles; ++ct) {
+        for (int64_t ct = 0; ct < used; ++ct) {
           const int lo = read(2 * u, ct);
           const int hi = read(2 * u + 1, ct);
           const int packed = static_cast<int>(read_reg0_ + (read_count_++ % read_vregs_));
-          if (out_f16_) {
-            // f32 sums -> f16 in register form, which vpack.bf16 packs unchanged (f16_emulation.h).
-            const F16Emulation f16([this](uint32_t value) { return f16_constant_reg_.at(value); });
-            f16.EmitNarrow(out_, {{lo, lo, f16_temp0_, f16_temp0_ + 1, f16_temp0_ + 2, kF16Mask}});
-            f16.EmitNarrow(out_, {{hi, hi, f16_temp0_, f16_temp0_ + 1, f16_temp0_ + 2, kF16Mask}});
-          }
           out_.Emit("vpack.bf16 v{}, v{}, v{}", packed, lo, hi);
           out_.Emit("vst v{}, vmem[s{} + {:#x}]", packed, kStage, (u * tiles + ct) * vreg_bytes);
         }
       }
     } else {
       for (int64_t t = 0; t < row_vregs; ++t) {
-        for (int64_t ct = 0; ct < tiles; ++ct) {
+        for (int64_t ct = 0; ct < used; ++ct) {
           const int reg = read(t, ct);
           out_.Emit("vst v{}, vmem[s{} + {:#x}]", reg, kStage, (t * tiles + ct) * vreg_bytes);
         }
+      }
+    }
+    for (int64_t t = 0; t < row_vregs; ++t) {
+      for (int64_t ct = used; ct < tiles; ++ct) {
+        out_.Emit("mxu.acc.read.clear mxu{}, v{}, {}, {}", ct / t_.nc, read_reg0_, t * s_, ct % t_.nc);
       }
     }
     out_.Emit("vpu.signal sem[{}], 1", kVpuSem);
@@ -593,7 +639,8 @@ class DotEmitter {
   bool out_bf16_ = false;        // a packed 16-bit result: bf16, or f16 when out_f16_
   bool out_f16_ = false;
   std::map<uint32_t, int> f16_constant_reg_;  // f16_emulation.h's constants -> vreg
-  int f16_temp0_ = 0;
+  int64_t f16_copies_ = 2;  // tiles rounded together
+  ReadMask read_mask_;
   bool in_f32_ = false;           // f32 x f32 (mxu.*.f32, the config's f32_passes per row)
   std::string in_type_ = "bf16";
   DotForm form_;

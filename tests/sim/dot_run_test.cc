@@ -248,6 +248,25 @@ TEST_CASE("dot kernel: K with no padding skips zeroing, and stale NaNs in VMEM r
   }
 }
 
+TEST_CASE("dot kernel: the last N group rounds only the tiles its box reaches, and clears the rest", "[dot]") {
+  // N = 1162 on four 128-column MXUs: groups of 512, 512 and 138 columns. The last group's box is
+  // two column tiles: the other two are read only to clear their accumulators, because the next
+  // batch's first group reads every MXU's. Its weight panel is the first group's buffer, whose
+  // columns past N hold that group's weights, so skipping the clear leaves sums there that
+  // --check sees in batch 1 (a mutation that drops it fails here, for f16 and bf16 alike).
+  const fs::path dir = TempDir("dot_last_group");
+  for (const char* type : {"f16", "bf16"}) {
+    INFO(type);
+    const std::string hlo = fmt::format(
+        "HloModule m\nENTRY e {{\n  a = {0}[2,64,128] parameter(0)\n  b = {0}[2,128,1162] parameter(1)\n"
+        "  ROOT d = {0}[2,64,1162] dot(a, b), lhs_batch_dims={{0}}, rhs_batch_dims={{0}}, "
+        "lhs_contracting_dims={{2}}, rhs_contracting_dims={{1}}\n}}\n",
+        type);
+    WriteText(dir / "m.hlo", hlo);
+    CHECK_THAT(RunOk("run " + (dir / "m.hlo").string() + " --check --config tpu_v4"), Catch::Contains("check passed"));
+  }
+}
+
 TEST_CASE("dot kernel: f32 x f32 on the MXUs, ragged, transposed and batched, on tiny and tpu_v4", "[dot]") {
   RunCase({"f32_mk_kn", "tiny", 0, 40, 72, 24, false, false, false, true});
   RunCase({"f32_km_nk", "tiny", 2, 21, 35, 9, true, true, false, true});

@@ -81,6 +81,7 @@ std::string JoinDims(const std::vector<int64_t>& dims, const char* separator) {
 const char* ClassName(RowClass row_class) {
   switch (row_class) {
     case RowClass::kSmallGemm: return "small gemm";
+    case RowClass::kMediumGemm: return "medium gemm";
     case RowClass::kLargeGemm: return "large gemm";
     case RowClass::kElementwise: return "elementwise";
   }
@@ -107,8 +108,10 @@ std::vector<Row> ReadGemmRows(const std::string& path) {
       row.row_class = RowClass::kSmallGemm;
     } else if (smallest >= 1024) {
       row.row_class = RowClass::kLargeGemm;
+    } else if (smallest >= 128 && largest <= 1024) {
+      row.row_class = RowClass::kMediumGemm;
     } else {
-      throw Error(where + ": m, n, k mix the small (<= 128) and large (>= 1024) ranges");
+      throw Error(where + ": m, n, k mix the small (<= 128), medium (128..1024) and large (>= 1024) ranges");
     }
     rows.push_back(std::move(row));
   }

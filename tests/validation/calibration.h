@@ -10,8 +10,8 @@
 namespace tpusim::validation {
 
 // The shape classes docs/validation.md reports separately.
-enum class RowClass { kSmallGemm, kLargeGemm, kElementwise };
-const char* ClassName(RowClass row_class);  // "small gemm", "large gemm", "elementwise"
+enum class RowClass { kSmallGemm, kMediumGemm, kLargeGemm, kElementwise };
+const char* ClassName(RowClass row_class);  // "small gemm", "medium gemm", "large gemm", "elementwise"
 
 struct Row {
   RowClass row_class = RowClass::kElementwise;
@@ -21,8 +21,8 @@ struct Row {
   std::string Label() const;  // "dot 128x64x32 (m x n x k)", "multiply 128x256"
 };
 
-// The rows of gemm.csv (f16[m,k] x f16[k,n]; m, n, k <= 128 is small, >= 1024 large) and of
-// elementwise.csv. Throws tpusim::Error naming the file and line of a malformed row.
+// The rows of gemm.csv and gemm_medium.csv (f16[m,k] x f16[k,n]; m, n, k <= 128 is small, in
+// 128..1024 medium, >= 1024 large) and of elementwise.csv. Throws tpusim::Error naming the file and line of a malformed row.
 std::vector<Row> ReadGemmRows(const std::string& path);
 std::vector<Row> ReadElementwiseRows(const std::string& path);
 
