@@ -34,21 +34,19 @@ DmaEngine::DmaEngine(std::string name, const DmaParams& params)
 }
 
 void DmaEngine::Begin(const DmaTransfer& transfer, const sc_core::sc_time& start, bool move_data) {
-  if (busy_) throw Error("DMA engine " + name() + ": Begin while a transfer is in progress");
-  plan_ = move_data ? std::make_shared<const DmaPlan>(PlanDma(transfer, params_.burst_bytes, true, tables_.get()))
-                    : plans_->Plan(transfer, params_.burst_bytes, tables_.get());
-  busy_ = true;
-  source_ = transfer.source.memory;
-  destination_ = transfer.destination.memory;
-  id_ = transfer.id;
-  next_read_ = next_write_ = 0;
-  read_retired_.clear();
-  read_retired_.reserve(plan_->reads.size());
-  in_flight_.clear();
+  if (!can_begin()) throw Error("DMA engine " + name() + ": Begin while a transfer is in progress");
+  Active a;
+  a.plan = move_data ? std::make_shared<const DmaPlan>(PlanDma(transfer, params_.burst_bytes, true, tables_.get()))
+                     : plans_->Plan(transfer, params_.burst_bytes, tables_.get());
+  a.source = transfer.source.memory;
+  a.destination = transfer.destination.memory;
+  a.id = transfer.id;
+  a.read_retired.reserve(a.plan->reads.size());
+  a.started = start;
+  a.first_issue = std::max(start, now_) + issue_latency_;
+  a.completion = a.first_issue;
+  active_.push_back(std::move(a));
   next_.reset();
-  started_ = start;
-  now_ = start + issue_latency_;
-  completion_ = now_;
 }
 
 DmaEngine::Choice DmaEngine::Choose() const {
@@ -57,15 +55,22 @@ DmaEngine::Choice DmaEngine::Choose() const {
   if (in_flight_.size() >= params_.max_outstanding_requests) {
     slot = std::max(slot, in_flight_.front());
   }
-  const bool reads_left = next_read_ < plan_->reads.size();
-  if (next_write_ < plan_->writes.size()) {
-    const uint64_t need = plan_->write_needs[next_write_];
-    if (need < next_read_) {  // the reads it needs are issued: it is ready when they retire
-      const sc_core::sc_time ready = std::max(slot, read_retired_[need]);
-      if (!reads_left || ready <= slot) return {true, ready};
-    }
+  // The earliest ready write, the oldest transfer's on a tie.
+  std::optional<Choice> write;
+  for (std::size_t t = 0; t < active_.size(); ++t) {
+    const Active& a = active_[t];
+    if (a.next_write >= a.plan->writes.size()) continue;
+    const uint64_t need = a.plan->write_needs[a.next_write];
+    if (need >= a.next_read) continue;  // its reads are not all issued yet
+    const sc_core::sc_time ready = std::max(slot, a.read_retired[need]);
+    if (!write || ready < write->time) write = Choice{t, true, ready};
   }
-  return {false, slot};
+  // The next read: of the newest transfer, the only one that may have reads left.
+  const std::size_t newest = active_.size() - 1;
+  if (!active_[newest].reads_left()) return *write;
+  const Choice read{newest, false, std::max(slot, active_[newest].first_issue)};
+  if (write && write->time <= read.time) return *write;
+  return read;
 }
 
 namespace {
@@ -114,19 +119,18 @@ void DmaEngine::IssueNext() {
     }
   };
   now_ = choice.time;
+  Active& a = active_[choice.transfer];
   if (choice.write) {
-    const DmaRequest& request = plan_->writes[next_write_++];
-    const sc_core::sc_time done =
-        destination_->Access(AccessKind::kWrite, request.address, request.bytes, now_);
-    completion_ = std::max(completion_, done);
+    const DmaRequest& request = a.plan->writes[a.next_write++];
+    const sc_core::sc_time done = a.destination->Access(AccessKind::kWrite, request.address, request.bytes, now_);
+    a.completion = std::max(a.completion, done);
     add_in_flight(done);
     ++stats_.write_requests;
     stats_.write_bytes += request.bytes;
   } else {
-    const DmaRequest& request = plan_->reads[next_read_++];
-    const sc_core::sc_time done =
-        source_->Access(AccessKind::kRead, request.address, request.bytes, now_);
-    read_retired_.push_back(read_retired_.empty() ? done : std::max(read_retired_.back(), done));
+    const DmaRequest& request = a.plan->reads[a.next_read++];
+    const sc_core::sc_time done = a.source->Access(AccessKind::kRead, request.address, request.bytes, now_);
+    a.read_retired.push_back(a.read_retired.empty() ? done : std::max(a.read_retired.back(), done));
     add_in_flight(done);
     ++stats_.read_requests;
     stats_.read_bytes += request.bytes;
@@ -134,22 +138,23 @@ void DmaEngine::IssueNext() {
 }
 
 DmaCompletion DmaEngine::Finish() {
-  if (!busy_ || has_request()) {
-    throw Error("DMA engine " + name() + ": Finish before its last request was issued");
-  }
-  busy_ = false;
+  if (!oldest_issued()) throw Error("DMA engine " + name() + ": Finish before its last request was issued");
+  const Active& a = active_.front();
   ++stats_.transfers;
-  stats_.payload_bytes += plan_->payload_bytes;
-  stats_.busy += completion_ - started_;
+  stats_.payload_bytes += a.plan->payload_bytes;
+  // Busy time: the union of the transfers' spans (Begin to completion), which may overlap.
+  stats_.busy += a.completion - std::max(a.started, std::min(busy_until_, a.completion));
+  busy_until_ = std::max(busy_until_, a.completion);
   DmaCompletion completion;
   completion.engine = name();
-  completion.id = id_;
-  completion.submitted = started_;
-  completion.started = started_;
-  completion.first_issue = started_ + issue_latency_;
-  completion.completed = completion_;
-  completion.payload_bytes = plan_->payload_bytes;
-  plan_ = std::make_shared<const DmaPlan>();
+  completion.id = a.id;
+  completion.submitted = a.started;
+  completion.started = a.started;
+  completion.first_issue = a.first_issue;
+  completion.completed = a.completion;
+  completion.payload_bytes = a.plan->payload_bytes;
+  active_.pop_front();
+  next_.reset();
   return completion;
 }
 

@@ -5,11 +5,16 @@
 // simulated-time order and contend fairly; RunToCompletion() does the same without SystemC.
 //
 // Issue rules (docs/timing.md, "DMA"): a transfer's first request leaves issue_latency_cycles
-// after Begin; at most max_outstanding_requests requests (reads and writes) are in flight, each
-// from its issue until its completion; reads go in address order as soon as a slot is free; a
-// write may go once every read up to the last one it needs has completed (reads retire in
-// order); a ready write goes before a read. The transfer completes when its last write does.
+// after Begin; at most max_outstanding_requests requests (reads and writes, of every transfer
+// the engine has begun) are in flight, each from its issue until its completion; reads go in
+// address order as soon as a slot is free; a write may go once every read up to the last one it
+// needs has completed (reads retire in order); a ready write goes before a read. A transfer
+// completes when its last write does. The next transfer may begin once every read of the ones
+// begun has issued: its reads then take the slots while their writes wait for data, as a
+// descriptor-driven engine streams its queue (one transfer's tail overlaps the next's start).
 #pragma once
+
+#include <deque>
 
 #include <cstdint>
 #include <functional>
@@ -48,7 +53,7 @@ struct DmaEngineStats {
   uint64_t read_bytes = 0;     // bytes requested: touched spans of burst windows
   uint64_t write_requests = 0;
   uint64_t write_bytes = 0;
-  sc_core::sc_time busy = sc_core::SC_ZERO_TIME;  // Begin to completion, summed over transfers
+  sc_core::sc_time busy = sc_core::SC_ZERO_TIME;  // the union over transfers of Begin to completion
 };
 
 // One finished transfer.
@@ -69,15 +74,22 @@ class DmaEngine {
   const std::string& name() const { return stats_.name; }
   const DmaParams& params() const { return params_; }
 
-  // Starts `transfer` at `start` on an idle engine: plans it (PlanDma, which validates it and,
-  // with `move_data`, copies its bytes now). Throws tpusim::Error if the engine is busy or the
-  // transfer invalid.
+  // Starts `transfer` at `start` (no earlier than the last issue) when can_begin(): plans it
+  // (PlanDma, which validates it and, with `move_data`, copies its bytes now). Throws
+  // tpusim::Error if a begun transfer still has reads to issue, or the transfer is invalid.
   void Begin(const DmaTransfer& transfer, const sc_core::sc_time& start, bool move_data);
-  bool busy() const { return busy_; }
+  // Every read of the transfers begun has issued.
+  bool can_begin() const { return active_.empty() || !active_.back().reads_left(); }
+  bool busy() const { return !active_.empty(); }  // a transfer begun and not finished
   // Requests remain to be issued.
   bool has_request() const {
-    return busy_ && (next_read_ < plan_->reads.size() || next_write_ < plan_->writes.size());
+    for (const Active& a : active_) {
+      if (a.requests_left()) return true;
+    }
+    return false;
   }
+  // The oldest transfer begun has issued every request: Finish may end it.
+  bool oldest_issued() const { return !active_.empty() && !active_.front().requests_left(); }
   // When the next request issues (requires has_request()); never earlier than the previous one.
   sc_core::sc_time next_issue_time() const {
     if (!next_) next_ = Choose();
@@ -85,9 +97,10 @@ class DmaEngine {
   }
   // Issues it: reserves its memory's resources at next_issue_time().
   void IssueNext();
-  // When the last write completes (requires busy() && !has_request()).
-  const sc_core::sc_time& completion_time() const { return completion_; }
-  // Ends the transfer, at completion_time(), and returns its record.
+  // When the oldest transfer's last write completes (requires oldest_issued()).
+  const sc_core::sc_time& completion_time() const { return active_.front().completion; }
+  // Ends the oldest transfer (requires oldest_issued(); its completion may lie ahead) and returns
+  // its record.
   DmaCompletion Finish();
 
   const DmaEngineStats& stats() const { return stats_; }
@@ -100,7 +113,24 @@ class DmaEngine {
   }
 
  private:
+  // A transfer begun and not finished.
+  struct Active {
+    std::shared_ptr<const DmaPlan> plan;
+    Memory* source = nullptr;
+    Memory* destination = nullptr;
+    uint64_t id = 0;
+    std::size_t next_read = 0;
+    std::size_t next_write = 0;
+    // read_retired[i]: when reads 0..i have all completed.
+    std::vector<sc_core::sc_time> read_retired;
+    sc_core::sc_time started;
+    sc_core::sc_time first_issue;  // started + issue latency
+    sc_core::sc_time completion;   // the latest write completion so far
+    bool reads_left() const { return next_read < plan->reads.size(); }
+    bool requests_left() const { return reads_left() || next_write < plan->writes.size(); }
+  };
   struct Choice {
+    std::size_t transfer = 0;  // index in active_
     bool write = false;
     sc_core::sc_time time;
   };
@@ -113,23 +143,14 @@ class DmaEngine {
   std::shared_ptr<DimTableCache> tables_ = std::make_shared<DimTableCache>();
   std::shared_ptr<DmaPlanCache> plans_ = std::make_shared<DmaPlanCache>();
 
-  // The transfer in progress.
-  bool busy_ = false;
-  Memory* source_ = nullptr;
-  Memory* destination_ = nullptr;
-  uint64_t id_ = 0;
-  std::shared_ptr<const DmaPlan> plan_ = std::make_shared<const DmaPlan>();
-  std::size_t next_read_ = 0;
-  std::size_t next_write_ = 0;
-  // read_retired_[i]: when reads 0..i have all completed.
-  std::vector<sc_core::sc_time> read_retired_;
+  std::deque<Active> active_;  // in the order begun; only the newest may have reads left
   // The next request's choice, once asked for (the unit asks, waits, then issues it).
   mutable std::optional<Choice> next_;
-  // Completion times of the requests in flight: a min-heap (std::greater), earliest at front().
+  // Completion times of the requests in flight, of every transfer: a min-heap (std::greater),
+  // earliest at front().
   std::vector<sc_core::sc_time> in_flight_;
-  sc_core::sc_time started_;
-  sc_core::sc_time now_;  // the last issue time (or the first issue time before any)
-  sc_core::sc_time completion_;
+  sc_core::sc_time now_;         // the last issue time
+  sc_core::sc_time busy_until_;  // the latest completion of a finished transfer (busy time)
 };
 
 // Issues every remaining request of the given (begun) engines, always the earliest next issue

@@ -23,6 +23,9 @@ struct DmaUnit::State {
     DmaEngine engine;
     std::deque<Pending> queue;
     bool thread_running = false;
+    // A transfer was queued while the thread runs (a pointer: sc_event does not move).
+    std::unique_ptr<sc_core::sc_event> work = std::make_unique<sc_core::sc_event>();
+
   };
 
   std::string name;
@@ -65,6 +68,7 @@ bool DmaUnit::TrySubmit(uint32_t engine, const DmaTransfer& transfer) {
   State::Engine& target = state_->engines[engine];
   if (target.queue.size() >= state_->params.queue_depth_entries) return false;
   target.queue.push_back({transfer, sc_core::sc_time_stamp()});
+  if (target.thread_running) target.work->notify(sc_core::SC_ZERO_TIME);
   if (!target.thread_running) {
     target.thread_running = true;
     sc_core::sc_spawn_options options;
@@ -91,7 +95,7 @@ std::size_t DmaUnit::queued(uint32_t engine) const {
 
 bool DmaUnit::idle() const {
   for (const State::Engine& engine : state_->engines) {
-    if (!engine.queue.empty() || engine.engine.busy()) return false;
+    if (!engine.queue.empty() || engine.engine.busy() || engine.thread_running) return false;
   }
   return true;
 }
@@ -103,13 +107,6 @@ std::vector<DmaEngineStats> DmaUnit::stats() const {
 }
 
 namespace {
-
-// Waits until `time` (not before now); false if the unit was abandoned meanwhile.
-bool WaitUntil(const bool& abandoned, const sc_core::sc_time& time) {
-  const sc_core::sc_time now = sc_core::sc_time_stamp();
-  if (time > now) sc_core::wait(time - now);
-  return !abandoned;
-}
 
 // The bytes a transfer copies: its region's elements.
 uint64_t PayloadBytes(const DmaTransfer& transfer) {
@@ -123,23 +120,66 @@ uint64_t PayloadBytes(const DmaTransfer& transfer) {
 void DmaUnit::RunEngine(const std::shared_ptr<State>& state, uint32_t index) {
   State::Engine& slot = state->engines[index];
   DmaEngine& engine = slot.engine;
-  while (!state->abandoned && !slot.queue.empty()) {
-    State::Pending pending = std::move(slot.queue.front());
-    slot.queue.pop_front();
-    state->queue_space.notify(sc_core::SC_ZERO_TIME);
-    engine.Begin(pending.transfer, sc_core::sc_time_stamp(),
-                 state->move_data || PayloadBytes(pending.transfer) <= kTimingOnlyMovedBytes);
-    while (engine.has_request()) {
-      if (!WaitUntil(state->abandoned, engine.next_issue_time())) return;
-      engine.IssueNext();
+  // What a transfer's completion needs, for the transfers begun, in order.
+  struct Begun {
+    sc_core::sc_time submitted;
+    Semaphore* semaphore = nullptr;
+    int64_t increment = 0;
+  };
+  std::deque<Begun> begun;
+  // Transfers whose every request has issued, waiting for their completion, in queue order: each
+  // completes (signals its semaphore, reports) at the later of its own completion and its
+  // predecessor's, so completions come in queue order.
+  struct Completing {
+    DmaCompletion completion;
+    Semaphore* semaphore = nullptr;
+    int64_t increment = 0;
+  };
+  std::deque<Completing> completing;
+  // Waits until `time`, or less when a transfer arrives that can begin; false if abandoned.
+  const auto wait_for = [&](const sc_core::sc_time& time) {
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    if (time > now) {
+      if (engine.can_begin()) {
+        sc_core::wait(time - now, *slot.work);
+      } else {
+        sc_core::wait(time - now);
+      }
     }
-    if (!WaitUntil(state->abandoned, engine.completion_time())) return;
-    DmaCompletion completion = engine.Finish();
-    completion.submitted = pending.submitted;
-    if (pending.transfer.semaphore) {
-      pending.transfer.semaphore->Signal(pending.transfer.semaphore_increment);
+    return !state->abandoned;
+  };
+  while (!state->abandoned) {
+    while (engine.can_begin() && !slot.queue.empty()) {
+      State::Pending pending = std::move(slot.queue.front());
+      slot.queue.pop_front();
+      state->queue_space.notify(sc_core::SC_ZERO_TIME);
+      engine.Begin(pending.transfer, sc_core::sc_time_stamp(),
+                   state->move_data || PayloadBytes(pending.transfer) <= kTimingOnlyMovedBytes);
+      begun.push_back({pending.submitted, pending.transfer.semaphore, pending.transfer.semaphore_increment});
     }
-    if (state->on_completion) state->on_completion(completion);
+    while (engine.oldest_issued()) {
+      DmaCompletion completion = engine.Finish();
+      completion.submitted = begun.front().submitted;
+      if (!completing.empty()) completion.completed = std::max(completion.completed, completing.back().completion.completed);
+      completing.push_back({completion, begun.front().semaphore, begun.front().increment});
+      begun.pop_front();
+    }
+    const bool issuing = engine.has_request();
+    if (!completing.empty() && (!issuing || completing.front().completion.completed <= engine.next_issue_time())) {
+      const sc_core::sc_time at = completing.front().completion.completed;
+      if (!wait_for(at)) return;
+      if (sc_core::sc_time_stamp() < at) continue;  // a transfer arrived: begin it first
+      Completing done = std::move(completing.front());
+      completing.pop_front();
+      if (done.semaphore != nullptr) done.semaphore->Signal(done.increment);
+      if (state->on_completion) state->on_completion(done.completion);
+      continue;
+    }
+    if (!issuing) break;
+    const sc_core::sc_time at = engine.next_issue_time();
+    if (!wait_for(at)) return;
+    if (sc_core::sc_time_stamp() < at) continue;
+    engine.IssueNext();
   }
   slot.thread_running = false;
 }

@@ -1,8 +1,10 @@
 // The TensorCore's DMA engines in SystemC: engine_count DmaEngines, each with a queue of
-// queue_depth_entries transfers, run one transfer at a time in order. A transfer's requests are
-// issued at their times (the thread waits until each), its bytes move when it begins (unless
-// timing-only), and when its last write lands the engine adds to the transfer's semaphore and
-// reports a DmaCompletion.
+// queue_depth_entries transfers, run their transfers in order, the next beginning once every read
+// of the previous has issued (DmaEngine::can_begin). A transfer's requests are issued at their
+// times (the thread waits until each), its bytes move when it begins (unless timing-only), and
+// when its last write lands the engine adds to the transfer's semaphore and reports a
+// DmaCompletion; completions come in queue order (a transfer that lands before an earlier one
+// completes with it).
 //
 // No sc_module: an engine's thread is spawned (sc_spawn) when work arrives on an idle engine and
 // ends when its queue empties. So a DmaUnit can be made at any time, before or between sc_start

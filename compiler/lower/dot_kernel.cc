@@ -20,6 +20,10 @@ constexpr int kLhsSem = 0;  // + panel parity
 constexpr int kWeightSem = 2;
 constexpr int kOutSem = 3;  // + 2 x stage parity: 3 and 5
 constexpr int kVpuSem = 4;
+// K slices (more than one): lhs panel slice j of parity p signals kFirstSliceSem + p x slices + j,
+// weight slice j of a single panel kFirstSliceSem + 2 x slices + j.
+constexpr int kFirstSliceSem = 6;
+constexpr int64_t kMaxSlices = 4;
 // Scalar registers.
 constexpr int kJob = 1;          // flattened (batch, N group, row chunk) index
 constexpr int kJobsLeft = 2;     // loop counter
@@ -31,6 +35,7 @@ constexpr int kRowChunk = 7;     // the job's row chunk within its matrix
 constexpr int kGroup = 8;        // the job's N group
 constexpr int kStage = 9;        // VMEM: this job's output stage
 constexpr int kStageSem = 14;    // its semaphore, from kOutSem: 0 or 2
+constexpr int kSliceSem = 15;    // this job's first lhs slice semaphore, less kFirstSliceSem
 constexpr int kTemp = 10;
 constexpr int kOtherWeights = 11;
 constexpr int kPanel = 12;       // flattened (batch, N group) index of the job
@@ -69,6 +74,9 @@ class DotEmitter {
     EmitPrologue();
     EmitJobLoop();
     for (int64_t stage = 0; stage < t_.stages; ++stage) out_.Emit("sem.wait sem[{}], {}", kOutSem + 2 * stage, out_pieces_);
+    for (int64_t j = 1; j < slices_ && sliced_weights_; ++j) {
+      out_.Emit("sem.wait sem[{}], {}", WeightSliceSem(j), weight_slice_pieces_[j]);
+    }
   }
 
  private:
@@ -116,6 +124,7 @@ class DotEmitter {
     if (!tiling) Refuse(why);
     t_ = *tiling;
     rank_ = static_cast<int64_t>(form_.batch_dims.size()) + 2;
+    PlanSlices(target);
     for (const auto* buffer : {c_.operands[0][0], c_.operands[1][0], c_.results[0]}) {
       if (!buffer->shape.layout || buffer->shape.layout->memory_space != isa::kMemorySpaceHbm) {
         Refuse("its operands and result must be in HBM");
@@ -181,6 +190,30 @@ class DotEmitter {
     }
   }
 
+  // The panels' DMAs go out K slice by K slice, each slice split by rows over every engine, and a
+  // job waits for a slice just before its first K block: the MXUs start on slice 0 while the
+  // later slices land (a single-job dot waited for all of its panels before its first push).
+  // A single weight panel (one batch, one N group) is sliced the same way; several stay whole,
+  // each prefetched during the group before. Up to kMaxSlices (a quarter of the panels lands
+  // before the first pass; each more slice costs three semaphores and a wait), where the
+  // semaphores allow.
+  void PlanSlices(const isa::Target& target) {
+    slice_blocks_ = CeilDiv(t_.k_blocks, std::min(kMaxSlices, t_.k_blocks));
+    slices_ = CeilDiv(t_.k_blocks, slice_blocks_);
+    if (slices_ > 1 && (t_.k_stride != r_ || target.semaphores() < kFirstSliceSem + 3 * slices_)) {
+      slice_blocks_ = t_.k_blocks;
+      slices_ = 1;
+    }
+    sliced_weights_ = slices_ > 1 && form_.batch * t_.n_groups == 1;
+    const int64_t engines = target.dma_engines();
+    lhs_slice_pieces_ = std::min(engines, CeilDiv(t_.chunk_rows, t_.rows_per_vreg));
+    weight_slice_pieces_.clear();
+    for (int64_t j = 0; j < slices_; ++j) {
+      const int64_t rows = std::min(form_.k, (j + 1) * slice_blocks_ * r_) - j * slice_blocks_ * r_;
+      weight_slice_pieces_.push_back(std::min(engines, CeilDiv(rows, 2 * s_)));
+    }
+  }
+
   void PlanOutputView(const isa::Shape& result) {
     // The output as an array of its padded dims (same bytes): boxes that reach the padding write
     // it, with zeros, as the kernels' invariant asks.
@@ -236,8 +269,34 @@ class DotEmitter {
   // ---- DMAs ----
   // The lhs panel of a chunk with `rows` valid rows: rows [row0, row0 + rows) x all of K, each K
   // block at its k_stride-aligned columns. Returns the number of DMAs.
-  int64_t EmitLhsDmas(int batch_reg, int row0_reg, int dst_reg, int sem_reg, int64_t rows) {
+  int64_t EmitLhsDmas(int batch_reg, int row0_reg, int dst_reg, int sem_reg, int64_t rows, int64_t only_slice = -1) {
     const uint64_t lhs = c_.operands[0][0]->address;
+    if (slices_ > 1) {
+      // Slice by slice; sem_reg holds parity x slices. A chunk with fewer row pieces signals the
+      // missing ones itself, so the waits count lhs_slice_pieces_ always.
+      const int64_t unit = t_.rows_per_vreg;
+      const int64_t rows_per_piece = CeilDiv(CeilDiv(rows, lhs_slice_pieces_), unit) * unit;
+      for (int64_t j = 0; j < slices_; ++j) {
+        if (only_slice >= 0 && j != only_slice) continue;
+        const int64_t k0 = j * slice_blocks_ * r_;
+        const int64_t cols = std::min(form_.k, k0 + slice_blocks_ * r_) - k0;
+        for (int64_t p = 0; p < lhs_slice_pieces_; ++p) {
+          const int64_t r0 = p * rows_per_piece;
+          const int64_t piece_rows = std::min(rows, r0 + rows_per_piece) - r0;
+          const std::string sem = Item(sem_reg, kFirstSliceSem + j);
+          if (piece_rows <= 0) {
+            out_.Emit("sem.signal sem[{}], 1", sem);
+            continue;
+          }
+          out_.Emit("dma hbm[{:#x}] -> vmem[{}], src={}, dst={}, src_start={}, dst_start={}, size={}, sem=sem[{}], engine={}",
+                    lhs, Item(dst_reg, 0), lhs_view_, lhs_panel_,
+                    List(Start(batch_reg, {Item(row0_reg, r0), std::to_string(k0)})),
+                    List(Start(-1, {std::to_string(r0), std::to_string(k0)})), List(Size(piece_rows, cols)), sem,
+                    p % engines_);
+        }
+      }
+      return lhs_slice_pieces_;
+    }
     if (t_.k_stride == r_) {
       // Split by K columns over the engines (each engine runs one transfer at a time).
       const int64_t pieces = std::min<int64_t>(engines_, t_.k_blocks);
@@ -287,6 +346,28 @@ class DotEmitter {
                 List(Start(-1, {std::to_string(k0), "0"})), List(Size(rows, cols)), kWeightSem, (p + 1) % engines_);
     }
   }
+  // Weight slice j of the single panel (sliced_weights_): its K rows split over the engines.
+  void EmitWeightSliceDmas(int64_t j) {
+    const uint64_t rhs = c_.operands[1][0]->address;
+    const int64_t k_begin = j * slice_blocks_ * r_;
+    const int64_t k_end = std::min(form_.k, k_begin + slice_blocks_ * r_);
+    const int64_t pieces = weight_slice_pieces_[j];
+    const int64_t rows_per_piece = CeilDiv(CeilDiv(k_end - k_begin, pieces), 2 * s_) * 2 * s_;
+    for (int64_t p = 0; p < pieces; ++p) {
+      const int64_t k0 = k_begin + p * rows_per_piece;
+      const int64_t rows = std::min(k_end, k0 + rows_per_piece) - k0;
+      if (rows <= 0) {
+        out_.Emit("sem.signal sem[{}], 1", WeightSliceSem(j));
+        continue;
+      }
+      out_.Emit("dma hbm[{:#x}] -> vmem[{:#x}], src={}, dst={}, src_start={}, dst_start={}, size={}, sem=sem[{}], engine={}",
+                rhs, weight_base_[0], rhs_view_, weight_panel_, List(Start(kBatch, {std::to_string(k0), "0"})),
+                List(Start(-1, {std::to_string(k0), "0"})), List(Size(rows, last_cols_)), WeightSliceSem(j),
+                (p + 1) % engines_);
+    }
+  }
+  int64_t WeightSliceSem(int64_t j) const { return kFirstSliceSem + 2 * slices_ + j; }
+
   // The weight DMAs of the panel whose N group is in `group_reg` (columns from `col0_reg`).
   void EmitWeightDmasFor(int batch_reg, int group_reg, int col0_reg, int dst_reg) {
     if (!last_n_special_) return EmitWeightDmas(batch_reg, col0_reg, dst_reg, t_.group_cols);
@@ -301,6 +382,7 @@ class DotEmitter {
     out_.Bind(done);
   }
   void EmitLhsDmasFor(int batch_reg, int row0_reg, int row_chunk_reg, int dst_reg, int sem_reg) {
+    if (slices_ > 1) out_.Emit("mul s{}, s{}, {}", sem_reg, sem_reg, slices_);  // parity -> its first slice
     if (t_.m_chunks == 1) {
       lhs_dmas_ = EmitLhsDmas(batch_reg, row0_reg, dst_reg, sem_reg, last_rows_);
       return;
@@ -358,12 +440,22 @@ class DotEmitter {
     out_.Emit("mov s{}, 0", kGroup);
     out_.Emit("mov s{}, {:#x}", kWeights, weight_base_[0]);
     out_.Emit("mov s{}, {:#x}", kOtherWeights, weight_base_[1]);
-    EmitWeightDmasFor(kBatch, kGroup, kCol0, kWeights);
     out_.Emit("mov s{}, 0", kRow0);
     out_.Emit("mov s{}, 0", kRowChunk);
     out_.Emit("mov s{}, {:#x}", kTemp, lhs_base_[0]);
     out_.Emit("mov s{}, 0", kTemp2);
-    EmitLhsDmasFor(kBatch, kRow0, kRowChunk, kTemp, kTemp2);
+    if (sliced_weights_) {
+      // Slice 0 of both panels first on every engine, then slice 1, ...: the engines' queues
+      // deliver the slices in K order. (One N group: job 0's chunk is the first, rows known.)
+      const int64_t rows = t_.m_chunks == 1 ? last_rows_ : t_.chunk_rows;
+      for (int64_t j = 0; j < slices_; ++j) {
+        EmitWeightSliceDmas(j);
+        lhs_dmas_ = EmitLhsDmas(kBatch, kRow0, kTemp, kTemp2, rows, j);
+      }
+    } else {
+      EmitWeightDmasFor(kBatch, kGroup, kCol0, kWeights);
+      EmitLhsDmasFor(kBatch, kRow0, kRowChunk, kTemp, kTemp2);
+    }
   }
 
   // From the flattened job index in `job_reg`: row chunk, N group, batch indices first.., and
@@ -393,7 +485,11 @@ class DotEmitter {
     // VPU before its output DMA).
     const std::string same_group = out_.NewLabel(c_.instruction.name() + ".same_group");
     out_.Emit("bne s{}, 0, {}", kRowChunk, same_group);
-    out_.Emit("sem.wait sem[{}], {}", kWeightSem, WeightPieces());
+    if (sliced_weights_) {
+      out_.Emit("sem.wait sem[{}], {}", WeightSliceSem(0), weight_slice_pieces_[0]);
+    } else {
+      out_.Emit("sem.wait sem[{}], {}", kWeightSem, WeightPieces());
+    }
     out_.Emit("bge s{}, {}, {}", kPanel, form_.batch * t_.n_groups - 1, same_group);
     out_.Emit("add s{}, s{}, 1", kTemp, kPanel);
     out_.Emit("rem s{}, s{}, {}", kNextGroup, kTemp, t_.n_groups);
@@ -408,7 +504,12 @@ class DotEmitter {
     // This job's lhs panel (parity kJob & 1) has landed; prefetch the next job's.
     out_.Emit("and s{}, s{}, 1", kTemp, kJob);
     out_.Emit("mul s{}, s{}, {:#x}", kLhs, kTemp, t_.lhs_panel_bytes);
-    out_.Emit("sem.wait sem[s{} + {}], {}", kTemp, kLhsSem, lhs_dmas_);
+    if (slices_ > 1) {
+      out_.Emit("mul s{}, s{}, {}", kSliceSem, kTemp, slices_);
+      out_.Emit("sem.wait sem[s{} + {}], {}", kSliceSem, kFirstSliceSem, lhs_slice_pieces_);  // slice 0
+    } else {
+      out_.Emit("sem.wait sem[s{} + {}], {}", kTemp, kLhsSem, lhs_dmas_);
+    }
     out_.Emit("xor s{}, s{}, 1", kTemp, kTemp);
     out_.Emit("mul s{}, s{}, {:#x}", kOtherLhs, kTemp, t_.lhs_panel_bytes);
     const std::string no_prefetch = out_.NewLabel(c_.instruction.name() + ".no_lhs_prefetch");
@@ -470,8 +571,19 @@ class DotEmitter {
     const int64_t total = t_.mxus * t_.weight_pushes;
     const int64_t per_group = CeilDiv(total, weight_groups);
     for (int64_t kb = 0; kb < t_.k_blocks; ++kb) {
+      if (kb > 0 && kb % slice_blocks_ == 0) {
+        out_.Emit("sem.wait sem[s{} + {}], {}", kSliceSem, kFirstSliceSem + kb / slice_blocks_, lhs_slice_pieces_);
+      }
       for (int64_t i = 0; i < t_.groups; ++i) {
         EmitPushes(kb, i);
+        const bool next_slice = (kb + 1) % slice_blocks_ == 0;
+        if (kb + 1 < t_.k_blocks && i == weight_start && next_slice && sliced_weights_) {
+          // Block kb + 1 starts a weight slice: landed once, it stays signalled for the later
+          // jobs (the kernel's end takes it back).
+          const int64_t j = (kb + 1) / slice_blocks_;
+          out_.Emit("sem.wait sem[{}], {}", WeightSliceSem(j), weight_slice_pieces_[j]);
+          out_.Emit("sem.signal sem[{}], {}", WeightSliceSem(j), weight_slice_pieces_[j]);
+        }
         if (kb + 1 < t_.k_blocks && i >= weight_start) {
           const int64_t first = (i - weight_start) * per_group;
           const int64_t last = std::min(first + per_group, total);
@@ -661,6 +773,11 @@ class DotEmitter {
   int64_t out_row_unit_ = 8;  // rows of an output piece: a multiple of this
   int64_t out_pieces_ = 1;    // output DMAs per job (and the stage semaphore's count)
   int64_t lhs_dmas_ = 1;
+  int64_t slices_ = 1;                       // K slices of the panels' DMAs
+  int64_t slice_blocks_ = 1;                 // K blocks per slice
+  bool sliced_weights_ = false;              // the single weight panel goes out by slices too
+  int64_t lhs_slice_pieces_ = 1;             // DMAs (or signals) per lhs slice
+  std::vector<int64_t> weight_slice_pieces_; // per weight slice
   int64_t weight_count_ = 0, lhs_count_ = 0, read_count_ = 0;
 };
 

@@ -74,6 +74,7 @@ TraceRecorder::TraceRecorder(traces::TraceSink& sink, const TraceRecorderSetup& 
       &sink_, sink_.AddCounterTrack(process_, "MXU utilization", CounterUnit::kPercent, "%", order++), bin_ps, percent);
   outstanding_ = sink_.AddCounterTrack(process_, "Outstanding DMAs", CounterUnit::kCount, "", order++);
   dma_queues_.resize(setup_.dma_engine_names.size());
+  dma_busy_until_ps_.assign(setup_.dma_engine_names.size(), 0);
   mxu_end_ps_.assign(setup_.mxu_count, 0);
 }
 
@@ -257,11 +258,13 @@ void TraceRecorder::OnDmaCompleted(const models::DmaDone& done) {
   if (issue.destination_space == isa::MEMORY_SPACE_HBM) hbm_write_->Add(done.started_ps, done.completed_ps, bytes);
   FlushCounters();
   if (!units()) return;
-  const double cycles = static_cast<double>(done.completed_ps - done.started_ps) / period_ps_;
+  const uint64_t begin_ps = std::max(done.started_ps, dma_busy_until_ps_[done.engine]);
+  dma_busy_until_ps_[done.engine] = std::max(dma_busy_until_ps_[done.engine], done.completed_ps);
+  const double cycles = static_cast<double>(done.completed_ps - begin_ps) / period_ps_;
   const std::string name = SpaceName(issue.source_space) + " -> " + SpaceName(issue.destination_space);
   UnitOp op;
-  op.begin_ps = done.started_ps;
-  op.duration_ps = done.completed_ps - done.started_ps;
+  op.begin_ps = begin_ps;
+  op.duration_ps = done.completed_ps - begin_ps;
   op.busy_cycles = cycles;
   op.name = name;
   op.pc = issue.pc;

@@ -110,6 +110,9 @@ class TraceRecorder : public models::ActivityObserver {
   uint64_t core_ps_ = 0;  // the scalar core's latest issue: no unit operation starts before it
   uint64_t now_ps_ = 0;   // SystemC time last seen (DMA submissions and completions)
   std::vector<std::deque<PendingDma>> dma_queues_;  // per engine, submitted and not completed
+  // Per engine, the previous transfer's completion: a transfer's slice begins no earlier (an
+  // engine begins the next transfer while the previous one's last requests are in flight).
+  std::vector<uint64_t> dma_busy_until_ps_;
   int64_t outstanding_count_ = 0;
   uint64_t bin_ps_ = 1;
   uint64_t outstanding_bin_ = 0;     // ops level: the bin being summarised

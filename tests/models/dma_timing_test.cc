@@ -272,6 +272,21 @@ TEST_CASE("invalid DMA parameters and transfers are clear errors", "[models]") {
   CHECK_THROWS_WITH(engine.Begin(transfer, t0, true), Catch::Contains("whole-byte elements"));
 
   engine.Begin(Copy(hbm, 0, vmem, 0, 1024), t0, true);
+  CHECK_FALSE(engine.can_begin());  // its reads are still to issue
   CHECK_THROWS_WITH(engine.Begin(Copy(hbm, 0, vmem, 0, 1024), t0, true),
                     Catch::Contains("in progress"));
+  CHECK_THROWS_WITH(engine.Finish(), Catch::Contains("before its last request"));
+  // Once both reads have issued the next transfer may begin, while the first's writes wait.
+  engine.IssueNext();
+  engine.IssueNext();
+  REQUIRE(engine.can_begin());
+  REQUIRE(engine.has_request());
+  engine.Begin(Copy(hbm, 1024, vmem, 1024, 512), engine.next_issue_time(), true);
+  CHECK_FALSE(engine.oldest_issued());
+  while (engine.has_request()) engine.IssueNext();
+  const DmaCompletion first = engine.Finish();
+  const DmaCompletion second = engine.Finish();
+  CHECK(first.payload_bytes == 1024);
+  CHECK(second.payload_bytes == 512);
+  CHECK_FALSE(engine.busy());
 }

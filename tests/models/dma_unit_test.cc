@@ -102,27 +102,45 @@ struct Machine {
 
 TEST_CASE("the SystemC DMA unit times transfers as the plain engines do and signals semaphores",
           "[models]") {
-  // Expected, without SystemC: engine 0 runs A then C (C begins when A completes), engine 1 B.
+  // Expected, without SystemC: engine 0 runs A then C, C beginning when A's last read has issued
+  // (its reads then take the slots A's reads free while A's writes wait), engine 1 runs B. The
+  // requests go in time order over both engines (engine 0 first on a tie), as the unit's threads.
   std::vector<int64_t> expected;
+  int64_t c_begins = 0;
   {
     Machine machine;
     DmaEngine engine0("e0", TestDma(2, 4)), engine1("e1", TestDma(2, 4));
     const sc_time t0 = sc_core::SC_ZERO_TIME;
     engine0.Begin(machine.a(), t0, true);
     engine1.Begin(machine.b(), t0, true);
-    DmaEngine* engines[] = {&engine0, &engine1};
-    RunToCompletion(engines);
+    bool c_begun = false;
+    while (engine0.has_request() || engine1.has_request()) {
+      DmaEngine* next = !engine1.has_request() ? &engine0
+                        : !engine0.has_request() ? &engine1
+                        : engine1.next_issue_time() < engine0.next_issue_time() ? &engine1 : &engine0;
+      const sc_time at = next->next_issue_time();
+      next->IssueNext();
+      if (next == &engine0 && !c_begun && engine0.can_begin()) {
+        engine0.Begin(machine.c(), at, true);
+        c_begun = true;
+        c_begins = Ps(at);
+      }
+    }
     const sc_time a_done = engine0.Finish().completed;
-    const sc_time b_done = engine1.Finish().completed;
-    engine0.Begin(machine.c(), a_done, true);
-    RunToCompletion(engines);
-    expected = {Ps(a_done), Ps(b_done), Ps(engine0.Finish().completed)};
+    const sc_time c_done = engine0.Finish().completed;
+    expected = {Ps(a_done), Ps(engine1.Finish().completed), Ps(c_done)};
   }
   // From first principles: A is 8 bursts on one channel, 16 ns each, then 300 ns, then its last
-  // write (0.5 + 4 ns), after 16 ns of issue latency; B is 4 bursts.
+  // write (0.5 + 4 ns), after 16 ns of issue latency; B is 4 bursts. All 8 of A's reads leave at
+  // once (8 outstanding), so C begins at 16 ns. Its 2 reads wait for slots: A's read i completes
+  // at 332 + 16i ns and its write (ready then, and a ready write goes first) takes that slot until
+  // 4.5 ns later, so C's reads take the slots of A's writes 0 and 1, at 336.5 and 352.5 ns. C
+  // completes at 352.5 + 16 + 300 + 4.5 ns, where beginning after A's completion it would have
+  // completed at 448.5 + 16 + 2 x 16 + 300 + 4.5 = 801 ns.
   CHECK(expected[0] == 16'000 + 8 * 16'000 + 300'000 + 4'500);
   CHECK(expected[1] == 16'000 + 4 * 16'000 + 300'000 + 4'500);
-  CHECK(expected[2] == expected[0] + 16'000 + 2 * 16'000 + 300'000 + 4'500);
+  CHECK(c_begins == 16'000);
+  CHECK(expected[2] == 352'500 + 16'000 + 300'000 + 4'500);
 
   for (const bool timing_only : {false, true}) {
     INFO("timing only: " << timing_only);
@@ -160,7 +178,8 @@ TEST_CASE("the SystemC DMA unit times transfers as the plain engines do and sign
       });
       sc_core::sc_start();
       if (!dma.idle() || completions.size() != 3) throw std::runtime_error("not all done");
-      // Completion records in time order: B, A, C; C was queued at t0 and started at A's end.
+      // Completion records in time order: B, A, C; C was queued at t0 and began when A's last
+      // read issued.
       for (const DmaCompletion& c : completions) {
         out.push_back(static_cast<int64_t>(c.id));
         out.push_back(Ps(c.completed - t0));
@@ -179,7 +198,7 @@ TEST_CASE("the SystemC DMA unit times transfers as the plain engines do and sign
         2,  // before sc_start, A and C both wait in engine 0's queue
         expected[1], expected[0], expected[2],  // semaphore waits return at completion
         2, expected[1], 1, expected[0], 3, expected[2],
-        0, expected[0], 16'000,
+        0, c_begins, 16'000,
         timing_only ? 0 : 1,
         2, 4096 + 1024};
     CHECK(got == want);
@@ -219,8 +238,9 @@ TEST_CASE("a full DMA queue refuses TrySubmit and holds Submit until it has room
   const int64_t one = 336'500;
   // The first Submit from the thread finds the queue full until the engine takes the queued
   // transfer at t0; each later one waits for the engine to take the previous one, which it does
-  // when the transfer before that completes.
-  CHECK(got == std::vector<int64_t>{1, 0, 1, 0, one, 2 * one, one, 2 * one, 3 * one, 4 * one});
+  // when the transfer before that has issued its read: 16 ns (the issue latency) after that one
+  // began. So the transfers stream 16 ns apart and complete 16 ns apart.
+  CHECK(got == std::vector<int64_t>{1, 0, 1, 0, 16'000, 32'000, one, one + 16'000, one + 32'000, one + 48'000});
 }
 
 TEST_CASE("a DMA unit destroyed with work in flight abandons it safely", "[models]") {

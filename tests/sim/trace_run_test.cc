@@ -258,3 +258,27 @@ TEST_CASE("tpusim run --trace: a functional run and a timing-only run write the 
 }
 
 }  // namespace
+
+TEST_CASE("tpusim run --trace: a dot's MXUs start on its first K slice while later slices land", "[trace][dot]") {
+  // bf16[512,512] x [512,512]: one job, four K blocks. The panels go out slice by slice (one K
+  // block each) on every engine, so MXU 0 starts pushing once slice 0 of both panels has landed,
+  // before the last panel DMA completes; waiting for whole panels it started after them.
+  const fs::path dir = TempDir("trace_dot_slices");
+  WriteText(dir / "m.hlo", "HloModule m\nENTRY e {\n  a = bf16[512,512] parameter(0)\n  b = bf16[512,512] parameter(1)\n"
+                           "  ROOT d = bf16[512,512] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
+  const TracedCli traced = RunTraced((dir / "m.hlo").string(), "units", "dot_slices");
+  uint64_t first_push = UINT64_MAX;
+  for (const ParsedSlice* slice : SlicesOn(traced.parsed, "MXU 0")) first_push = std::min(first_push, slice->begin_ns);
+  uint64_t panels_landed = 0;
+  int panel_dmas = 0;
+  for (int engine = 0; engine < 4; ++engine) {
+    for (const ParsedSlice* slice : SlicesOn(traced.parsed, "dma engine " + std::to_string(engine))) {
+      if (slice->name != "hbm -> vmem") continue;
+      panels_landed = std::max(panels_landed, slice->end_ns);
+      ++panel_dmas;
+    }
+  }
+  CHECK(panel_dmas == 2 * 4 * 4);  // two panels x four slices x a piece per engine
+  REQUIRE(first_push != UINT64_MAX);
+  CHECK(first_push < panels_landed);
+}
