@@ -26,6 +26,11 @@ struct CompileOptions {
   uint64_t vmem_capacity_bytes = 0;
   uint64_t smem_capacity_bytes = 0;
   uint64_t host_capacity_bytes = 0;
+  // HBM's bandwidth (all channels) and access latency, for sizing the blocks kernels stream: the
+  // bytes in flight that keep HBM busy are their product (Little's law). 0: unknown, the kernels'
+  // largest blocks.
+  double hbm_bytes_per_ns = 0;
+  double hbm_latency_ns = 0;
   // The simulated device: its global id among the module's replica_count x num_partitions devices
   // (partition d % num_partitions of replica d / num_partitions), which partition-id and replica-id
   // return and which picks its collectives' groups.
