@@ -125,6 +125,10 @@ class DotEmitter {
     t_ = *tiling;
     rank_ = static_cast<int64_t>(form_.batch_dims.size()) + 2;
     PlanSlices(target);
+    // MXUs the N split leaves idle take row groups: replica r of the Qa MXUs of a group holds the
+    // same weights and sums the row groups i with i % replicas == r (N = 128 on four MXUs: each
+    // sums a quarter of the rows, where one summed them all and three idled).
+    replicas_ = std::clamp<int64_t>(target.mxu_count() / t_.mxus, 1, t_.groups);
     for (const auto* buffer : {c_.operands[0][0], c_.operands[1][0], c_.results[0]}) {
       if (!buffer->shape.layout || buffer->shape.layout->memory_space != isa::kMemorySpaceHbm) {
         Refuse("its operands and result must be in HBM");
@@ -185,7 +189,14 @@ class DotEmitter {
       if (f16_copies_ < 2) Refuse("the dot kernel's f16 rounding needs " + std::to_string(10 + f16_regs + 1) + " vector registers");
     }
     engines_ = out_.target().dma_engines();
-    if (static_cast<int64_t>(t_.stage_bytes) >= kDmaSplitBytes) {
+    // A single job's stage goes out in pieces as its rows are read out where one engine would
+    // be busy writing it longer than a round trip: more than its share of the bytes HBM keeps in
+    // flight (bandwidth x latency over the engines; tpu_v4: 46 KB). Smaller, a piece per engine
+    // only adds a VPU wait each.
+    const bool single_job = form_.batch * t_.n_groups * t_.m_chunks == 1;
+    const double engine_share = c_.options.hbm_bytes_per_ns * c_.options.hbm_latency_ns / static_cast<double>(engines_);
+    const bool progressive = single_job && static_cast<double>(t_.stage_bytes) > engine_share;
+    if (static_cast<int64_t>(t_.stage_bytes) >= kDmaSplitBytes || progressive) {
       out_pieces_ = std::clamp<int64_t>(t_.chunk_rows / out_row_unit_, 1, engines_);
     }
   }
@@ -535,6 +546,10 @@ class DotEmitter {
     out_.Emit("loop s{}, {}", kJobsLeft, loop);
   }
 
+  // The MXU of replica r that holds N block q of the group.
+  int64_t Mxu(int64_t r, int64_t q) const { return r * t_.mxus + q; }
+
+  // Weight push b of N block q, K block kb: loaded once, pushed to that block's MXU in every replica.
   void EmitWeightPush(int64_t kb, int64_t q, int64_t b) {
     const int reg = static_cast<int>(weight_reg0_ + (weight_count_++ % weight_vregs_));
     const int64_t g = b / t_.nc;
@@ -542,11 +557,17 @@ class DotEmitter {
     const int64_t row_tile = kb * (r_ / t_.rows_per_vreg) + g;
     const int64_t offset = (row_tile * (t_.mxus * t_.nc) + q * t_.nc + j) * s_ * l_ * 4;
     out_.Emit("vld v{}, vmem[s{} + {:#x}]", reg, kWeights, offset);
-    out_.Emit("mxu.wpush.{} mxu{}, v{}", in_type_, q, reg);
+    for (int64_t r = 0; r < replicas_; ++r) out_.Emit("mxu.wpush.{} mxu{}, v{}", in_type_, Mxu(r, q), reg);
   }
 
-  // Row group i of K block kb: each lhs vreg loaded once and pushed to every MXU, its rows added
-  // into accumulator rows [i P, i P + P).
+  void EmitLatches() {
+    for (int64_t r = 0; r < replicas_; ++r) {
+      for (int64_t q = 0; q < t_.mxus; ++q) out_.Emit("mxu.latch mxu{}", Mxu(r, q));
+    }
+  }
+
+  // Row group i of K block kb: each lhs vreg loaded once and pushed to the MXUs of replica
+  // i % replicas, its rows added into their accumulator rows [i / replicas P, + P).
   void EmitPushes(int64_t kb, int64_t i) {
     const int64_t tile_cols = lhs_cols_ / l_;
     for (int64_t b = 0; b < t_.nk; ++b) {
@@ -554,7 +575,8 @@ class DotEmitter {
       const int64_t offset = (i * tile_cols + kb * t_.nk + b) * s_ * l_ * 4;
       out_.Emit("vld v{}, vmem[s{} + {:#x}]", reg, kLhs, offset);
       for (int64_t q = 0; q < t_.mxus; ++q) {
-        out_.Emit("mxu.push.acc.{} mxu{}, v{}, {}", in_type_, q, reg, i * t_.rows_per_vreg);
+        out_.Emit("mxu.push.acc.{} mxu{}, v{}, {}", in_type_, Mxu(i % replicas_, q), reg,
+                  i / replicas_ * t_.rows_per_vreg);
       }
     }
   }
@@ -565,8 +587,9 @@ class DotEmitter {
     for (int64_t q = 0; q < t_.mxus; ++q) {
       for (int64_t b = 0; b < t_.weight_pushes; ++b) EmitWeightPush(0, q, b);
     }
-    for (int64_t q = 0; q < t_.mxus; ++q) out_.Emit("mxu.latch mxu{}", q);
-    const int64_t weight_start = std::min(t_.lag, t_.groups - 1);
+    EmitLatches();
+    // An MXU sums every replicas-th group: its lag, in groups of the chunk, is replicas times longer.
+    const int64_t weight_start = std::min(t_.lag * replicas_, t_.groups - 1);
     const int64_t weight_groups = t_.groups - weight_start;
     const int64_t total = t_.mxus * t_.weight_pushes;
     const int64_t per_group = CeilDiv(total, weight_groups);
@@ -590,9 +613,7 @@ class DotEmitter {
           for (int64_t w = first; w < last; ++w) EmitWeightPush(kb + 1, w % t_.mxus, w / t_.mxus);
         }
       }
-      if (kb + 1 < t_.k_blocks) {
-        for (int64_t q = 0; q < t_.mxus; ++q) out_.Emit("mxu.latch mxu{}", q);
-      }
+      if (kb + 1 < t_.k_blocks) EmitLatches();
     }
   }
 
@@ -632,8 +653,16 @@ class DotEmitter {
     int64_t row_vreg = 0, lane_tile = 0;  // the row vreg with partial rows, the column tile with partial lanes
   };
 
+  // Where row vreg t (rows [t S, t S + S) of the chunk) of stage column tile ct sums: its row
+  // group's replica's MXU, at the group's accumulator rows there.
+  int64_t ReadMxu(int64_t t, int64_t ct) const { return Mxu(t * s_ / t_.rows_per_vreg % replicas_, ct / t_.nc); }
+  int64_t ReadRow(int64_t t) const {
+    const int64_t group = t * s_ / t_.rows_per_vreg;
+    return group / replicas_ * t_.rows_per_vreg + t * s_ % t_.rows_per_vreg;
+  }
+
   void Read(int64_t t, int64_t ct, int reg) {
-    out_.Emit("mxu.acc.read.clear mxu{}, v{}, {}, {}", ct / t_.nc, reg, t * s_, ct % t_.nc);
+    out_.Emit("mxu.acc.read.clear mxu{}, v{}, {}, {}", ReadMxu(t, ct), reg, ReadRow(t), ct % t_.nc);
     const bool rows = read_mask_.rows && t == read_mask_.row_vreg;
     const bool lanes = read_mask_.lanes && ct == read_mask_.lane_tile;
     if (rows || lanes) {
@@ -674,73 +703,83 @@ class DotEmitter {
       Read(t, ct, reg);
       return reg;
     };
-    if (out_f16_) {
-      // f32 sums -> f16 in register form, which vpack.bf16 packs unchanged (f16_emulation.h),
-      // f16_copies_ tiles at a time: the in-order VPU overlaps one rounding's latencies with the
-      // others' work. Read sets alternate between registers [0, c) and [c, 2c), scratch above.
-      const F16Emulation f16([this](uint32_t value) { return f16_constant_reg_.at(value); });
-      const int64_t pairs_per_batch = f16_copies_ / 2;
-      const int64_t pairs = row_vregs / 2 * used;
-      for (int64_t first = 0; first < pairs; first += pairs_per_batch) {
-        const int set = static_cast<int>(((first / pairs_per_batch) % 2) * f16_copies_);
-        std::vector<F16Emulation::Regs> regs;
-        for (int64_t p = first; p < std::min(first + pairs_per_batch, pairs); ++p) {
-          for (int64_t half = 0; half < 2; ++half) {
-            const int copy = static_cast<int>(regs.size());
-            const int reg = set + copy;
-            Read(2 * (p / used) + half, p % used, reg);
-            const int scratch = static_cast<int>(2 * f16_copies_) + 3 * copy;
-            regs.push_back({reg, reg, scratch, scratch + 1, scratch + 2, kF16Mask + copy});
+    // Row vregs [t0, t1) of the stage: read, rounded or packed, stored.
+    int64_t batch = 0;  // f16: batches so far, alternating the read sets
+    const auto emit_rows = [&](int64_t t0, int64_t t1) {
+      if (out_f16_) {
+        // f32 sums -> f16 in register form, which vpack.bf16 packs unchanged (f16_emulation.h),
+        // f16_copies_ tiles at a time: the in-order VPU overlaps one rounding's latencies with
+        // the others' work. Read sets alternate between registers [0, c) and [c, 2c), scratch
+        // above.
+        const F16Emulation f16([this](uint32_t value) { return f16_constant_reg_.at(value); });
+        const int64_t pairs_per_batch = f16_copies_ / 2;
+        const int64_t first_pair = t0 / 2 * used, pairs = t1 / 2 * used;
+        for (int64_t first = first_pair; first < pairs; first += pairs_per_batch, ++batch) {
+          const int set = static_cast<int>((batch % 2) * f16_copies_);
+          std::vector<F16Emulation::Regs> regs;
+          for (int64_t p = first; p < std::min(first + pairs_per_batch, pairs); ++p) {
+            for (int64_t half = 0; half < 2; ++half) {
+              const int copy = static_cast<int>(regs.size());
+              const int reg = set + copy;
+              Read(2 * (p / used) + half, p % used, reg);
+              const int scratch = static_cast<int>(2 * f16_copies_) + 3 * copy;
+              regs.push_back({reg, reg, scratch, scratch + 1, scratch + 2, kF16Mask + copy});
+            }
+          }
+          f16.EmitNarrow(out_, regs);
+          for (int64_t p = first; p < std::min(first + pairs_per_batch, pairs); ++p) {
+            const int lo = set + static_cast<int>(2 * (p - first));
+            out_.Emit("vpack.bf16 v{}, v{}, v{}", lo, lo, lo + 1);
+            out_.Emit("vst v{}, vmem[s{} + {:#x}]", lo, kStage, ((p / used) * tiles + p % used) * vreg_bytes);
           }
         }
-        f16.EmitNarrow(out_, regs);
-        for (int64_t p = first; p < std::min(first + pairs_per_batch, pairs); ++p) {
-          const int lo = set + static_cast<int>(2 * (p - first));
-          out_.Emit("vpack.bf16 v{}, v{}, v{}", lo, lo, lo + 1);
-          out_.Emit("vst v{}, vmem[s{} + {:#x}]", lo, kStage, ((p / used) * tiles + p % used) * vreg_bytes);
+      } else if (out_bf16_) {
+        for (int64_t u = t0 / 2; u < t1 / 2; ++u) {
+          for (int64_t ct = 0; ct < used; ++ct) {
+            const int lo = read(2 * u, ct);
+            const int hi = read(2 * u + 1, ct);
+            const int packed = static_cast<int>(read_reg0_ + (read_count_++ % read_vregs_));
+            out_.Emit("vpack.bf16 v{}, v{}, v{}", packed, lo, hi);
+            out_.Emit("vst v{}, vmem[s{} + {:#x}]", packed, kStage, (u * tiles + ct) * vreg_bytes);
+          }
+        }
+      } else {
+        for (int64_t t = t0; t < t1; ++t) {
+          for (int64_t ct = 0; ct < used; ++ct) {
+            const int reg = read(t, ct);
+            out_.Emit("vst v{}, vmem[s{} + {:#x}]", reg, kStage, (t * tiles + ct) * vreg_bytes);
+          }
         }
       }
-    } else if (out_bf16_) {
-      for (int64_t u = 0; u < row_vregs / 2; ++u) {
-        for (int64_t ct = 0; ct < used; ++ct) {
-          const int lo = read(2 * u, ct);
-          const int hi = read(2 * u + 1, ct);
-          const int packed = static_cast<int>(read_reg0_ + (read_count_++ % read_vregs_));
-          out_.Emit("vpack.bf16 v{}, v{}, v{}", packed, lo, hi);
-          out_.Emit("vst v{}, vmem[s{} + {:#x}]", packed, kStage, (u * tiles + ct) * vreg_bytes);
-        }
-      }
-    } else {
-      for (int64_t t = 0; t < row_vregs; ++t) {
-        for (int64_t ct = 0; ct < used; ++ct) {
-          const int reg = read(t, ct);
-          out_.Emit("vst v{}, vmem[s{} + {:#x}]", reg, kStage, (t * tiles + ct) * vreg_bytes);
-        }
-      }
-    }
-    for (int64_t t = 0; t < row_vregs; ++t) {
-      for (int64_t ct = used; ct < tiles; ++ct) {
-        out_.Emit("mxu.acc.read.clear mxu{}, v{}, {}, {}", ct / t_.nc, read_reg0_, t * s_, ct % t_.nc);
-      }
-    }
-    out_.Emit("vpu.signal sem[{}], 1", kVpuSem);
-    out_.Emit("sem.wait sem[{}], 1", kVpuSem);
+    };
     const int64_t rows = last_chunk ? last_row_box_ : t_.chunk_rows;
     const int64_t cols = last_group ? last_col_box_ : t_.group_cols;
-    // A stage of kDmaSplitBytes or more goes out in row pieces, one per engine: one engine keeps
-    // too few requests in flight to write at HBM's rate, and a dot with a short K (attention's
-    // Q K^T, K = 128) is bound by writing its output. (Smaller stages go out whole: a piece on
-    // every engine would queue the next job's panels behind it.) Each piece signals once; a job
+    // The stage goes out in out_pieces_ row pieces, one per engine (kDmaSplitBytes or more: one
+    // engine keeps too few requests in flight to write at HBM's rate, and a dot with a short K,
+    // attention's Q K^T, is bound by writing its output; a single job: each piece leaves as soon
+    // as its rows are stored, while the next rows are read out). Each piece signals once; a job
     // with fewer rows than pieces signals the missing ones itself, so the next job always waits
     // for out_pieces_.
     const int64_t piece_rows = CeilDiv(CeilDiv(rows, out_pieces_), out_row_unit_) * out_row_unit_;
-    int64_t pieces = 0;
-    for (int64_t r0 = 0; r0 < rows; r0 += piece_rows, ++pieces) {
+    const int64_t pieces = CeilDiv(rows, piece_rows);
+    for (int64_t piece = 0; piece < pieces; ++piece) {
+      const int64_t r0 = piece * piece_rows;
+      const bool last = piece + 1 == pieces;
+      emit_rows(r0 / s_, last ? row_vregs : std::min(row_vregs, (r0 + piece_rows) / s_));
+      if (last) {
+        for (int64_t t = 0; t < row_vregs; ++t) {
+          for (int64_t ct = used; ct < tiles; ++ct) {
+            out_.Emit("mxu.acc.read.clear mxu{}, v{}, {}, {}", ReadMxu(t, ct), read_reg0_, ReadRow(t), ct % t_.nc);
+          }
+        }
+      }
+      out_.Emit("vpu.signal sem[{}], 1", kVpuSem);
+      out_.Emit("sem.wait sem[{}], 1", kVpuSem);
       out_.Emit("dma vmem[s{}] -> hbm[{:#x}], src={}, dst={}, src_start={}, dst_start={}, size={}, sem=sem[s{} + {}], "
                 "engine={}",
                 kStage, c_.results[0]->address, stage_, out_view_, List(Start(-1, {std::to_string(r0), "0"})),
                 List(Start(kBatch, {Item(kRow0, r0), Item(kCol0, 0)})), List(Size(std::min(piece_rows, rows - r0), cols)),
-                kStageSem, kOutSem, (engines_ - 1 - pieces) % engines_);
+                kStageSem, kOutSem, (engines_ - 1 - piece) % engines_);
     }
     if (pieces < out_pieces_) out_.Emit("sem.signal sem[s{} + {}], {}", kStageSem, kOutSem, out_pieces_ - pieces);
   }
@@ -752,6 +791,7 @@ class DotEmitter {
   bool out_f16_ = false;
   std::map<uint32_t, int> f16_constant_reg_;  // f16_emulation.h's constants -> vreg
   int64_t f16_copies_ = 2;  // tiles rounded together
+  int64_t replicas_ = 1;    // MXU sets sharing a group's weights, splitting its row groups
   ReadMask read_mask_;
   bool in_f32_ = false;           // f32 x f32 (mxu.*.f32, the config's f32_passes per row)
   std::string in_type_ = "bf16";

@@ -267,6 +267,34 @@ TEST_CASE("dot kernel: the last N group rounds only the tiles its box reaches, a
   }
 }
 
+TEST_CASE("dot kernel: MXUs the N split leaves idle sum row groups of their own", "[dot]") {
+  // N <= 128 is one MXU's columns: the other three take every fourth row group with the same
+  // weights. Ragged M (200 rows: 13 groups of 16, the last partial) and K (100) in bf16, f16 and
+  // f32 (groups of 8 rows), compared with the evaluator; and every MXU sums a share of the MACs.
+  const fs::path dir = TempDir("dot_replicas");
+  for (const char* type : {"bf16", "f16", "f32"}) {
+    INFO(type);
+    WriteText(dir / "m.hlo", fmt::format("HloModule m\nENTRY e {{\n  a = {0}[200,100] parameter(0)\n  b = {0}[100,128] parameter(1)\n"
+                                         "  ROOT d = {0}[200,128] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}\n}}\n",
+                                         type));
+    CHECK_THAT(RunOk("run " + (dir / "m.hlo").string() + " --check --config tpu_v4"), Catch::Contains("check passed"));
+    RunOk("run " + (dir / "m.hlo").string() + " --timing-only --config tpu_v4 --report " + (dir / "r.json").string());
+    const std::string report = ReadText(dir / "r.json");
+    // Padded to whole row groups and MXU tiles: 13 (bf16, f16: 16 rows) or 25 (f32: 8 rows)
+    // groups, a 128 x 128 weight tile (K padded to 128).
+    const int64_t rows = std::string(type) == "f32" ? 200 : 208;
+    double macs = 0;
+    for (int q = 0; q < 4; ++q) {
+      const std::size_t at = report.find("\"name\": \"mxu" + std::to_string(q) + "\"");
+      REQUIRE(at != std::string::npos);
+      const double mxu_macs = JsonNumber(report, "macs", at);
+      CHECK(mxu_macs > 0);
+      macs += mxu_macs;
+    }
+    CHECK(macs == static_cast<double>(rows * 128 * 128));
+  }
+}
+
 TEST_CASE("dot kernel: f32 x f32 on the MXUs, ragged, transposed and batched, on tiny and tpu_v4", "[dot]") {
   RunCase({"f32_mk_kn", "tiny", 0, 40, 72, 24, false, false, false, true});
   RunCase({"f32_km_nk", "tiny", 2, 21, 35, 9, true, true, false, true});
