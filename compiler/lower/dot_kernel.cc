@@ -191,11 +191,11 @@ class DotEmitter {
     engines_ = out_.target().dma_engines();
     // A single job's stage goes out in pieces as its rows are read out where one engine would
     // be busy writing it longer than a round trip: more than its share of the bytes HBM keeps in
-    // flight (bandwidth x latency over the engines; tpu_v4: 46 KB). Smaller, a piece per engine
-    // only adds a VPU wait each.
+    // flight (bandwidth x latency over the engines; tpu_v4: 46 KB; unknown HBM: never). Smaller,
+    // a piece per engine only adds a VPU wait each.
     const bool single_job = form_.batch * t_.n_groups * t_.m_chunks == 1;
     const double engine_share = c_.options.hbm_bytes_per_ns * c_.options.hbm_latency_ns / static_cast<double>(engines_);
-    const bool progressive = single_job && static_cast<double>(t_.stage_bytes) > engine_share;
+    const bool progressive = single_job && engine_share > 0 && static_cast<double>(t_.stage_bytes) > engine_share;
     if (static_cast<int64_t>(t_.stage_bytes) >= kDmaSplitBytes || progressive) {
       out_pieces_ = std::clamp<int64_t>(t_.chunk_rows / out_row_unit_, 1, engines_);
     }
