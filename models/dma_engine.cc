@@ -45,6 +45,7 @@ void DmaEngine::Begin(const DmaTransfer& transfer, const sc_core::sc_time& start
   a.started = start;
   a.first_issue = std::max(start, now_) + issue_latency_;
   a.completion = a.first_issue;
+  requests_left_ += a.plan->reads.size() + a.plan->writes.size();
   active_.push_back(std::move(a));
   next_.reset();
 }
@@ -119,6 +120,7 @@ void DmaEngine::IssueNext() {
     }
   };
   now_ = choice.time;
+  --requests_left_;
   Active& a = active_[choice.transfer];
   if (choice.write) {
     const DmaRequest& request = a.plan->writes[a.next_write++];

@@ -82,12 +82,7 @@ class DmaEngine {
   bool can_begin() const { return active_.empty() || !active_.back().reads_left(); }
   bool busy() const { return !active_.empty(); }  // a transfer begun and not finished
   // Requests remain to be issued.
-  bool has_request() const {
-    for (const Active& a : active_) {
-      if (a.requests_left()) return true;
-    }
-    return false;
-  }
+  bool has_request() const { return requests_left_ > 0; }
   // The oldest transfer begun has issued every request: Finish may end it.
   bool oldest_issued() const { return !active_.empty() && !active_.front().requests_left(); }
   // When the next request issues (requires has_request()); never earlier than the previous one.
@@ -144,6 +139,7 @@ class DmaEngine {
   std::shared_ptr<DmaPlanCache> plans_ = std::make_shared<DmaPlanCache>();
 
   std::deque<Active> active_;  // in the order begun; only the newest may have reads left
+  uint64_t requests_left_ = 0;  // over active_
   // The next request's choice, once asked for (the unit asks, waits, then issues it).
   mutable std::optional<Choice> next_;
   // Completion times of the requests in flight, of every transfer: a min-heap (std::greater),

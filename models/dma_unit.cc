@@ -136,11 +136,12 @@ void DmaUnit::RunEngine(const std::shared_ptr<State>& state, uint32_t index) {
     int64_t increment = 0;
   };
   std::deque<Completing> completing;
-  // Waits until `time`, or less when a transfer arrives that can begin; false if abandoned.
-  const auto wait_for = [&](const sc_core::sc_time& time) {
+  // Waits until `time`, or less when a transfer arrives that can begin now (`can_begin`); false if
+  // abandoned.
+  const auto wait_for = [&](const sc_core::sc_time& time, bool can_begin) {
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     if (time > now) {
-      if (engine.can_begin()) {
+      if (can_begin) {
         sc_core::wait(time - now, *slot.work);
       } else {
         sc_core::wait(time - now);
@@ -149,13 +150,15 @@ void DmaUnit::RunEngine(const std::shared_ptr<State>& state, uint32_t index) {
     return !state->abandoned;
   };
   while (!state->abandoned) {
-    while (engine.can_begin() && !slot.queue.empty()) {
+    bool can_begin = engine.can_begin();
+    while (can_begin && !slot.queue.empty()) {
       State::Pending pending = std::move(slot.queue.front());
       slot.queue.pop_front();
       state->queue_space.notify(sc_core::SC_ZERO_TIME);
       engine.Begin(pending.transfer, sc_core::sc_time_stamp(),
                    state->move_data || PayloadBytes(pending.transfer) <= kTimingOnlyMovedBytes);
       begun.push_back({pending.submitted, pending.transfer.semaphore, pending.transfer.semaphore_increment});
+      can_begin = engine.can_begin();
     }
     while (engine.oldest_issued()) {
       DmaCompletion completion = engine.Finish();
@@ -167,7 +170,7 @@ void DmaUnit::RunEngine(const std::shared_ptr<State>& state, uint32_t index) {
     const bool issuing = engine.has_request();
     if (!completing.empty() && (!issuing || completing.front().completion.completed <= engine.next_issue_time())) {
       const sc_core::sc_time at = completing.front().completion.completed;
-      if (!wait_for(at)) return;
+      if (!wait_for(at, can_begin)) return;
       if (sc_core::sc_time_stamp() < at) continue;  // a transfer arrived: begin it first
       Completing done = std::move(completing.front());
       completing.pop_front();
@@ -177,7 +180,7 @@ void DmaUnit::RunEngine(const std::shared_ptr<State>& state, uint32_t index) {
     }
     if (!issuing) break;
     const sc_core::sc_time at = engine.next_issue_time();
-    if (!wait_for(at)) return;
+    if (!wait_for(at, can_begin)) return;
     if (sc_core::sc_time_stamp() < at) continue;
     engine.IssueNext();
   }
