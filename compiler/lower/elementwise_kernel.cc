@@ -20,6 +20,10 @@ using hlo::Opcode;
 
 constexpr uint64_t kMaxBlockBytesPerArray = 512 * 1024;
 constexpr uint64_t kMinBlockBytesPerArray = 16 * 1024;
+// Blocks per kernel the block size aims at, at least: the pipeline's fill and drain are about two
+// blocks, so they stay within about 6% of a kernel that streams many; fewer, larger blocks cost
+// the simulation less (each block is DMAs to plan and waits to simulate).
+constexpr uint64_t kTargetBlocks = 32;
 // Semaphores of the kernel: loads landed in buffer 0/1, stores done from buffer 0/1, VPU done.
 // Blocks rotate through kBuffers VMEM buffers per stream: block b+2 loads while block b computes
 // and block b-1 stores, so the DMA engines always have the next transfers queued. Where three
@@ -185,7 +189,8 @@ class Emitter {
       const uint64_t budget =
           vmem_end_ - vmem_base_ - streams * depth_ * 4096 - pack_scratch_bytes_;  // alignment slack
       const int64_t strips = std::max<int64_t>(
-          1, static_cast<int64_t>(std::min(budget / (depth_ * strip_bytes), BlockBytesPerArray(streams) / widest_strip)));
+          1, static_cast<int64_t>(std::min(budget / (depth_ * strip_bytes),
+                                           BlockBytesPerArray(streams, widest_strip * grid_.strips) / widest_strip)));
       block_strips_ = std::min<int64_t>(strips, grid_.strips);
     }
     uint64_t cursor = vmem_base_;
@@ -248,15 +253,17 @@ class Emitter {
   }
 
   // A block per array of the bytes that keep HBM busy, spread over the streams (Little's law:
-  // bandwidth x latency in flight), as a power of two within [kMin, kMax]BlockBytesPerArray. With
-  // blocks three deep, the next blocks' loads are that much in flight while one computes, and the
-  // pipeline's fill (the first block's loads) and drain (the last block's stores) stay that short:
-  // tpu_v4, 614.4 B/ns x 300 ns over 3 streams, 64 KiB. Unknown HBM: the largest.
-  uint64_t BlockBytesPerArray(uint64_t streams) const {
+  // bandwidth x latency in flight), or of the largest array over kTargetBlocks where that is more,
+  // as a power of two within [kMin, kMax]BlockBytesPerArray. With blocks three deep, the next
+  // blocks' loads are that much in flight while one computes, and the pipeline's fill (the first
+  // block's loads) and drain (the last block's stores) stay short: tpu_v4, 614.4 B/ns x 300 ns
+  // over 3 streams, 64 KiB, up to arrays of 2 MiB. Unknown HBM: the largest.
+  uint64_t BlockBytesPerArray(uint64_t streams, uint64_t array_bytes) const {
     const double in_flight = c_.options.hbm_bytes_per_ns * c_.options.hbm_latency_ns;
     if (in_flight <= 0 || streams == 0) return kMaxBlockBytesPerArray;
     const uint64_t per_stream = static_cast<uint64_t>(in_flight / static_cast<double>(streams));
-    return std::clamp(std::bit_ceil(std::max<uint64_t>(per_stream, 1)), kMinBlockBytesPerArray, kMaxBlockBytesPerArray);
+    const uint64_t bytes = std::max<uint64_t>({per_stream, array_bytes / kTargetBlocks, 1});
+    return std::clamp(std::bit_ceil(bytes), kMinBlockBytesPerArray, kMaxBlockBytesPerArray);
   }
 
   std::vector<Stream*> AllStreams() {
