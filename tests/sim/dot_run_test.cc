@@ -15,6 +15,7 @@
 #include <iterator>
 #include <regex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -292,6 +293,24 @@ TEST_CASE("dot kernel: MXUs the N split leaves idle sum row groups of their own"
       macs += mxu_macs;
     }
     CHECK(macs == static_cast<double>(rows * 128 * 128));
+  }
+}
+
+TEST_CASE("dot kernel: with K padding, only the tiles holding it are zeroed, over stale NaNs", "[dot]") {
+  // n = 0 / 0 fills VMEM with NaN just before the dot. K = 620 and 100 have padding in their last
+  // K block: the kernel zeroes the lhs panels' column tiles from K on and the weight panels' row
+  // tiles from K on (not the whole panels), then the DMAs write the valid part. A NaN left in the
+  // padding of either panel would reach every output through 0 x NaN; --check compares them all.
+  const fs::path dir = TempDir("dot_k_padding_stale");
+  for (const auto& [m, n, k] : {std::tuple{100, 200, 100}, std::tuple{300, 583, 620}, std::tuple{784, 130, 620}}) {
+    INFO(m << "x" << n << "x" << k);
+    WriteText(dir / "m.hlo",
+              fmt::format("HloModule m\nENTRY e {{\n  z = f32[] constant(0)\n  zb = f32[1024,1024] broadcast(z), dimensions={{}}\n"
+                          "  nan = f32[1024,1024] divide(zb, zb)\n  a = bf16[{0},{2}] parameter(0)\n  b = bf16[{2},{1}] parameter(1)\n"
+                          "  d = bf16[{0},{1}] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}\n"
+                          "  ROOT t = (f32[1024,1024], bf16[{0},{1}]) tuple(nan, d)\n}}\n",
+                          m, n, k));
+    CHECK_THAT(RunOk("run " + (dir / "m.hlo").string() + " --check --config tpu_v4"), Catch::Contains("check passed"));
   }
 }
 
