@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "tests/compiler/activation_modules.h"
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/printer.h"
 #include "compiler/hlo/verifier.h"
@@ -121,26 +122,7 @@ ENTRY e {
 TEST_CASE("f16 normalization: an activation function is one fused kernel, its scalars inside", "[f16_normalization]") {
   // selu on f16: before normalization the f16 broadcasts of scalars were kernels of their own
   // (written to HBM) and every operation another kernel.
-  auto module = tpusim::hlo::ParseModule(R"(HloModule selu
-
-ENTRY main {
-  x = f16[512,1024] parameter(0)
-  zero = f16[] constant(0)
-  zb = f16[512,1024] broadcast(zero), dimensions={}
-  gt = pred[512,1024] compare(x, zb), direction=GT
-  e = f16[512,1024] exponential(x)
-  one = f16[] constant(1)
-  ob = f16[512,1024] broadcast(one), dimensions={}
-  em1 = f16[512,1024] subtract(e, ob)
-  alpha = f16[] constant(1.67326)
-  ab = f16[512,1024] broadcast(alpha), dimensions={}
-  neg = f16[512,1024] multiply(ab, em1)
-  sel = f16[512,1024] select(gt, x, neg)
-  scale = f16[] constant(1.0507)
-  sb = f16[512,1024] broadcast(scale), dimensions={}
-  ROOT r = f16[512,1024] multiply(sb, sel)
-}
-)", "test.hlo");
+  auto module = tpusim::hlo::ParseModule(tpusim::test_modules::kSeluF16, "test.hlo");
   tpusim::compiler::NormalizeF16(*module);
   tpusim::compiler::AssignLayouts(*module);
   const auto groups = tpusim::compiler::FuseElementwise(tpusim::compiler::Schedule(*module->entry()));

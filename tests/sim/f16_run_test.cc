@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "tests/compiler/activation_modules.h"
 #include "isa/convert.h"
 #include "tests/sim/exec_support.h"
 
@@ -136,26 +137,7 @@ TEST_CASE("f16: an activation function runs as one kernel, equal to the referenc
   const fs::path dir = TempDir("f16_selu");
   const std::vector<int64_t> dims = {512, 1024};
   tpusim::isa::WriteNpy((dir / "in0.npy").string(), ElementType::kF16, dims, F16Bytes(512 * 1024, 0));
-  const std::string out = RunModuleChecked(dir, R"(HloModule selu
-
-ENTRY main {
-  x = f16[512,1024] parameter(0)
-  zero = f16[] constant(0)
-  zb = f16[512,1024] broadcast(zero), dimensions={}
-  gt = pred[512,1024] compare(x, zb), direction=GT
-  e = f16[512,1024] exponential(x)
-  one = f16[] constant(1)
-  ob = f16[512,1024] broadcast(one), dimensions={}
-  em1 = f16[512,1024] subtract(e, ob)
-  alpha = f16[] constant(1.67326)
-  ab = f16[512,1024] broadcast(alpha), dimensions={}
-  neg = f16[512,1024] multiply(ab, em1)
-  sel = f16[512,1024] select(gt, x, neg)
-  scale = f16[] constant(1.0507)
-  sb = f16[512,1024] broadcast(scale), dimensions={}
-  ROOT r = f16[512,1024] multiply(sb, sel)
-}
-)", "tpu_v4", 1);
+  const std::string out = RunModuleChecked(dir, tpusim::test_modules::kSeluF16, "tpu_v4", 1);
   CHECK(out.find("check passed") != std::string::npos);
   CHECK(out.find("every element equal") != std::string::npos);
   RunOk("run " + (dir / "m.hlo").string() + " --timing-only --report " + (dir / "r.json").string());
