@@ -4,7 +4,6 @@
 
 #include <string>
 
-#include "tests/compiler/activation_modules.h"
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/printer.h"
 #include "compiler/hlo/verifier.h"
@@ -12,6 +11,7 @@
 #include "compiler/passes/elementwise_fusion.h"
 #include "compiler/passes/f16_normalization.h"
 #include "compiler/passes/layout_assignment.h"
+#include "tests/compiler/activation_modules.h"
 
 namespace {
 
