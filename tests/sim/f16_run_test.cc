@@ -12,8 +12,8 @@
 
 #include <fmt/format.h>
 
-#include "tests/compiler/activation_modules.h"
 #include "isa/convert.h"
+#include "tests/compiler/activation_modules.h"
 #include "tests/sim/exec_support.h"
 
 namespace {
