@@ -25,7 +25,6 @@ struct DmaUnit::State {
     bool thread_running = false;
     // A transfer was queued while the thread runs (a pointer: sc_event does not move).
     std::unique_ptr<sc_core::sc_event> work = std::make_unique<sc_core::sc_event>();
-
   };
 
   std::string name;
@@ -132,8 +131,7 @@ void DmaUnit::RunEngine(const std::shared_ptr<State>& state, uint32_t index) {
   // predecessor's, so completions come in queue order.
   struct Completing {
     DmaCompletion completion;
-    Semaphore* semaphore = nullptr;
-    int64_t increment = 0;
+    Begun begun;
   };
   std::deque<Completing> completing;
   // Waits until `time`, or less when a transfer arrives that can begin now (`can_begin`); false if
@@ -164,7 +162,7 @@ void DmaUnit::RunEngine(const std::shared_ptr<State>& state, uint32_t index) {
       DmaCompletion completion = engine.Finish();
       completion.submitted = begun.front().submitted;
       if (!completing.empty()) completion.completed = std::max(completion.completed, completing.back().completion.completed);
-      completing.push_back({completion, begun.front().semaphore, begun.front().increment});
+      completing.push_back({completion, begun.front()});
       begun.pop_front();
     }
     const bool issuing = engine.has_request();
@@ -174,7 +172,7 @@ void DmaUnit::RunEngine(const std::shared_ptr<State>& state, uint32_t index) {
       if (sc_core::sc_time_stamp() < at) continue;  // a transfer arrived: begin it first
       Completing done = std::move(completing.front());
       completing.pop_front();
-      if (done.semaphore != nullptr) done.semaphore->Signal(done.increment);
+      if (done.begun.semaphore != nullptr) done.begun.semaphore->Signal(done.begun.increment);
       if (state->on_completion) state->on_completion(done.completion);
       continue;
     }

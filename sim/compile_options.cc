@@ -1,6 +1,7 @@
 #include "sim/compile_options.h"
 
 #include "sim/chip/chip.h"
+#include "sim/config/derived.h"
 
 namespace tpusim::sim {
 
@@ -12,7 +13,7 @@ compiler::CompileOptions CompileOptionsFor(const ArchConfig& config) {
   options.vmem_capacity_bytes = params.vmem.capacity_bytes;
   options.smem_capacity_bytes = params.smem.capacity_bytes;
   options.host_capacity_bytes = params.host.capacity_bytes;
-  options.hbm_bytes_per_ns = params.hbm.channel_count * params.hbm.channel_bandwidth_gbps;  // GB/s = bytes/ns
+  options.hbm_bytes_per_ns = HbmBytesPerSecond(config) / 1e9;
   options.hbm_latency_ns = params.hbm.access_latency_ns;
   return options;
 }

@@ -156,6 +156,35 @@ void Computation::RemoveInstruction(Instruction* instruction) {
   instructions_.erase(it);
 }
 
+void Computation::RemoveInstructions(const std::unordered_set<const Instruction*>& dead) {
+  for (const auto& x : instructions_) {
+    if (dead.contains(x.get())) {
+      if (x.get() == root_ || x->opcode() == Opcode::kParameter) {
+        throw Error(x->Describe() + ": the root and parameters cannot be removed");
+      }
+      continue;
+    }
+    for (const Instruction* operand : x->operands()) {
+      if (dead.contains(operand)) {
+        throw Error(operand->Describe() + ": cannot be removed while '" + x->name() + "' reads it");
+      }
+    }
+  }
+  for (const auto& x : instructions_) {
+    if (dead.contains(x.get())) by_name_.erase(x->name());
+  }
+  std::erase_if(instructions_, [&](const std::unique_ptr<Instruction>& x) { return dead.contains(x.get()); });
+}
+
+void Computation::RenameInstruction(Instruction* instruction, std::string name) {
+  if (FindInstruction(name) != nullptr) {
+    throw Error("computation '" + name_ + "' already has an instruction named '" + name + "'");
+  }
+  by_name_.erase(instruction->name());
+  instruction->name_ = std::move(name);
+  by_name_.emplace(instruction->name_, instruction);
+}
+
 void Computation::ReplaceUses(Instruction* old_value, Instruction* new_value) {
   for (const auto& user : instructions_) {
     for (std::size_t i = 0; i < user->operand_count(); ++i) {

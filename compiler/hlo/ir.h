@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "compiler/hlo/attribute.h"
@@ -163,6 +164,12 @@ class Computation {
   // Removes an instruction nothing reads (passes: after folding it into its users); throws
   // tpusim::Error for the root, a parameter or an instruction that is still read.
   void RemoveInstruction(Instruction* instruction);
+  // Removes every instruction in `dead` in one pass over the computation (passes that drop many):
+  // throws tpusim::Error, removing none, for the root, a parameter or one that a kept instruction
+  // reads.
+  void RemoveInstructions(const std::unordered_set<const Instruction*>& dead);
+  // Renames `instruction`; throws tpusim::Error if another instruction has the name.
+  void RenameInstruction(Instruction* instruction, std::string name);
   // Makes every reader of `old_value` (and the root, if it is `old_value`) read `new_value`.
   void ReplaceUses(Instruction* old_value, Instruction* new_value);
   void set_root(Instruction* root) { root_ = root; }

@@ -713,8 +713,8 @@ class Emitter {
     for (int n = 0; n < end; ++n) {
       const ExprNode& node = expr_.nodes[n];
       if (last_use[n] < 0) continue;  // dead
+      const int kept_source = KeptRegisterSource(n);
       for (copy_ = 0; copy_ < copies; ++copy_) {
-        const int kept_source = KeptRegisterSource(n);
         if (pinned_.contains(n)) {
           Regs()[n] = pinned_.at(n);
         } else if (kept_source >= 0 && last_use[kept_source] == n) {

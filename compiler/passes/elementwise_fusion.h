@@ -5,13 +5,14 @@
 //
 // Rules: an element-wise operation (compiler/lower/elementwise_expr.h's list) on types the VPU
 // kernels hold (HeldDomain: f32, bf16, f16, s32, u32, s8, u8, pred) joins the group of its
-// consumer when every user of it is in that group and it has the consumer's dims. Scalar constants and broadcasts of scalars are cheap to recompute, so they
-// join every group that reads them (and get a kernel of their own only when something outside a
-// group reads them). A broadcast of an array (rank >= 1, into rank >= 2, laid out in the
-// consumer's dim order) joins its consumer's group like an element-wise operation: the kernel
-// loads the broadcast's operand into its tiles with replicating DMAs, and the broadcast array
-// never exists in HBM. Instructions written as `fusion` in the HLO are kernels already and are left
-// alone. Groups come in schedule order of their roots.
+// consumer when every user of it is in that group and it has the consumer's dims. Scalar
+// constants and broadcasts of scalars are cheap to recompute, so they join every group that reads
+// them (and get a kernel of their own only when something outside a group reads them). A
+// broadcast of an array (rank >= 1, into rank >= 2, laid out in the consumer's dim order) joins
+// its consumer's group like an element-wise operation: the kernel loads the broadcast's operand
+// into its tiles with replicating DMAs, and the broadcast array never exists in HBM. Instructions
+// written as `fusion` in the HLO are kernels already and are left alone. Groups come in schedule
+// order of their roots.
 #pragma once
 
 #include <functional>

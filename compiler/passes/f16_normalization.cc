@@ -5,6 +5,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "compiler/lower/control_flow.h"
 #include "compiler/lower/elementwise_expr.h"
 #include "compiler/passes/new_instruction.h"
 
@@ -38,17 +39,23 @@ class Normalizer {
  public:
   explicit Normalizer(hlo::Computation& computation) : computation_(computation) {}
 
+  // One pass in order (operands before users), then one removal of what nothing reads: linear in
+  // the computation's size.
   int Run() {
     std::vector<Instruction*> order;
     for (const auto& x : computation_.instructions()) order.push_back(x.get());
     int rewritten = 0;
     for (Instruction* x : order) {
+      for (std::size_t i = 0; i < x->operand_count(); ++i) {
+        const auto replaced = replaced_.find(x->operand(i));
+        if (replaced != replaced_.end()) x->ReplaceOperand(i, replaced->second);
+      }
       if (x->opcode() == Opcode::kConvert && x->shape().element_type == ElementType::kF32) {
         // convert-to-f32(convert-to-f16(y)) is y (SimplifyFPConversions).
         const auto wide = wide_.find(x->operand(0));
         if (wide != wide_.end()) {
-          computation_.ReplaceUses(x, wide->second);
-          dead_.push_back(x);
+          replaced_[x] = wide->second;
+          candidates_.push_back(x);
         }
         continue;
       }
@@ -60,7 +67,9 @@ class Normalizer {
       }
       Rebuild(x);
     }
-    RemoveDead();
+    const auto root = replaced_.find(computation_.root());
+    if (root != replaced_.end()) computation_.set_root(root->second);
+    RemoveUnread();
     computation_.OrderOperandsFirst();
     return rewritten;
   }
@@ -78,54 +87,61 @@ class Normalizer {
   }
 
   // `x` (f16) becomes `<name>.f32`, the same operation on f32 values, and a convert of it to f16
-  // under x's own name for the users that read an f16.
+  // takes x's name for the users that read an f16 (the later ones read it through replaced_).
   void Rebuild(Instruction* x) {
     const std::string name = x->name();
     const isa::Shape shape = x->shape();
-    Instruction* f32 = AddInstructionFor(*x, name + ".f32", x->opcode(), AsF32(shape));
-    for (Instruction* operand : x->operands()) f32->AddOperand(Wide(operand));
-    for (const hlo::Attribute& attribute : x->attributes()) f32->AddAttribute(attribute);
-    // Every user of x comes after it and is not rewritten yet: they read f32's f16 convert.
-    computation_.ReplaceUses(x, f32);
-    computation_.RemoveInstruction(x);
-    Instruction* f16 = AddInstructionFor(*f32, name, Opcode::kConvert, shape);
-    computation_.ReplaceUses(f32, f16);
-    f16->AddOperand(f32);
-    wide_[f16] = f32;
-    dead_.push_back(f16);  // removed if nothing reads the f16 value in the end
+    std::string f32_name = name + ".f32";
+    while (computation_.FindInstruction(f32_name) != nullptr) f32_name += "_";
+    computation_.RenameInstruction(x, f32_name);
+    x->set_shape(AsF32(shape));
+    for (std::size_t i = 0; i < x->operand_count(); ++i) x->ReplaceOperand(i, Wide(x->operand(i)));
+    Instruction* f16 = AddInstructionFor(*x, name, Opcode::kConvert, shape);
+    f16->AddOperand(x);
+    replaced_[x] = f16;
+    wide_[f16] = x;
+    candidates_.push_back(f16);  // removed if nothing reads the f16 value in the end
   }
 
-  void RemoveDead() {
-    std::unordered_set<const Instruction*> read;
-    for (const auto& x : computation_.instructions()) {
-      for (const Instruction* operand : x->operands()) read.insert(operand);
+  // Removes the candidates nothing reads (an f16 value read only by a convert-to-f32 that is
+  // itself removed goes too).
+  void RemoveUnread() {
+    std::unordered_set<const Instruction*> dead;
+    for (bool grew = true; grew;) {
+      std::unordered_set<const Instruction*> read;
+      for (const auto& x : computation_.instructions()) {
+        if (dead.contains(x.get())) continue;
+        for (const Instruction* operand : x->operands()) read.insert(operand);
+      }
+      grew = false;
+      for (const Instruction* x : candidates_) {
+        if (!read.contains(x) && x != computation_.root() && dead.insert(x).second) grew = true;
+      }
     }
-    for (Instruction* x : dead_) {
-      if (!read.contains(x) && x != computation_.root()) computation_.RemoveInstruction(x);
-    }
+    computation_.RemoveInstructions(dead);
   }
 
   hlo::Computation& computation_;
-  std::unordered_map<const Instruction*, Instruction*> wide_;  // f16 value -> its f32 value
-  std::vector<Instruction*> dead_;  // candidates: removed where nothing reads them
+  std::unordered_map<const Instruction*, Instruction*> wide_;      // f16 value -> its f32 value
+  std::unordered_map<const Instruction*, Instruction*> replaced_;  // rewritten -> what users read
+  std::vector<const Instruction*> candidates_;  // removed where nothing reads them
 };
 
-// The entry and what it runs through control flow, each once.
+// The entry and what it runs through control flow (ControlFlowCallees), each once, in module
+// order.
 std::vector<hlo::Computation*> ProgramComputations(hlo::Module& module) {
-  std::vector<hlo::Computation*> computations{module.entry()};
-  std::unordered_set<hlo::Computation*> seen{module.entry()};
-  for (std::size_t i = 0; i < computations.size(); ++i) {
-    for (const auto& x : computations[i]->instructions()) {
-      if (x->opcode() != Opcode::kWhile && x->opcode() != Opcode::kConditional && x->opcode() != Opcode::kCall) continue;
-      for (const hlo::Attribute& attribute : x->attributes()) {
-        std::vector<hlo::Computation*> called;
-        if (const auto* one = std::get_if<hlo::Computation*>(&attribute.value)) called.push_back(*one);
-        if (const auto* list = std::get_if<std::vector<hlo::Computation*>>(&attribute.value)) called = *list;
-        for (hlo::Computation* c : called) {
-          if (c != nullptr && seen.insert(c).second) computations.push_back(c);
-        }
+  std::vector<const hlo::Computation*> reached{module.entry()};
+  std::unordered_set<const hlo::Computation*> seen{module.entry()};
+  for (std::size_t i = 0; i < reached.size(); ++i) {
+    for (const auto& x : reached[i]->instructions()) {
+      for (const hlo::Computation* callee : ControlFlowCallees(*x)) {
+        if (callee != nullptr && seen.insert(callee).second) reached.push_back(callee);
       }
     }
+  }
+  std::vector<hlo::Computation*> computations;
+  for (const auto& computation : module.computations()) {
+    if (seen.contains(computation.get())) computations.push_back(computation.get());
   }
   return computations;
 }

@@ -131,3 +131,30 @@ TEST_CASE("f16 normalization: an activation function is one fused kernel, its sc
   REQUIRE(groups[0].operands.size() == 1);
   CHECK(groups[0].operands[0]->name() == "x");
 }
+
+TEST_CASE("computation: removing many instructions at once, and renaming one", "[f16_normalization]") {
+  auto module = tpusim::hlo::ParseModule(R"(HloModule m
+
+ENTRY e {
+  a = f32[4] parameter(0)
+  b = f32[4] negate(a)
+  c = f32[4] abs(b)
+  d = f32[4] exponential(a)
+  ROOT r = f32[4] add(a, a)
+}
+)", "test.hlo");
+  tpusim::hlo::Computation& entry = *module->entry();
+  const auto* b = entry.FindInstruction("b");
+  const auto* c = entry.FindInstruction("c");
+  // b is read by c: removing b alone is refused, and nothing is removed.
+  CHECK_THROWS_WITH(entry.RemoveInstructions({b}), Catch::Contains("cannot be removed while 'c' reads it"));
+  CHECK_THROWS_WITH(entry.RemoveInstructions({entry.root()}), Catch::Contains("the root and parameters"));
+  REQUIRE(entry.instruction_count() == 5);
+  entry.RemoveInstructions({b, c});
+  CHECK(entry.instruction_count() == 3);
+  CHECK(entry.FindInstruction("b") == nullptr);
+  CHECK_THROWS_WITH(entry.RenameInstruction(entry.FindInstruction("d"), "a"), Catch::Contains("already has"));
+  entry.RenameInstruction(entry.FindInstruction("d"), "e");
+  CHECK(entry.FindInstruction("d") == nullptr);
+  CHECK(entry.FindInstruction("e")->opcode() == tpusim::hlo::Opcode::kExp);
+}
