@@ -30,8 +30,10 @@ constexpr TargetKey kTargetKeys[] = {
     {"dma_engines", &Target::set_dma_engines}, {"semaphores", &Target::set_semaphores},
 };
 
-// Optional (0 when left out): the MXU accumulator rows the program uses.
+// Optional (0 when left out): the MXU accumulator rows the program uses, and the TensorCores
+// that run it.
 constexpr std::string_view kAccRowsKey = "mxu_acc_rows";
+constexpr std::string_view kCoresKey = "cores";
 
 std::string Quote(std::string_view text) { return "'" + std::string(text) + "'"; }
 
@@ -142,7 +144,8 @@ class Assembler {
         if (k.name == key) (target->*k.set)(static_cast<uint32_t>(number.magnitude));
       }
       if (key == kAccRowsKey) target->set_mxu_accumulator_rows(static_cast<uint32_t>(number.magnitude));
-    }, {kAccRowsKey});
+      if (key == kCoresKey) target->set_tensor_cores(static_cast<uint32_t>(number.magnitude));
+    }, {kAccRowsKey, kCoresKey});
   }
 
   // `NAME, space[ADDRESS]` of .buffer and .data; records the offsets of both.

@@ -8,16 +8,6 @@
 namespace tpusim::isa {
 namespace {
 
-std::string TargetLine(const Target& t) {
-  auto field = [](std::string_view name, uint32_t value) { return std::string(name) + "=" + std::to_string(value); };
-  return ".target " + field("sublanes", t.sublanes()) + ", " + field("lanes", t.lanes()) + ", " +
-         field("vregs", t.vector_registers()) + ", " + field("mxus", t.mxu_count()) + ", " +
-         field("mxu_rows", t.mxu_rows()) + ", " + field("mxu_cols", t.mxu_columns()) + ", " +
-         field("dma_engines", t.dma_engines()) + ", " + field("semaphores", t.semaphores()) +
-         ", cmem=" + (t.has_cmem() ? "true" : "false") +
-         (t.mxu_accumulator_rows() != 0 ? ", " + field("mxu_acc_rows", t.mxu_accumulator_rows()) : "");
-}
-
 std::string Place(MemorySpace space, uint64_t address) {
   return std::string(MemorySpaceName(space)) + "[" + FormatHex(address) + "]";
 }
@@ -62,6 +52,17 @@ std::string DisassembleInstruction(const Instruction& instruction) {
     out += FormatOperandValue(operand);
   }
   return out;
+}
+
+std::string TargetLine(const Target& t) {
+  auto field = [](std::string_view name, uint32_t value) { return std::string(name) + "=" + std::to_string(value); };
+  return ".target " + field("sublanes", t.sublanes()) + ", " + field("lanes", t.lanes()) + ", " +
+         field("vregs", t.vector_registers()) + ", " + field("mxus", t.mxu_count()) + ", " +
+         field("mxu_rows", t.mxu_rows()) + ", " + field("mxu_cols", t.mxu_columns()) + ", " +
+         field("dma_engines", t.dma_engines()) + ", " + field("semaphores", t.semaphores()) +
+         ", cmem=" + (t.has_cmem() ? "true" : "false") +
+         (t.mxu_accumulator_rows() != 0 ? ", " + field("mxu_acc_rows", t.mxu_accumulator_rows()) : "") +
+         (t.tensor_cores() > 1 ? ", " + field("cores", t.tensor_cores()) : "");
 }
 
 std::string Disassemble(const Program& program) {

@@ -17,6 +17,9 @@ namespace tpusim::isa {
 // Throws tpusim::Error (ValidateProgram's message) if `program` is not valid.
 std::string Disassemble(const Program& program);
 
+// The `.target` line (no newline) of `target`, as the canonical text spells it.
+std::string TargetLine(const Target& target);
+
 // One instruction as it appears in the canonical text, without indentation: `vadd.f32 v3, v1, v2`.
 // For traces and fault messages; throws tpusim::Error for an opcode the table does not have or
 // the wrong number of operands.

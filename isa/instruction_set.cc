@@ -116,6 +116,10 @@ struct TableBuilder {
     Add(OPCODE_VPU_SIGNAL, "vpu.signal", Unit::kVpu, CostClass::kVpuIssue,
         {Sem(), SRegOrImm("n", 0, kUint32Max)},
         "in VPU queue order: once every earlier VPU instruction is complete, sem += n");
+    Add(OPCODE_CORE_ID, "core.id", u, c, {SReg("sd", Access::kWrite)},
+        "sd = this TensorCore's index in the chip (0 .. tensor_cores - 1)");
+    Add(OPCODE_CORE_SYNC, "core.sync", u, CostClass::kCoreSync, {},
+        "stall until every TensorCore running the program has reached its matching core.sync");
   }
 
   void Elementwise() {
@@ -353,6 +357,8 @@ std::vector<CostClassInfo> BuildCostClasses() {
        "an issue slot; a load's register is usable smem_latency_cycles after issue"},
       {CostClass::kSemaphore, "semaphore", {scalar_issue},
        "an issue slot; sem.wait stalls the scalar core until the semaphore reaches n"},
+      {CostClass::kCoreSync, "core-sync", {scalar_issue, "tensor_core.scalar_core.core_sync_cycles"},
+       "an issue slot; stalls until the last TensorCore arrives, then core_sync_cycles more"},
       {CostClass::kVpuIssue, "vpu-issue", {vpu_issue},
        "a VPU issue slot; waits for every earlier VPU instruction to complete"},
       {CostClass::kVpuElementwise, "vpu-elementwise",

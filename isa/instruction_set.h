@@ -41,6 +41,7 @@ enum class CostClass : uint8_t {
   kScalarBranch,
   kSmemAccess,
   kSemaphore,
+  kCoreSync,
   kVpuIssue,
   kVpuElementwise,
   kVpuTranscendental,

@@ -1,5 +1,6 @@
 #include "isa/program_check.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -41,6 +42,8 @@ constexpr TargetField kTargetFields[] = {
 
 // MxuConfig.accumulator_rows' range; 0 (a program that uses no accumulators) is allowed too.
 constexpr uint32_t kMaxAccumulatorRows = 1u << 20;
+// ArchConfig.tensor_core_count's range; 0 (left out) is one.
+constexpr uint32_t kMaxTensorCores = 16;
 
 void CheckTarget(const Target& target) {
   for (const TargetField& field : kTargetFields) {
@@ -50,6 +53,10 @@ void CheckTarget(const Target& target) {
            "target " + std::string(field.name) + " is " + Str(value) + "; it must be in [1, " +
                Str(field.max) + "]");
     }
+  }
+  if (target.tensor_cores() > kMaxTensorCores) {
+    Fail({.part = Part::kTarget, .field = "cores"},
+         "target cores is " + Str(target.tensor_cores()) + "; it must be in [0, " + Str(kMaxTensorCores) + "]");
   }
   if (target.mxu_accumulator_rows() > kMaxAccumulatorRows) {
     Fail({.part = Part::kTarget, .field = "mxu_acc_rows"},
@@ -426,6 +433,10 @@ void CheckTargetCompatible(const Target& program, const Target& machine) {
             Str(machine.mxu_accumulator_rows()));
   }
   if (program.has_cmem() && !machine.has_cmem()) problem("the program uses CMEM; the machine has none");
+  if (std::max(program.tensor_cores(), 1u) > std::max(machine.tensor_cores(), 1u)) {
+    problem("the program runs on cores=" + Str(program.tensor_cores()) + "; the machine has only " +
+            Str(std::max(machine.tensor_cores(), 1u)));
+  }
   if (!problems.empty()) throw Error(problems);
 }
 

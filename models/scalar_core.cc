@@ -73,7 +73,7 @@ ScalarCore::ScalarCore(std::string name, const ScalarCoreParams& params, const M
 }
 
 void ScalarCore::AttachUnits(const TensorCoreUnits& units) {
-  if (state_ == State::kRunning || state_ == State::kWaitingSemaphore) {
+  if (state_ == State::kRunning || state_ == State::kWaitingSemaphore || state_ == State::kWaitingCores) {
     throw Error(name_ + ": AttachUnits while a program is running");
   }
   if (units.vpu != nullptr && units.registers == nullptr) {
@@ -86,7 +86,7 @@ void ScalarCore::AttachUnits(const TensorCoreUnits& units) {
 }
 
 void ScalarCore::Start(const isa::Program& program) {
-  if (state_ == State::kRunning || state_ == State::kWaitingSemaphore) {
+  if (state_ == State::kRunning || state_ == State::kWaitingSemaphore || state_ == State::kWaitingCores) {
     throw Error(name_ + ": Start while a program is running");
   }
   program_ = &program;
@@ -453,6 +453,18 @@ bool ScalarCore::Step() {
       ++pc_;
       return true;
     }
+    case isa::OPCODE_CORE_ID: set(core_index_); return true;
+    case isa::OPCODE_CORE_SYNC: {
+      if (barrier_ != nullptr && barrier_->cores() > 1) {
+        SyncToCycle(issue_cycle_);
+        state_ = State::kWaitingCores;
+        barrier_->ArriveAndWait();
+        state_ = State::kRunning;
+        CatchUpToSystemCTime(&stats_.core_sync_stall_cycles);
+      }
+      ++pc_;
+      return true;
+    }
     case isa::OPCODE_DMA: DispatchDma(in); ++pc_; return true;
     default:
       throw Fault("`" + std::string(info->mnemonic) + "` is not yet supported by the simulator");
@@ -784,7 +796,14 @@ void ScalarCore::DispatchMxu(const isa::Instruction& in, const isa::InstructionI
 }
 
 std::string ScalarCore::DescribeDeadlock() const {
-  if (state_ != State::kWaitingSemaphore || program_ == nullptr) return {};
+  if (program_ == nullptr) return {};
+  if (state_ == State::kWaitingCores) {
+    return name_ + ": deadlock at pc " + std::to_string(pc_) + " (`" +
+           isa::DisassembleInstruction(program_->instructions(static_cast<int>(pc_))) + "`): " +
+           std::to_string(barrier_->waiting()) + " of " + std::to_string(barrier_->cores()) +
+           " TensorCores reached this core.sync, and the others ended or wait elsewhere";
+  }
+  if (state_ != State::kWaitingSemaphore) return {};
   const Semaphore& semaphore = *semaphores_.at(waiting_semaphore_);
   return name_ + ": deadlock at pc " + std::to_string(pc_) + " (`" +
          isa::DisassembleInstruction(program_->instructions(static_cast<int>(pc_))) +

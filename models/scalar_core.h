@@ -34,6 +34,7 @@
 #include "isa/shape.h"
 #include "models/activity.h"
 #include "models/clock_domain.h"
+#include "models/core_barrier.h"
 #include "models/dma_unit.h"
 #include "models/memory.h"
 #include "models/mxu.h"
@@ -93,6 +94,7 @@ struct ScalarCoreStats {
   uint64_t smem_stall_cycles = 0;     // waiting for a register loaded from SMEM
   uint64_t semaphore_stall_cycles = 0;  // sem.wait
   uint64_t dispatch_stall_cycles = 0;   // a full DMA, VPU or MXU queue
+  uint64_t core_sync_stall_cycles = 0;  // core.sync: waiting for the other TensorCores
   uint64_t end_cycle = 0;             // cycle after the halt issued (from the start of the run)
   uint64_t units_done_cycle = 0;      // when the VPU and the MXUs finished (the run ends at the
                                       // later of this and end_cycle)
@@ -100,7 +102,7 @@ struct ScalarCoreStats {
 
 class ScalarCore {
  public:
-  enum class State : uint8_t { kIdle, kRunning, kWaitingSemaphore, kHalted, kFaulted };
+  enum class State : uint8_t { kIdle, kRunning, kWaitingSemaphore, kWaitingCores, kHalted, kFaulted };
 
   // `semaphores` and `dma` belong to the chip and outlive the core; `dma` may be nullptr (then
   // a `dma` instruction faults).
@@ -111,6 +113,12 @@ class ScalarCore {
 
   // The VPU and MXUs to dispatch to; set before Start (the units are reset by their owner).
   void AttachUnits(const TensorCoreUnits& units);
+  // Which TensorCore of the chip this is (`core.id`), and the barrier of `core.sync` (owned by
+  // the chip; nullptr or one core: core.sync does nothing). Set before Start.
+  void set_core(uint32_t index, CoreBarrier* barrier) {
+    core_index_ = index;
+    barrier_ = barrier;
+  }
   // Timing-only: vld / vst move no data (the units' own flags are set by their owner).
   void set_timing_only(bool timing_only) { timing_only_ = timing_only; }
   // Reports what the core and its units do to `observer` (nullptr: nobody; not owned).
@@ -133,7 +141,8 @@ class ScalarCore {
   State state() const { return state_; }
   const std::string& fault() const { return fault_; }
   // For a core left in kWaitingSemaphore after sc_start returned: "deadlock: pc N (`sem.wait
-  // ...`): semaphore K holds V and needs N, and no unit has work left that could signal it".
+  // ...`): semaphore K holds V and needs N, and no unit has work left that could signal it";
+  // in kWaitingCores, which core.sync and how many cores reached it.
   std::string DescribeDeadlock() const;
   const ScalarCoreStats& stats() const { return stats_; }
   int64_t reg(uint32_t index) const { return regs_.at(index); }
@@ -171,6 +180,8 @@ class ScalarCore {
   MemoryMap memories_;
   std::vector<Semaphore*> semaphores_;
   DmaUnit* dma_;
+  uint32_t core_index_ = 0;
+  CoreBarrier* barrier_ = nullptr;
   Vmem* vector_vmem_;  // memories_'s VMEM when it is a Vmem (its vector ports), else nullptr
   TensorCoreUnits units_;
   bool timing_only_ = false;

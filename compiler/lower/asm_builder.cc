@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "isa/disassembler.h"
+
 namespace tpusim::compiler {
 namespace {
 
@@ -64,14 +66,7 @@ void AsmBuilder::AddData(std::string_view name, std::string_view space, uint64_t
 
 std::string AsmBuilder::Text() const {
   std::string text = fmt::format(".program {}\n", name_);
-  text += fmt::format(
-      ".target sublanes={}, lanes={}, vregs={}, mxus={}, mxu_rows={}, mxu_cols={}, dma_engines={}, "
-      "semaphores={}, cmem={}\n",
-      target_.sublanes(), target_.lanes(), target_.vector_registers(), target_.mxu_count(), target_.mxu_rows(),
-      target_.mxu_columns(), target_.dma_engines(), target_.semaphores(), target_.has_cmem() ? "true" : "false");
-  if (target_.mxu_accumulator_rows() != 0) {
-    text.insert(text.size() - 1, fmt::format(", mxu_acc_rows={}", target_.mxu_accumulator_rows()));
-  }
+  text += isa::TargetLine(target_) + "\n";
   for (const std::string& line : directives_) text += line + "\n";
   text += "\n";
   for (const std::string& line : code_) text += line + "\n";

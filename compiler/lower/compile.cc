@@ -19,6 +19,9 @@
 #include "compiler/lower/elementwise_kernel.h"
 #include "compiler/lower/gather_kernel.h"
 #include "compiler/lower/kernel.h"
+#include "compiler/lower/megacore.h"
+#include "compiler/lower/mxu_tiling.h"
+#include "compiler/lower/dot_kernel.h"
 #include "compiler/lower/reduce_kernel.h"
 #include "compiler/lower/sort_kernel.h"
 #include "compiler/lower/scalar_kernel.h"
@@ -124,6 +127,23 @@ void EmitKernel(KernelContext& context) {
       break;
   }
   CannotLower(instruction, "no kernel lowers this operation yet");
+}
+
+// Megacore: the TensorCores a kernel splits over. Dot and element-wise kernels split their
+// parallel work (rows, blocks) where every core gets a share worth its fixed costs (DotCoreParts,
+// ElementwiseCoreParts); the others run on core 0.
+int CorePartsOf(const KernelContext& context) {
+  const hlo::Instruction& instruction = context.instruction;
+  if (context.options.target.tensor_cores() <= 1 || TouchesHostMemory(context) || IsMoveToHost(instruction) ||
+      IsMoveToDevice(instruction) || IsCollectiveKernelOpcode(instruction.opcode()) ||
+      IsScalarCoreGroup(context.group)) {
+    return 1;
+  }
+  if (IsElementwiseGroup(context.group)) return ElementwiseCoreParts(context);
+  if (IsDataMovementOpcode(instruction.opcode())) return 1;
+  std::string why;
+  if (instruction.opcode() == Opcode::kDot && CanonicalDot(instruction, &why)) return DotCoreParts(context);
+  return 1;
 }
 
 // Writes the host <-> HBM copies of `arrays` and waits for them.
@@ -283,7 +303,7 @@ class ProgramEmitter final : public NestedEmitter {
       info.category = cost.category;
       info.flops = cost.flops;
       info.bytes_accessed = cost.bytes_accessed;
-      KernelContext context{out_, options_, *instruction, group, {}, buffers.leaves.at(instruction)};
+      KernelContext context{out_, options_, *instruction, group, {}, buffers.leaves.at(instruction), 0, 0, {}};
       // Element-wise, scalar-core and fused reduce kernels read the group's operands; the others
       // their root's.
       const bool by_group = (IsElementwiseGroup(group) && instruction->opcode() != Opcode::kFusion) ||
@@ -302,7 +322,10 @@ class ProgramEmitter final : public NestedEmitter {
       context.hbm_scratch_bytes =
           options_.hbm_capacity_bytes > context.hbm_scratch_address ? options_.hbm_capacity_bytes - context.hbm_scratch_address : 0;
       out_.Bind(info.begin_label);
-      EmitKernel(context);
+      EmitOnCores(out_, Cores(), CorePartsOf(context), [&](const CorePart& part) {
+        context.part = part;
+        EmitKernel(context);
+      });
       out_.Bind(info.end_label);
       compiled_.kernels.push_back(std::move(info));
     }
@@ -339,7 +362,7 @@ class ProgramEmitter final : public NestedEmitter {
   }
 
   void EmitReported(const std::string& name, const std::string& opcode, const hlo::Instruction& instruction,
-                    uint64_t bytes_accessed, const std::function<void()>& body) override {
+                    uint64_t bytes_accessed, const std::function<void()>& body, bool every_core) override {
     KernelInfo info;
     info.name = UniqueKernelName(name);
     info.opcode = opcode;
@@ -349,10 +372,16 @@ class ProgramEmitter final : public NestedEmitter {
     info.begin_label = out_.NewLabel(info.name + ".begin");
     info.end_label = out_.NewLabel(info.name + ".end");
     out_.Bind(info.begin_label);
-    body();
+    if (every_core) {
+      body();
+    } else {
+      EmitOnCores(out_, Cores(), 1, [&](const CorePart&) { body(); });
+    }
     out_.Bind(info.end_label);
     compiled_.kernels.push_back(std::move(info));
   }
+
+  int Cores() const { return static_cast<int>(std::max(options_.target.tensor_cores(), 1u)); }
 
   void NotePeak(uint64_t bytes) { compiled_.hbm_peak_bytes = std::max(compiled_.hbm_peak_bytes, bytes); }
   void NotePeak(const BufferAssignment& buffers) {
@@ -498,13 +527,14 @@ CompiledModule Compile(hlo::Module& module, const CompileOptions& options) {
   // Constants: their device images, written before the program starts.
   emitter.AddConstantData(plan, buffers);
 
+  const int cores = static_cast<int>(std::max(options.target.tensor_cores(), 1u));
   out.Comment("parameters: host -> HBM over PCIe");
-  EmitHostCopies(out, compiled.parameters, true, parameter_hosts);
+  EmitOnCores(out, cores, 1, [&](const CorePart&) { EmitHostCopies(out, compiled.parameters, true, parameter_hosts); });
   out.Bind(out.NewLabel("device_begin"));
   emitter.EmitGroups(plan, buffers, "");
   out.Bind(out.NewLabel("device_end"));
   out.Comment("outputs: HBM -> host over PCIe");
-  EmitHostCopies(out, compiled.outputs, false, output_hosts);
+  EmitOnCores(out, cores, 1, [&](const CorePart&) { EmitHostCopies(out, compiled.outputs, false, output_hosts); });
   out.Emit("halt");
 
   compiled.assembly = out.TakeText();

@@ -181,7 +181,7 @@ void EmitWhile(ControlFlowContext& c) {
   out.Bind(top);
   const NestedResult predicate = c.nested.EmitNested(condition, {state}, c.region_base, NestedPrefix(c, condition));
   if (predicate.root.size() != 1) CannotLower(x, "the condition must return one pred");
-  c.nested.EmitReported(name + "/predicate", "while", x, 1, [&] { ReadScalar(c, predicate.root[0], "the condition's result"); });
+  c.nested.EmitReported(name + "/predicate", "while", x, 1, [&] { ReadScalar(c, predicate.root[0], "the condition's result"); }, true);
   out.Emit("beq s0, 0, {}", exit);
   const NestedResult next = c.nested.EmitNested(body, {state}, c.region_base, NestedPrefix(c, body), true);
   EmitResultCopies(c, name + "/next_state", next.root, state, AlignUp(next.peak_bytes, kBufferAlignmentBytes),
@@ -198,7 +198,7 @@ void EmitConditional(ControlFlowContext& c) {
   if (c.operands.size() != branches.size() + 1) CannotLower(x, "expected one operand per branch after the selector");
   const bool by_pred = x.operand(0)->shape().element_type == isa::ElementType::kPred;
   c.nested.EmitReported(name + "/selector", "conditional", x, 4,
-                        [&] { ReadScalar(c, c.operands.at(0).at(0), "the branch selector"); });
+                        [&] { ReadScalar(c, c.operands.at(0).at(0), "the branch selector"); }, true);
   std::vector<std::string> labels;
   for (std::size_t i = 0; i < branches.size(); ++i) labels.push_back(out.NewLabel(x.name() + ".branch" + std::to_string(i)));
   const std::string end = out.NewLabel(x.name() + ".end");

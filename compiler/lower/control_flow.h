@@ -45,9 +45,11 @@ class NestedEmitter {
   virtual NestedResult EmitNested(const hlo::Computation& computation,
                                   const std::vector<std::vector<const DeviceBuffer*>>& parameters, uint64_t base,
                                   const std::string& prefix, bool writable = false) = 0;
-  // Brackets what `body` emits with a kernel's labels, reported as `name`.
+  // Brackets what `body` emits with a kernel's labels, reported as `name`. Megacore: `body` runs
+  // on core 0 and the cores sync after it, or, `every_core` (a read each core's control flow
+  // needs, leaving its value in s0), on every core without a sync.
   virtual void EmitReported(const std::string& name, const std::string& opcode, const hlo::Instruction& instruction,
-                            uint64_t bytes_accessed, const std::function<void()>& body) = 0;
+                            uint64_t bytes_accessed, const std::function<void()>& body, bool every_core = false) = 0;
 };
 
 struct ControlFlowContext {

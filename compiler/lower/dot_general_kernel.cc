@@ -208,7 +208,7 @@ void EmitGeneralDotKernel(KernelContext& context) {
   group.root = &canonical;
   group.members = {&canonical};
   KernelContext inner{context.out, context.options, canonical, group, {{&lhs_in}, {&rhs_in}}, {&out},
-                      scratch.next(), scratch.left()};
+                      scratch.next(), scratch.left(), {}};
   EmitDotKernel(inner);
 
   // [batch..., M, N] -> row-major untiled (the result's dims' row-major image) -> the result.

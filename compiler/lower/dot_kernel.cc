@@ -117,6 +117,14 @@ class DotEmitter {
     const auto form = CanonicalDot(dot, &why);
     if (!form) Refuse(why);
     form_ = *form;
+    full_m_ = form_.m;
+    if (c_.part.count > 1) {
+      // Megacore: this core's rows [row0_, + m) of the output; the kernel is the dot of those.
+      const auto [first, end] = DotCoreRows(form_.m, c_.part, s_, *c_.results.at(0));
+      row0_ = first;
+      form_.m = end - first;
+      if (form_.m <= 0) Refuse("its core part has no rows");
+    }
     if (static_cast<int64_t>(form_.batch_dims.size()) > kMaxBatchDims) Refuse("more than 4 batch dims");
     if (target.semaphores() < 6) Refuse("the dot kernel needs 6 semaphores");
     const auto tiling =
@@ -239,9 +247,10 @@ class DotEmitter {
     const int64_t b = layout.tiles[0].dims[1];
     if (a > t_.chunk_rows && t_.m_chunks > 1) Refuse("its result tiles are taller than a row chunk");
     isa::Shape padded = result;
+    // (A core's part starts at a multiple of a: its box ends at its own rows' padding.)
     padded_m_ = CeilDiv(form_.m, a) * a;
     padded_n_ = CeilDiv(form_.n, b) * b;
-    padded.dims[rank - 2] = padded_m_;
+    padded.dims[rank - 2] = CeilDiv(full_m_, a) * a;
     padded.dims[rank - 1] = padded_n_;
     out_view_ = isa::ToString(padded);
     if (padded_n_ - (t_.n_groups - 1) * t_.group_cols > t_.mxus * t_.nc * l_) {
@@ -462,7 +471,7 @@ class DotEmitter {
     out_.Emit("mov s{}, 0", kGroup);
     out_.Emit("mov s{}, {:#x}", kWeights, weight_base_[0]);
     out_.Emit("mov s{}, {:#x}", kOtherWeights, weight_base_[1]);
-    out_.Emit("mov s{}, 0", kRow0);
+    out_.Emit("mov s{}, {}", kRow0, row0_);
     out_.Emit("mov s{}, 0", kRowChunk);
     out_.Emit("mov s{}, {:#x}", kTemp, lhs_base_[0]);
     out_.Emit("mov s{}, 0", kTemp2);
@@ -514,6 +523,7 @@ class DotEmitter {
     out_.Bind(loop);
     EmitDecompose(kJob, kRowChunk, kGroup, kBatch, kPanel);
     out_.Emit("mul s{}, s{}, {}", kRow0, kRowChunk, t_.chunk_rows);
+    if (row0_ != 0) out_.Emit("add s{}, s{}, {}", kRow0, kRow0, row0_);
     out_.Emit("mul s{}, s{}, {}", kCol0, kGroup, t_.group_cols);
     // A new N group (row chunk 0): its weight panel has landed; prefetch the next group's into
     // the other panel (the previous group's last job is done with it: every job waits for the
@@ -552,6 +562,7 @@ class DotEmitter {
     out_.Emit("bge s{}, {}, {}", kNextJob, jobs, no_prefetch);
     EmitDecompose(kNextJob, kNextRowChunk, kNextGroup, kNextBatch, kTemp);
     out_.Emit("mul s{}, s{}, {}", kNextRow0, kNextRowChunk, t_.chunk_rows);
+    if (row0_ != 0) out_.Emit("add s{}, s{}, {}", kNextRow0, kNextRow0, row0_);
     out_.Emit("and s{}, s{}, 1", kTemp, kNextJob);
     EmitLhsDmasFor(kNextBatch, kNextRow0, kNextRowChunk, kOtherLhs, kTemp);
     out_.Bind(no_prefetch);
@@ -824,6 +835,8 @@ class DotEmitter {
   int64_t rank_ = 2;
   std::string lhs_view_, rhs_view_, out_view_, lhs_panel_, weight_panel_, stage_;
   int64_t padded_m_ = 0, padded_n_ = 0;
+  int64_t full_m_ = 0;  // the dot's M (form_.m is this core's part of it)
+  int64_t row0_ = 0;    // megacore: this core's first output row
   int64_t lhs_cols_ = 0, weight_rows_ = 0, width_ = 0;
   uint64_t lhs_base_[2] = {0, 0};
   uint64_t weight_base_[2] = {0, 0};
@@ -846,6 +859,32 @@ class DotEmitter {
 };
 
 }  // namespace
+
+std::pair<int64_t, int64_t> DotCoreRows(int64_t m, const CorePart& part, int64_t sublanes, const DeviceBuffer& result) {
+  // Whole tiles of the result and whole packed 16-bit vregs (2 x sublanes rows).
+  int64_t unit = 2 * sublanes;
+  const isa::Shape& shape = result.shape;
+  if (shape.layout && !shape.layout->tiles.empty() && shape.layout->tiles[0].dims.size() == 2) {
+    unit = std::lcm(unit, shape.layout->tiles[0].dims[0]);
+  }
+  const int64_t per_core = CeilDiv(CeilDiv(m, part.count), unit) * unit;
+  const int64_t first = std::min(m, part.index * per_core);
+  return {first, std::min(m, first + per_core)};
+}
+
+int DotCoreParts(const KernelContext& context) {
+  const int cores = static_cast<int>(context.options.target.tensor_cores());
+  std::string why;
+  const auto form = CanonicalDot(context.instruction, &why);
+  if (cores <= 1 || !form || context.results.size() != 1) return 1;
+  // Each core's rows fill the MXU's rows at least once: with fewer, a core's passes are mostly
+  // pipeline fill, drain and weight loading, which every core repeats (each loads all of the
+  // weights), and one core alone is as fast.
+  const int64_t rows = static_cast<int64_t>(context.options.target.mxu_rows());
+  if (form->m < cores * rows) return 1;
+  const auto last = DotCoreRows(form->m, {cores - 1, cores}, context.options.target.sublanes(), *context.results[0]);
+  return last.second > last.first ? cores : 1;
+}
 
 void EmitDotKernel(KernelContext& context) { DotEmitter(context).Run(); }
 

@@ -110,6 +110,14 @@ class Emitter {
     EmitBlocks();
   }
 
+  // The blocks the kernel streams (megacore: over all of its cores' parts).
+  int64_t PlanBlocks() {
+    sublanes_ = out_->target().sublanes();
+    lanes_ = out_->target().lanes();
+    Plan();
+    return BlockCount();
+  }
+
   // Plans without emitting: throws CannotLower where the kernel cannot be planned (VMEM, registers).
   void PlanOnly() {
     sublanes_ = out_->target().sublanes();
@@ -259,7 +267,8 @@ class Emitter {
   // block's loads) and drain (the last block's stores) stay short: tpu_v4, 614.4 B/ns x 300 ns
   // over 3 streams, 64 KiB, up to arrays of 2 MiB. Unknown HBM: the largest.
   uint64_t BlockBytesPerArray(uint64_t streams, uint64_t array_bytes) const {
-    const double in_flight = c_.options.hbm_bytes_per_ns * c_.options.hbm_latency_ns;
+    // Megacore: the cores of a split kernel share HBM, each keeping its share in flight.
+    const double in_flight = c_.options.hbm_bytes_per_ns * c_.options.hbm_latency_ns / c_.part.count;
     if (in_flight <= 0 || streams == 0) return kMaxBlockBytesPerArray;
     const uint64_t per_stream = static_cast<uint64_t>(in_flight / static_cast<double>(streams));
     const uint64_t bytes = std::max<uint64_t>({per_stream, array_bytes / kTargetBlocks, 1});
@@ -520,12 +529,19 @@ class Emitter {
     return {strip * grid_.strip_tiles + first, tiles};
   }
 
+  int64_t BlockCount() const {
+    return pieces_ > 1 ? grid_.strips * pieces_ : (grid_.strips + block_strips_ - 1) / block_strips_;
+  }
+
+  // Blocks [begin, blocks) of the kernel; megacore: this core's equal share of them.
   void EmitBlocks() {
-    const int64_t blocks = pieces_ > 1 ? grid_.strips * pieces_ : (grid_.strips + block_strips_ - 1) / block_strips_;
+    const int64_t total = BlockCount();
+    const int64_t begin = total * c_.part.index / c_.part.count;
+    const int64_t blocks = total * (c_.part.index + 1) / c_.part.count;
     int loads[kBuffers] = {};   // DMAs in flight into each buffer
     int stores[kBuffers] = {};  // and out of it
-    for (int64_t b = 0; b < std::min<int64_t>(depth_ - 1, blocks) && !inputs_.empty(); ++b) {
-      loads[b] = EmitBlockLoads(b, static_cast<int>(b));
+    for (int64_t b = begin; b < std::min<int64_t>(begin + depth_ - 1, blocks) && !inputs_.empty(); ++b) {
+      loads[b % depth_] = EmitBlockLoads(b, static_cast<int>(b % depth_));
     }
     // Block b's code; looped, its HBM addresses are kBlockOffset registers (block b's offsets) plus
     // constants, and it moves the registers on to block b + 1.
@@ -559,8 +575,8 @@ class Emitter {
         }
       }
     };
-    const auto [first_looped, iterations] = LoopedBlocks(blocks);
-    int64_t b = 0;
+    const auto [first_looped, iterations] = LoopedBlocks(begin, blocks);
+    int64_t b = begin;
     for (; b < std::min(first_looped, blocks); ++b) {
       out_->Comment(fmt::format("block {} of {}", b + 1, blocks));
       step(b, false);
@@ -590,14 +606,14 @@ class Emitter {
   // loads are full blocks too, after the first depth_ blocks (every buffer's waits then count
   // full blocks), with no broadcast fill (its DMAs depend on the strips) and a consumer whose
   // code does not depend on the block. Two iterations at least, else none. (An array of rank 0
-  // is one block: never looped.)
-  std::pair<int64_t, int64_t> LoopedBlocks(int64_t blocks) const {
+  // is one block: never looped.) Of blocks [begin, end).
+  std::pair<int64_t, int64_t> LoopedBlocks(int64_t begin, int64_t end) const {
     const bool partial_strips = masked_ && (grid_.partial_rows != 0 || grid_.partial_elements != 0);
     bool varies = pieces_ > 1 || partial_strips || (sink_ != nullptr && !sink_->same_code_every_block);
     for (const Stream& s : inputs_) varies = varies || s.broadcast != nullptr;
-    if (varies) return {blocks, 0};
-    const int64_t full = grid_.strips / block_strips_;
-    const int64_t first = depth_;
+    if (varies) return {end, 0};
+    const int64_t full = std::min(end, grid_.strips / block_strips_);
+    const int64_t first = begin + depth_;
     const int64_t iterations = std::max<int64_t>(full - depth_ - first + 1, 0) / depth_;
     return {first, iterations >= 2 ? iterations : 0};
   }
@@ -1186,6 +1202,14 @@ class Emitter {
 
 void EmitElementwiseKernel(KernelContext& context) {
   Emitter(context, BuildElementwiseExpr(context.group)).Run();
+}
+
+int ElementwiseCoreParts(const KernelContext& context) {
+  const int cores = static_cast<int>(context.options.target.tensor_cores());
+  if (cores <= 1) return 1;
+  KernelContext planned = context;
+  planned.part = {0, cores};
+  return Emitter(planned, BuildElementwiseExpr(context.group)).PlanBlocks() >= cores ? cores : 1;
 }
 
 void EmitElementwiseProducer(KernelContext& context, const KernelGroup& producer, const ProducerSink& sink) {

@@ -16,7 +16,11 @@
 
 namespace tpusim::compiler {
 
+// With context.part of several: that core's equal share of the blocks.
 void EmitElementwiseKernel(KernelContext& context);
+// Megacore: the TensorCores the kernel splits its blocks over: every core of the target where
+// each gets a block at least, else 1.
+int ElementwiseCoreParts(const KernelContext& context);
 
 // Where a producer's result goes. Its blocks are whole strips of `shape`'s tiled image; the
 // producer's streams use VMEM [vmem_base, vmem_end) and semaphores 0..7, and it sets up its pinned

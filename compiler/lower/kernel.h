@@ -17,6 +17,13 @@
 
 namespace tpusim::compiler {
 
+// Megacore: a kernel split over the TensorCores of a chip runs piece `index` of `count` on core
+// `index` (compile.cc, EmitOnCores); {0, 1} is the whole kernel.
+struct CorePart {
+  int index = 0;
+  int count = 1;
+};
+
 struct KernelContext {
   AsmBuilder& out;
   const CompileOptions& options;
@@ -30,6 +37,7 @@ struct KernelContext {
   // for intermediates during its own run (a reshape's row-major copy when VMEM is too small).
   uint64_t hbm_scratch_address = 0;
   uint64_t hbm_scratch_bytes = 0;
+  CorePart part;
 };
 
 // "file:line:col: instruction 'x': cannot lower <opcode> <shape>: why" as a tpusim::Error.

@@ -111,6 +111,8 @@ ChipParams ChipParamsFromConfig(const ArchConfig& config) {
   p.mxu.accumulator_rows = mxu.accumulator_rows();
   p.vpu_queue_depth_entries = core.scalar_core().vpu_queue_depth_entries();
   p.mxu_queue_depth_entries = core.scalar_core().mxu_queue_depth_entries();
+  p.tensor_core_count = config.tensor_core_count();
+  p.core_sync_cycles = core.scalar_core().core_sync_cycles();
   return p;
 }
 
@@ -127,6 +129,7 @@ isa::Target MachineTarget(const ArchConfig& config) {
   target.set_semaphores(core.scalar_core().semaphore_count());
   target.set_has_cmem(config.has_cmem());
   target.set_mxu_accumulator_rows(core.mxu().accumulator_rows());
+  target.set_tensor_cores(config.tensor_core_count());
   return target;
 }
 
@@ -134,52 +137,59 @@ Chip::Chip(const ArchConfig& config, uint64_t max_instructions)
     : config_(config), params_(ChipParamsFromConfig(config)) {
   params_.scalar_core.max_instructions = max_instructions;
   hbm_ = std::make_unique<models::Hbm>("hbm", params_.hbm);
-  vmem_ = std::make_unique<models::Vmem>("vmem", params_.vmem);
-  smem_ = std::make_unique<models::Smem>("smem", params_.smem);
   if (params_.has_cmem) cmem_ = std::make_unique<models::Cmem>("cmem", params_.cmem);
   host_ = std::make_unique<models::HostMemory>("host", params_.host, params_.pcie);
-  memories_[isa::MEMORY_SPACE_HBM] = hbm_.get();
-  memories_[isa::MEMORY_SPACE_VMEM] = vmem_.get();
-  memories_[isa::MEMORY_SPACE_SMEM] = smem_.get();
-  memories_[isa::MEMORY_SPACE_CMEM] = cmem_.get();
   // The ICI window: a collective sends and receives pieces of HBM arrays, so HBM's size is enough.
   ici_ = std::make_unique<models::IciLink>("ici", params_.ici, params_.hbm.capacity_bytes);
-  memories_[isa::MEMORY_SPACE_HOST] = host_.get();
-  memories_[isa::MEMORY_SPACE_ICI] = ici_.get();
-  std::vector<models::Semaphore*> semaphores;
-  for (uint32_t i = 0; i < params_.semaphore_count; ++i) {
-    semaphores_.push_back(std::make_unique<models::Semaphore>("sem" + std::to_string(i)));
-    semaphores.push_back(semaphores_.back().get());
+  cores_.resize(std::max(params_.tensor_core_count, 1u));
+  for (std::size_t c = 0; c < cores_.size(); ++c) {
+    Core& core = cores_[c];
+    core.prefix = c == 0 ? "" : "core" + std::to_string(c) + ".";
+    core.vmem = std::make_unique<models::Vmem>(core.prefix + "vmem", params_.vmem);
+    core.smem = std::make_unique<models::Smem>(core.prefix + "smem", params_.smem);
+    core.memories[isa::MEMORY_SPACE_HBM] = hbm_.get();
+    core.memories[isa::MEMORY_SPACE_VMEM] = core.vmem.get();
+    core.memories[isa::MEMORY_SPACE_SMEM] = core.smem.get();
+    core.memories[isa::MEMORY_SPACE_CMEM] = cmem_.get();
+    core.memories[isa::MEMORY_SPACE_HOST] = host_.get();
+    core.memories[isa::MEMORY_SPACE_ICI] = ici_.get();
+    std::vector<models::Semaphore*> semaphores;
+    for (uint32_t i = 0; i < params_.semaphore_count; ++i) {
+      core.semaphores.push_back(std::make_unique<models::Semaphore>(core.prefix + "sem" + std::to_string(i)));
+      semaphores.push_back(core.semaphores.back().get());
+    }
+    core.dma = std::make_unique<models::DmaUnit>(core.prefix + "dma", params_.dma);
+    core.scalar_core = std::make_unique<models::ScalarCore>(core.prefix + "scalar_core", params_.scalar_core,
+                                                            core.memories, std::move(semaphores), core.dma.get());
+    ResetUnits(core, false);  // validates the VPU and MXU parameters
   }
-  dma_ = std::make_unique<models::DmaUnit>("dma", params_.dma);
-  scalar_core_ = std::make_unique<models::ScalarCore>("scalar_core", params_.scalar_core, memories_,
-                                                      std::move(semaphores), dma_.get());
-  ResetUnits(false);  // validates the VPU and MXU parameters
 }
 
-void Chip::ResetUnits(bool timing_only) {
-  registers_ = std::make_unique<models::VectorRegisterFile>(params_.vector_register_count, params_.vpu.sublanes,
-                                                            params_.vpu.lanes);
-  vpu_ = std::make_unique<models::Vpu>(params_.vpu, *registers_);
-  vpu_->set_timing_only(timing_only);
-  mxus_.clear();
+void Chip::ResetUnits(Core& core, bool timing_only) {
+  core.registers = std::make_unique<models::VectorRegisterFile>(params_.vector_register_count, params_.vpu.sublanes,
+                                                                params_.vpu.lanes);
+  core.vpu = std::make_unique<models::Vpu>(params_.vpu, *core.registers);
+  core.vpu->set_timing_only(timing_only);
+  core.mxus.clear();
   models::TensorCoreUnits units;
-  units.registers = registers_.get();
-  units.vpu = vpu_.get();
+  units.registers = core.registers.get();
+  units.vpu = core.vpu.get();
   for (uint32_t i = 0; i < params_.mxu_count; ++i) {
-    mxus_.push_back(std::make_unique<models::Mxu>(params_.mxu));
-    mxus_.back()->set_timing_only(timing_only);
-    units.mxus.push_back(mxus_.back().get());
+    core.mxus.push_back(std::make_unique<models::Mxu>(params_.mxu));
+    core.mxus.back()->set_timing_only(timing_only);
+    units.mxus.push_back(core.mxus.back().get());
   }
   units.vpu_queue_depth_entries = params_.vpu_queue_depth_entries;
   units.mxu_queue_depth_entries = params_.mxu_queue_depth_entries;
-  scalar_core_->AttachUnits(units);
-  scalar_core_->set_timing_only(timing_only);
+  core.scalar_core->AttachUnits(units);
+  core.scalar_core->set_timing_only(timing_only);
+  core.dma->set_timing_only(timing_only);
 }
 
 Chip::~Chip() = default;
 
-void Chip::Load(const isa::Program& program, const std::map<std::string, isa::NpyArray>& inputs) {
+void Chip::Load(const isa::Program& program, const std::map<std::string, isa::NpyArray>& inputs,
+                uint32_t running) {
   isa::ValidateProgram(program);
   try {
     isa::CheckTargetCompatible(program.target(), MachineTarget(config_));
@@ -199,9 +209,14 @@ void Chip::Load(const isa::Program& program, const std::map<std::string, isa::Np
     }
   }
   const auto memory_of = [&](isa::MemorySpace space, const std::string& what) -> models::Memory& {
-    models::Memory* memory = memories_.at(space);
-    if (memory == nullptr) throw Error(what + ": the machine has no " + std::string(isa::MemorySpaceName(space)));
-    return *memory;
+    models::Memory* found = memory(space);
+    if (found == nullptr) throw Error(what + ": the machine has no " + std::string(isa::MemorySpaceName(space)));
+    return *found;
+  };
+  // A core's own memory gets its copy in every running core; a shared one once.
+  const auto write = [&](isa::MemorySpace space, uint64_t address, std::span<const uint8_t> bytes) {
+    const bool own = space == isa::MEMORY_SPACE_VMEM || space == isa::MEMORY_SPACE_SMEM;
+    for (uint32_t c = 0; c < (own ? running : 1); ++c) cores_[c].memories.at(space)->Write(address, bytes);
   };
   for (const isa::Buffer& buffer : program.buffers()) {
     const std::string what = Where(program, "buffer", buffer.name());
@@ -209,11 +224,9 @@ void Chip::Load(const isa::Program& program, const std::map<std::string, isa::Np
   }
   for (const isa::DataSegment& segment : program.data()) {
     const std::string what = Where(program, "data segment", segment.name());
-    models::Memory& memory = memory_of(segment.space(), what);
-    memory.CheckRange(what, segment.address(), segment.data().size());
-    memory.Write(segment.address(), std::span<const uint8_t>(
-                                        reinterpret_cast<const uint8_t*>(segment.data().data()),
-                                        segment.data().size()));
+    memory_of(segment.space(), what).CheckRange(what, segment.address(), segment.data().size());
+    write(segment.space(), segment.address(),
+          std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(segment.data().data()), segment.data().size()));
   }
   for (const auto& [name, array] : inputs) {
     const auto it = std::find_if(program.buffers().begin(), program.buffers().end(),
@@ -228,43 +241,66 @@ void Chip::Load(const isa::Program& program, const std::map<std::string, isa::Np
                   isa::ToString(shape));
     }
     const std::vector<uint8_t> image = isa::Materialize(shape, array.data);
-    memory_of(it->space(), name).Write(it->address(), image);
+    memory_of(it->space(), name);
+    write(it->space(), it->address(), image);
   }
 }
 
-std::vector<std::string> Chip::dma_engine_names() const {
+std::vector<std::string> Chip::dma_engine_names(uint32_t core) const {
   std::vector<std::string> names;
-  for (const models::DmaEngineStats& engine : dma_->stats()) names.push_back(engine.name);
+  for (const models::DmaEngineStats& engine : cores_.at(core).dma->stats()) names.push_back(engine.name);
   return names;
 }
 
-void Chip::set_observer(models::ActivityObserver* observer) {
-  observer_ = observer;
-  scalar_core_->set_observer(observer);
+void Chip::clear_observers() {
+  for (uint32_t c = 0; c < cores_.size(); ++c) set_observer(c, nullptr);
+}
+
+void Chip::set_observer(uint32_t core_index, models::ActivityObserver* observer) {
+  Core& core = cores_.at(core_index);
+  core.observer = observer;
+  core.scalar_core->set_observer(observer);
   if (observer == nullptr) {
-    dma_->set_completion_callback(nullptr);
+    core.dma->set_completion_callback(nullptr);
     return;
   }
-  if (dma_engine_index_.empty()) {
-    const std::vector<models::DmaEngineStats> engines = dma_->stats();
-    for (std::size_t i = 0; i < engines.size(); ++i) dma_engine_index_[engines[i].name] = static_cast<uint32_t>(i);
-  }
-  dma_->set_completion_callback([this](const models::DmaCompletion& completion) {
-    if (observer_ == nullptr) return;
+  std::map<std::string, uint32_t> engine_index;  // by engine name
+  const std::vector<models::DmaEngineStats> engines = core.dma->stats();
+  for (std::size_t i = 0; i < engines.size(); ++i) engine_index[engines[i].name] = static_cast<uint32_t>(i);
+  core.dma->set_completion_callback([this, observer, engine_index](const models::DmaCompletion& completion) {
     models::DmaDone done;
-    done.engine = dma_engine_index_.at(completion.engine);
+    done.engine = engine_index.at(completion.engine);
     done.started_ps = static_cast<uint64_t>((completion.started - run_start_).value());
     done.completed_ps = static_cast<uint64_t>((completion.completed - run_start_).value());
     done.payload_bytes = completion.payload_bytes;
-    observer_->OnDmaCompleted(done);
+    observer->OnDmaCompleted(done);
   });
+}
+
+TensorCoreReport Chip::CoreReport(const Core& core) const {
+  const double clock_mhz = config_.tensor_core().clock_mhz();
+  TensorCoreReport report;
+  report.scalar_core = core.scalar_core->stats();
+  report.vpu = core.vpu->stats();
+  for (const auto& mxu : core.mxus) report.mxus.push_back(mxu->stats());
+  for (const models::DmaEngineStats& engine : core.dma->stats()) {
+    report.dma_engines.push_back(
+        {engine.name, engine.transfers, engine.payload_bytes, BusyCycles(engine.busy, clock_mhz)});
+  }
+  return report;
 }
 
 RunReport Chip::Run(const isa::Program& program, const std::map<std::string, isa::NpyArray>& inputs,
                     bool timing_only) {
-  Load(program, inputs);
-  dma_->set_timing_only(timing_only);
-  ResetUnits(timing_only);
+  // The program's cores (CheckTargetCompatible in Load keeps them within the chip's).
+  const uint32_t running = std::max(program.target().tensor_cores(), 1u);
+  Load(program, inputs, running);
+  barrier_ = std::make_unique<models::CoreBarrier>(
+      running, models::ClockDomain(config_.tensor_core().clock_mhz()).ToTime(params_.core_sync_cycles));
+  for (uint32_t c = 0; c < cores_.size(); ++c) {
+    ResetUnits(cores_[c], timing_only);
+    cores_[c].scalar_core->set_core(c, barrier_.get());
+  }
   const sc_core::sc_time start = sc_core::sc_time_stamp();
   run_start_ = start;
   std::map<std::string, uint32_t> label_pcs;
@@ -275,15 +311,23 @@ RunReport Chip::Run(const isa::Program& program, const std::map<std::string, isa
     if (it == label_pcs.end()) throw Error("program '" + program.name() + "' has no label '" + label + "' to mark");
     marked_pcs.push_back(it->second);
   }
-  scalar_core_->set_marked_pcs(marked_pcs);
-  scalar_core_->Start(program);
+  models::ScalarCore& core0 = *cores_[0].scalar_core;
+  core0.set_marked_pcs(marked_pcs);
+  for (uint32_t c = 0; c < running; ++c) cores_[c].scalar_core->Start(program);
   sc_core::sc_start();
-  if (scalar_core_->state() == models::ScalarCore::State::kFaulted) throw Error(scalar_core_->fault());
-  if (scalar_core_->state() == models::ScalarCore::State::kWaitingSemaphore) {
-    throw Error(scalar_core_->DescribeDeadlock());
+  for (uint32_t c = 0; c < running; ++c) {
+    const models::ScalarCore& core = *cores_[c].scalar_core;
+    if (core.state() == models::ScalarCore::State::kFaulted) throw Error(core.fault());
   }
-  if (scalar_core_->state() != models::ScalarCore::State::kHalted || !dma_->idle()) {
-    throw Error("program '" + program.name() + "': the simulation stopped before the program ended");
+  for (uint32_t c = 0; c < running; ++c) {
+    const models::ScalarCore& core = *cores_[c].scalar_core;
+    if (core.state() == models::ScalarCore::State::kWaitingSemaphore ||
+        core.state() == models::ScalarCore::State::kWaitingCores) {
+      throw Error(core.DescribeDeadlock());
+    }
+    if (core.state() != models::ScalarCore::State::kHalted || !cores_[c].dma->idle()) {
+      throw Error("program '" + program.name() + "': the simulation stopped before the program ended");
+    }
   }
   const double clock_mhz = config_.tensor_core().clock_mhz();
   RunReport report;
@@ -291,32 +335,34 @@ RunReport Chip::Run(const isa::Program& program, const std::map<std::string, isa
   const sc_core::sc_time elapsed = sc_core::sc_time_stamp() - start;
   report.cycles = BusyCycles(elapsed, clock_mhz);
   report.device_time_us = static_cast<double>(elapsed.value()) / 1e6;  // ps -> us
-  report.scalar_core = scalar_core_->stats();
+  for (const Core& core : cores_) report.cores.push_back(CoreReport(core));
   for (const std::string& label : marked_labels_) {
     std::vector<uint64_t>& cycles = report.label_cycles[label];
-    for (const models::ScalarCore::Mark& mark : scalar_core_->marks()) {
+    for (const models::ScalarCore::Mark& mark : core0.marks()) {
       if (mark.pc == label_pcs.at(label)) cycles.push_back(mark.cycle);
     }
   }
-  report.vpu = vpu_->stats();
-  for (const auto& mxu : mxus_) report.mxus.push_back(mxu->stats());
-  for (const models::DmaEngineStats& engine : dma_->stats()) {
-    report.dma_engines.push_back(
-        {engine.name, engine.transfers, engine.payload_bytes, BusyCycles(engine.busy, clock_mhz)});
-  }
-  for (models::Memory* memory : memories_) {
-    if (memory == nullptr) continue;
-    const models::MemoryStats stats = memory->stats();
+  const auto add_memory = [&](const models::Memory& memory, const models::ScalarCoreStats* scalar) {
+    const models::MemoryStats stats = memory.stats();
     MemoryReport entry{stats.name, stats.bytes_read, stats.bytes_written, 0};
     for (const models::ResourceStats& resource : stats.resources) {
       entry.busy_cycles = std::max(entry.busy_cycles, BusyCycles(resource.busy, clock_mhz));
     }
     // Scalar loads and stores do not go through the SMEM timing model; count their bytes.
-    if (memory == smem_.get()) {
-      entry.bytes_read += report.scalar_core.smem_bytes_read;
-      entry.bytes_written += report.scalar_core.smem_bytes_written;
+    if (scalar != nullptr) {
+      entry.bytes_read += scalar->smem_bytes_read;
+      entry.bytes_written += scalar->smem_bytes_written;
     }
     report.memories.push_back(entry);
+  };
+  // Core 0's memories in memory-space order (the single-core report), then the other cores' own.
+  for (models::Memory* memory : cores_[0].memories) {
+    if (memory == nullptr) continue;
+    add_memory(*memory, memory == cores_[0].smem.get() ? &report.cores[0].scalar_core : nullptr);
+  }
+  for (std::size_t c = 1; c < cores_.size(); ++c) {
+    add_memory(*cores_[c].vmem, nullptr);
+    add_memory(*cores_[c].smem, &report.cores[c].scalar_core);
   }
   if (timing_only) return report;
   for (const isa::Buffer& buffer : program.buffers()) {
@@ -324,7 +370,7 @@ RunReport Chip::Run(const isa::Program& program, const std::map<std::string, isa
     const isa::Shape shape = isa::ParseShape(buffer.shape());
     const isa::LayoutMap map(shape);
     const std::vector<uint8_t> image =
-        memories_.at(buffer.space())->Read(buffer.address(), static_cast<uint64_t>(map.byte_size()));
+        memory(buffer.space())->Read(buffer.address(), static_cast<uint64_t>(map.byte_size()));
     OutputArray output{buffer.name(), buffer.index(), {shape.element_type, shape.dims, {}}};
     output.array.data = isa::Dematerialize(shape, image);
     report.outputs.push_back(std::move(output));

@@ -1,6 +1,8 @@
-// A chip assembled from an ArchConfig: its memories (HBM, VMEM, SMEM, CMEM where configured, host
-// memory behind PCIe, the ICI endpoint), semaphores, DMA engines and scalar core, built once per process (SystemC
-// elaborates once) and able to run programs one after another.
+// A chip assembled from an ArchConfig: its shared memories (HBM, CMEM where configured, host
+// memory behind PCIe, the ICI endpoint) and tensor_core_count TensorCores, each with its own VMEM,
+// SMEM, semaphores, DMA engines, scalar core, vector registers, VPU and MXUs (megacore: the cores
+// share HBM and contend for it), built once per process (SystemC elaborates once) and able to run
+// programs one after another.
 //
 // Parameters the ArchConfig lacks (docs/timing.md): VMEM's bank interleave is 4 x lane_count /
 // bank_count bytes (rounded down to a power of two, at least 1) and SMEM's bandwidth
@@ -11,7 +13,11 @@
 // images (isa::Materialize of the row-major .npy data) straight into the buffer's memory, HBM and
 // host alike (reaching HBM over PCIe is issue 5's job). A program that pushes an MXU input type
 // whose passes are 0 in the config is refused at load. Outputs are read back with
-// isa::Dematerialize. Only one TensorCore (tensor_core 0) is built, with its VPU and MXUs.
+// isa::Dematerialize. A program runs on the first `.target cores` TensorCores (one when left
+// out), each from its first instruction; the others idle. Data segments and inputs in a core's own
+// memories (VMEM, SMEM) are written to every running core's; outputs there are read from core 0's.
+// Core 0's parts keep the single-core names ("vmem", "scalar_core", "dma"); core c's are prefixed
+// "core<c>." ("core1.vmem").
 #pragma once
 
 #include <cstdint>
@@ -23,6 +29,7 @@
 #include "isa/npy.h"
 #include "isa/program.pb.h"
 #include "models/cmem.h"
+#include "models/core_barrier.h"
 #include "models/dma_unit.h"
 #include "models/hbm.h"
 #include "models/host_memory.h"
@@ -57,6 +64,8 @@ struct ChipParams {
   uint32_t mxu_count = 0;
   uint32_t vpu_queue_depth_entries = 1;
   uint32_t mxu_queue_depth_entries = 1;
+  uint32_t tensor_core_count = 1;
+  uint32_t core_sync_cycles = 0;
 };
 ChipParams ChipParamsFromConfig(const ArchConfig& config);
 // The machine as a program's `.target` describes it.
@@ -80,18 +89,23 @@ struct OutputArray {
   isa::NpyArray array;
 };
 
-struct RunReport {
-  std::string program;
-  uint64_t cycles = 0;            // from the start of the run until the last unit finished
-  double device_time_us = 0;
+// What one TensorCore's units did in a run (zero for a core the program does not run on).
+struct TensorCoreReport {
   models::ScalarCoreStats scalar_core;
   models::VpuStats vpu;
   std::vector<models::MxuStats> mxus;
   std::vector<DmaEngineReport> dma_engines;
-  std::vector<MemoryReport> memories;
+};
+
+struct RunReport {
+  std::string program;
+  uint64_t cycles = 0;            // from the start of the run until the last unit finished
+  double device_time_us = 0;
+  std::vector<TensorCoreReport> cores;  // every TensorCore of the chip, by index
+  std::vector<MemoryReport> memories;   // the shared ones, then each core's VMEM and SMEM
   std::vector<OutputArray> outputs;  // empty in timing-only runs
   // For each label set with Chip::set_marked_labels: the cycles (from the start of the run) at
-  // which the scalar core reached it, in order.
+  // which core 0's scalar core reached it, in order.
   std::map<std::string, std::vector<uint64_t>> label_cycles;
 };
 
@@ -113,40 +127,50 @@ class Chip {
   RunReport Run(const isa::Program& program, const std::map<std::string, isa::NpyArray>& inputs,
                 bool timing_only);
 
-  models::Memory* memory(isa::MemorySpace space) const { return memories_.at(space); }
+  // Core 0's memory of `space` (the shared one for HBM, CMEM, host and ICI).
+  models::Memory* memory(isa::MemorySpace space) const { return cores_.at(0).memories.at(space); }
+  uint32_t core_count() const { return static_cast<uint32_t>(cores_.size()); }
 
   // Labels whose arrival times the next runs report (RunReport::label_cycles).
   void set_marked_labels(std::vector<std::string> labels) { marked_labels_ = std::move(labels); }
-  // Reports the next runs' activity (instructions, unit operations, DMAs) to `observer`
-  // (nullptr: nobody; not owned, must outlive the runs).
-  void set_observer(models::ActivityObserver* observer);
-  // The DMA engines' names, by engine index.
-  std::vector<std::string> dma_engine_names() const;
+  // Reports the next runs' activity (instructions, unit operations, DMAs) of core `core` to
+  // `observer` (nullptr: nobody; not owned, must outlive the runs).
+  void set_observer(uint32_t core, models::ActivityObserver* observer);
+  void clear_observers();
+  // Core `core`'s DMA engines' names, by engine index.
+  std::vector<std::string> dma_engine_names(uint32_t core = 0) const;
 
  private:
-  void Load(const isa::Program& program, const std::map<std::string, isa::NpyArray>& inputs);
+  // One TensorCore's parts.
+  struct Core {
+    std::string prefix;  // "" for core 0, "core<c>." for the others
+    std::unique_ptr<models::Vmem> vmem;
+    std::unique_ptr<models::Smem> smem;
+    models::MemoryMap memories{};  // its own VMEM and SMEM, the chip's shared memories
+    std::vector<std::unique_ptr<models::Semaphore>> semaphores;
+    std::unique_ptr<models::DmaUnit> dma;
+    std::unique_ptr<models::ScalarCore> scalar_core;
+    std::unique_ptr<models::VectorRegisterFile> registers;
+    std::unique_ptr<models::Vpu> vpu;
+    std::vector<std::unique_ptr<models::Mxu>> mxus;
+    models::ActivityObserver* observer = nullptr;
+  };
+
+  void Load(const isa::Program& program, const std::map<std::string, isa::NpyArray>& inputs, uint32_t running);
   // Fresh vector registers, VPU and MXUs for a run (their clocks count from the run's start).
-  void ResetUnits(bool timing_only);
+  void ResetUnits(Core& core, bool timing_only);
+  TensorCoreReport CoreReport(const Core& core) const;
 
   ArchConfig config_;
   ChipParams params_;
   std::vector<std::string> marked_labels_;
-  models::ActivityObserver* observer_ = nullptr;
-  std::map<std::string, uint32_t> dma_engine_index_;  // by engine name
   sc_core::sc_time run_start_;
   std::unique_ptr<models::Hbm> hbm_;
-  std::unique_ptr<models::Vmem> vmem_;
-  std::unique_ptr<models::Smem> smem_;
   std::unique_ptr<models::Cmem> cmem_;
   std::unique_ptr<models::HostMemory> host_;
   std::unique_ptr<models::IciLink> ici_;
-  models::MemoryMap memories_{};
-  std::vector<std::unique_ptr<models::Semaphore>> semaphores_;
-  std::unique_ptr<models::DmaUnit> dma_;
-  std::unique_ptr<models::ScalarCore> scalar_core_;
-  std::unique_ptr<models::VectorRegisterFile> registers_;
-  std::unique_ptr<models::Vpu> vpu_;
-  std::vector<std::unique_ptr<models::Mxu>> mxus_;
+  std::unique_ptr<models::CoreBarrier> barrier_;  // remade per run for the program's cores
+  std::vector<Core> cores_;
 };
 
 }  // namespace tpusim::sim

@@ -9,7 +9,8 @@
 namespace tpusim::sim {
 
 // {"program", "config", "cycles", "device_time_us", "clock_mhz", "peak_flops_per_s",
-//  "hbm_bytes_per_s", "timing_only", "scalar_core": {...}, "dma_engines": [...], "memories": [...]}
+//  "hbm_bytes_per_s", "timing_only", "tensor_cores": [{"index", "scalar_core", "vpu", "mxus",
+//  "dma_engines"}, ...] (every TensorCore of the chip), "memories": [...]}
 std::string RunReportJson(const RunReport& report, const ArchConfig& config, bool timing_only);
 
 // `text` as a JSON string: quoted, with '"', '\\' and control characters escaped.

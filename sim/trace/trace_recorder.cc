@@ -41,10 +41,12 @@ TraceRecorder::TraceRecorder(traces::TraceSink& sink, const TraceRecorderSetup& 
     mnemonics_.push_back(info != nullptr ? info->mnemonic : std::string_view("?"));
     step_ends_.push_back(instruction.opcode() == isa::OPCODE_SEM_WAIT);
   }
-  process_ = sink_.AddProcess(setup_.process_name, 0, 0);
+  process_ = sink_.AddProcess(setup_.process_name, static_cast<int32_t>(setup_.core), static_cast<int32_t>(setup_.core));
   int32_t order = 0;
-  xla_modules_ = sink_.AddSliceTrack(process_, "XLA Modules", order++);
-  xla_ops_ = sink_.AddSliceTrack(process_, "XLA Ops", order++);
+  if (setup_.core == 0) {
+    xla_modules_ = sink_.AddSliceTrack(process_, "XLA Modules", order++);
+    xla_ops_ = sink_.AddSliceTrack(process_, "XLA Ops", order++);
+  }
   const bool aggregate = setup_.level == TraceLevel::kUnits;
   const auto unit = [&](const std::string& name, const std::string& category, bool merge) {
     tracks_.push_back(std::make_unique<UnitTrack>(&sink_, sink_.AddSliceTrack(process_, name, order++), category, merge));
@@ -323,6 +325,7 @@ void TraceRecorder::Finish(uint64_t end_cycle, const std::vector<XlaSlice>& modu
       sink_.WriteSlice(slice);
     }
   };
+  if (setup_.core != 0) return;
   write(xla_modules_, modules, "xla_module");
   write(xla_ops_, ops, "xla_op");
   sink_.Finish();

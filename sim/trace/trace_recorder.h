@@ -1,5 +1,5 @@
-// Turns what a chip's run did (models::ActivityObserver) into a trace (traces::TraceSink), with
-// the track layout of docs/traces.md ("Tracks"): one process for the chip; XLA Modules and XLA
+// Turns what a TensorCore's run did (models::ActivityObserver) into a trace (traces::TraceSink),
+// with the track layout of docs/traces.md ("Tracks"): one process per TensorCore; XLA Modules and XLA
 // Ops (written after the run, from the kernel marks: AddXlaLines); the scalar core, each MXU,
 // the VPU's sub-units, VPU loads/stores, each DMA engine and the PCIe link; counters for HBM read
 // and write bandwidth, VMEM in use, MXU utilization and outstanding DMAs. Unit slices are
@@ -26,6 +26,9 @@ namespace tpusim::sim {
 
 struct TraceRecorderSetup {
   std::string process_name;      // "/device:TPU:0 (tpu_v4)"
+  // The TensorCore recorded (megacore: one recorder per core, each its own process, pid = core).
+  // Only core 0's has the XLA lines, and its Finish finishes the sink: finish the others first.
+  uint32_t core = 0;
   double clock_mhz = 0;          // the TensorCore's
   uint32_t mxu_count = 0;
   std::vector<std::string> dma_engine_names;

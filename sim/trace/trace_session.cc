@@ -44,23 +44,30 @@ void CheckTraceOptions(const TraceOptions& options) {
 
 TraceSession::TraceSession(const TraceOptions& options, Chip& chip, const isa::Program& program) : chip_(chip) {
   const ArchConfig& config = chip.config();
-  TraceRecorderSetup setup;
-  setup.process_name = "/device:TPU:0 (" + config.name() + ")";
-  setup.clock_mhz = config.tensor_core().clock_mhz();
-  setup.mxu_count = chip.params().mxu_count;
-  setup.dma_engine_names = chip.dma_engine_names();
-  setup.level = LevelOf(options);
   sink_ = traces::OpenTraceFile(options.path, FormatOf(options));
-  recorder_ = std::make_unique<TraceRecorder>(*sink_, setup, program);
-  chip_.set_observer(recorder_.get());
+  for (uint32_t core = 0; core < chip.core_count(); ++core) {
+    TraceRecorderSetup setup;
+    setup.process_name = chip.core_count() == 1
+                             ? "/device:TPU:0 (" + config.name() + ")"
+                             : "/device:TPU:0 TensorCore " + std::to_string(core) + " (" + config.name() + ")";
+    setup.core = core;
+    setup.clock_mhz = config.tensor_core().clock_mhz();
+    setup.mxu_count = chip.params().mxu_count;
+    setup.dma_engine_names = chip.dma_engine_names(core);
+    setup.level = LevelOf(options);
+    recorders_.push_back(std::make_unique<TraceRecorder>(*sink_, setup, program));
+    chip_.set_observer(core, recorders_.back().get());
+  }
 }
 
-TraceSession::~TraceSession() { chip_.set_observer(nullptr); }
+TraceSession::~TraceSession() { chip_.clear_observers(); }
 
 void TraceSession::Finish(const RunReport& run, const std::vector<XlaSlice>& modules,
                           const std::vector<XlaSlice>& ops) {
-  chip_.set_observer(nullptr);
-  recorder_->Finish(run.cycles, modules, ops);
+  chip_.clear_observers();
+  // Core 0's recorder finishes the sink: the others first.
+  for (std::size_t core = recorders_.size(); core-- > 1;) recorders_[core]->Finish(run.cycles, {}, {});
+  recorders_[0]->Finish(run.cycles, modules, ops);
 }
 
 }  // namespace tpusim::sim

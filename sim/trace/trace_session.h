@@ -29,7 +29,7 @@ void CheckTraceOptions(const TraceOptions& options);
 
 class TraceSession {
  public:
-  // Opens options.path and attaches a recorder to `chip` for the run of `program`.
+  // Opens options.path and attaches a recorder to each TensorCore of `chip` for the run of `program`.
   TraceSession(const TraceOptions& options, Chip& chip, const isa::Program& program);
   ~TraceSession();  // detaches the recorder
   TraceSession(const TraceSession&) = delete;
@@ -41,7 +41,7 @@ class TraceSession {
  private:
   Chip& chip_;
   std::unique_ptr<traces::TraceSink> sink_;
-  std::unique_ptr<TraceRecorder> recorder_;
+  std::vector<std::unique_ptr<TraceRecorder>> recorders_;  // per TensorCore
 };
 
 }  // namespace tpusim::sim

@@ -63,9 +63,9 @@ std::unique_ptr<TracedRun> RunProgram(const std::string& code, TraceLevel level)
   auto traced = std::make_unique<TracedRun>();
   tpusim::sim::TraceRecorder recorder(traced->sink, SetupFor(chip, level), program);
   chip.set_marked_labels({});
-  chip.set_observer(&recorder);
+  chip.set_observer(0, &recorder);
   traced->run = chip.Run(program, {}, true);
-  chip.set_observer(nullptr);
+  chip.clear_observers();
   recorder.Finish(traced->run.cycles, {{"traced", 0, traced->run.cycles, {}}}, {});
   return traced;
 }
@@ -103,7 +103,7 @@ TEST_CASE("trace recorder: a DMA into VMEM starts a flow that the vld reading it
     INFO("level " << static_cast<int>(level));
     CHECK(sink.problems.empty());
     CHECK(sink.finished);
-    const auto dmas = sink.SlicesOn(traced->run.dma_engines.at(0).name);
+    const auto dmas = sink.SlicesOn(traced->run.cores[0].dma_engines.at(0).name);
     REQUIRE(dmas.size() == 1);
     const tpusim::traces::Slice& dma = *dmas[0];
     CHECK(dma.name == "hbm -> vmem");
@@ -112,7 +112,7 @@ TEST_CASE("trace recorder: a DMA into VMEM starts a flow that the vld reading it
     REQUIRE(dma.flow_out.size() == 1);
     // The engine's busy time is the transfer's begin to completion, rounded up to whole cycles
     // (tiny: 1000 MHz, 1 cycle = 1000 ps).
-    CHECK((dma.end_ps - dma.begin_ps + 999) / 1000 == traced->run.dma_engines.at(0).busy_cycles);
+    CHECK((dma.end_ps - dma.begin_ps + 999) / 1000 == traced->run.cores[0].dma_engines.at(0).busy_cycles);
     const auto loads = sink.SlicesOn("VPU load/store");
     REQUIRE(loads.size() == 1);
     CHECK(loads[0]->name == "vld");
@@ -134,12 +134,12 @@ TEST_CASE("trace recorder: a unit's operations within one kernel step merge into
   CHECK(UintOf(*vpu[0], "instructions") == 4);
   CHECK(DoubleOf(*vpu[0], "busy_cycles") == 4.0);
   CHECK(vpu[0]->end_ps - vpu[0]->begin_ps == 4000);
-  CHECK(units->run.vpu.units[0].busy_cycles == 4.0);
+  CHECK(units->run.cores[0].vpu.units[0].busy_cycles == 4.0);
   // The scalar core issued 8 instructions in 8 distinct cycles (ScalarCoreStats::issue_cycles);
   // its slices' busy cycles add up to that.
   double scalar_busy = 0;
   for (const auto* slice : units->sink.SlicesOn("Scalar core")) scalar_busy += DoubleOf(*slice, "busy_cycles");
-  CHECK(scalar_busy == static_cast<double>(units->run.scalar_core.issue_cycles));
+  CHECK(scalar_busy == static_cast<double>(units->run.cores[0].scalar_core.issue_cycles));
   // The sem.wait ends the first step: dma and sem.wait, then vld, the vadds and halt.
   const auto scalar = units->sink.SlicesOn("Scalar core");
   REQUIRE(scalar.size() == 2);
@@ -184,9 +184,9 @@ std::unique_ptr<TracedModule> RunAttention(TraceLevel level) {
   traced->compiled = tpusim::compiler::Compile(*module, tpusim::sim::CompileOptionsFor(chip.config()));
   tpusim::sim::TraceRecorder recorder(traced->sink, SetupFor(chip, level), traced->compiled.program);
   chip.set_marked_labels(tpusim::sim::MarkedLabels(traced->compiled));
-  chip.set_observer(&recorder);
+  chip.set_observer(0, &recorder);
   traced->run = chip.Run(traced->compiled.program, {}, true);
-  chip.set_observer(nullptr);
+  chip.clear_observers();
   traced->report = tpusim::sim::MakeModuleReport(traced->compiled, traced->run, chip.config());
   recorder.Finish(traced->run.cycles, tpusim::sim::XlaModuleSlices(module->name(), traced->run),
                   tpusim::sim::XlaOpSlices(traced->report, traced->run));
@@ -211,9 +211,9 @@ TEST_CASE("trace recorder: the attention workload's trace matches its statistics
   CHECK(sink.tracks[0].process);
   CHECK(sink.tracks[0].name == "/device:TPU:0 (tpu_v4)");
   std::vector<std::string> expected = {"XLA Modules", "XLA Ops", "Scalar core"};
-  for (std::size_t i = 0; i < run.mxus.size(); ++i) expected.push_back("MXU " + std::to_string(i));
+  for (std::size_t i = 0; i < run.cores[0].mxus.size(); ++i) expected.push_back("MXU " + std::to_string(i));
   for (const char* name : {"VPU", "VPU transcendental", "VPU cross-lane", "VPU load/store"}) expected.push_back(name);
-  for (const auto& engine : run.dma_engines) expected.push_back(engine.name);
+  for (const auto& engine : run.cores[0].dma_engines) expected.push_back(engine.name);
   for (const char* name : {"PCIe link", "HBM read bandwidth", "HBM write bandwidth", "VMEM in use", "MXU utilization",
                            "Outstanding DMAs"}) {
     expected.push_back(name);
@@ -249,15 +249,15 @@ TEST_CASE("trace recorder: the attention workload's trace matches its statistics
   // Unit busy time equals the run statistics: the sums of the busy_cycles annotations, within
   // 1e-9 relative (the MXU's per-operation busy cycles are differences of its running total, so
   // their sum may differ from the total in the last bits).
-  CHECK(BusyOn(sink, "Scalar core") == static_cast<double>(run.scalar_core.issue_cycles));
-  CHECK(BusyOn(sink, "VPU") == run.vpu.units[0].busy_cycles);
-  CHECK(BusyOn(sink, "VPU transcendental") == run.vpu.units[1].busy_cycles);
-  CHECK(BusyOn(sink, "VPU cross-lane") == run.vpu.units[2].busy_cycles);
-  for (std::size_t i = 0; i < run.mxus.size(); ++i) {
-    CHECK(BusyOn(sink, "MXU " + std::to_string(i)) == Approx(run.mxus[i].busy_cycles).epsilon(1e-9));
+  CHECK(BusyOn(sink, "Scalar core") == static_cast<double>(run.cores[0].scalar_core.issue_cycles));
+  CHECK(BusyOn(sink, "VPU") == run.cores[0].vpu.units[0].busy_cycles);
+  CHECK(BusyOn(sink, "VPU transcendental") == run.cores[0].vpu.units[1].busy_cycles);
+  CHECK(BusyOn(sink, "VPU cross-lane") == run.cores[0].vpu.units[2].busy_cycles);
+  for (std::size_t i = 0; i < run.cores[0].mxus.size(); ++i) {
+    CHECK(BusyOn(sink, "MXU " + std::to_string(i)) == Approx(run.cores[0].mxus[i].busy_cycles).epsilon(1e-9));
   }
   uint64_t transfers = 0;
-  for (const auto& engine : run.dma_engines) {
+  for (const auto& engine : run.cores[0].dma_engines) {
     // The slices' durations add up to the engine's busy time in ps; the statistic converts that
     // sum to cycles as Chip does (the first whole cycle at or after it).
     uint64_t busy_ps = 0;
@@ -270,9 +270,9 @@ TEST_CASE("trace recorder: the attention workload's trace matches its statistics
     CHECK(sink.SlicesOn(engine.name).size() == engine.transfers);
     transfers += engine.transfers;
   }
-  CHECK(run.vpu.units[0].busy_cycles > 0);
-  CHECK(run.vpu.units[1].busy_cycles > 0);  // exp
-  CHECK(run.mxus.at(0).busy_cycles > 0);
+  CHECK(run.cores[0].vpu.units[0].busy_cycles > 0);
+  CHECK(run.cores[0].vpu.units[1].busy_cycles > 0);  // exp
+  CHECK(run.cores[0].mxus.at(0).busy_cycles > 0);
 
   // Flows: started by DMAs into VMEM, at least one ended by a vld.
   std::size_t started = 0, ended = 0;
