@@ -578,11 +578,11 @@ class Emitter {
     const auto [first_looped, iterations] = LoopedBlocks(begin, blocks);
     int64_t b = begin;
     for (; b < std::min(first_looped, blocks); ++b) {
-      out_->Comment(fmt::format("block {} of {}", b + 1, blocks));
+      out_->Comment(fmt::format("block {} of {}", b + 1, total));
       step(b, false);
     }
     if (iterations > 0) {
-      out_->Comment(fmt::format("blocks {} to {} of {}, {} per iteration", b + 1, b + iterations * depth_, blocks, depth_));
+      out_->Comment(fmt::format("blocks {} to {} of {}, {} per iteration", b + 1, b + iterations * depth_, total, depth_));
       for (const Stream* s : AllStreams()) OffsetRegister(*s);
       for (const auto& [tile_bytes, reg] : offset_registers_) {
         out_->Emit("mov s{}, {:#x}", reg, b * block_strips_ * grid_.strip_tiles * tile_bytes);
@@ -593,7 +593,7 @@ class Emitter {
       b += iterations * depth_;
     }
     for (; b < blocks; ++b) {
-      out_->Comment(fmt::format("block {} of {}", b + 1, blocks));
+      out_->Comment(fmt::format("block {} of {}", b + 1, total));
       step(b, false);
     }
     for (int buffer = 0; buffer < depth_; ++buffer) {

@@ -144,7 +144,7 @@ Chip::Chip(const ArchConfig& config, uint64_t max_instructions)
   cores_.resize(std::max(params_.tensor_core_count, 1u));
   for (std::size_t c = 0; c < cores_.size(); ++c) {
     Core& core = cores_[c];
-    core.prefix = c == 0 ? "" : "core" + std::to_string(c) + ".";
+    core.prefix = c == 0 ? "" : "core" + std::to_string(c) + "_";
     core.vmem = std::make_unique<models::Vmem>(core.prefix + "vmem", params_.vmem);
     core.smem = std::make_unique<models::Smem>(core.prefix + "smem", params_.smem);
     core.memories[isa::MEMORY_SPACE_HBM] = hbm_.get();

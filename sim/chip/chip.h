@@ -17,7 +17,7 @@
 // out), each from its first instruction; the others idle. Data segments and inputs in a core's own
 // memories (VMEM, SMEM) are written to every running core's; outputs there are read from core 0's.
 // Core 0's parts keep the single-core names ("vmem", "scalar_core", "dma"); core c's are prefixed
-// "core<c>." ("core1.vmem").
+// "core<c>_" ("core1_vmem").
 #pragma once
 
 #include <cstdint>
@@ -143,7 +143,7 @@ class Chip {
  private:
   // One TensorCore's parts.
   struct Core {
-    std::string prefix;  // "" for core 0, "core<c>." for the others
+    std::string prefix;  // "" for core 0, "core<c>_" for the others (SystemC names: no dots)
     std::unique_ptr<models::Vmem> vmem;
     std::unique_ptr<models::Smem> smem;
     models::MemoryMap memories{};  // its own VMEM and SMEM, the chip's shared memories

@@ -294,7 +294,9 @@ void TraceRecorder::OnDmaCompleted(const models::DmaDone& done) {
     // A newer write to the same bytes supersedes a flow nobody read.
     std::erase_if(flows_, [&](const PendingFlow& flow) { return Overlaps(low, high, flow.low, flow.high); });
     if (flows_.size() == kMaxPendingFlows) flows_.pop_front();
-    op.flow_out = next_flow_++;
+    // Flow ids are the sink's: each core's recorder takes every core_count-th.
+    op.flow_out = next_flow_ * setup_.core_count + setup_.core + 1;
+    ++next_flow_;
     flows_.push_back({low, high, op.flow_out, done.started_ps});
   }
   dma_engines_.at(done.engine)->Add(std::move(op));

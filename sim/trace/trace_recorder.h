@@ -29,6 +29,7 @@ struct TraceRecorderSetup {
   // The TensorCore recorded (megacore: one recorder per core, each its own process, pid = core).
   // Only core 0's has the XLA lines, and its Finish finishes the sink: finish the others first.
   uint32_t core = 0;
+  uint32_t core_count = 1;
   double clock_mhz = 0;          // the TensorCore's
   uint32_t mxu_count = 0;
   std::vector<std::string> dma_engine_names;
@@ -122,7 +123,7 @@ class TraceRecorder : public models::ActivityObserver {
   int64_t outstanding_peak_ = -1;    // its peak so far (-1: none yet)
   int64_t outstanding_written_ = -1; // the last value written
   std::deque<PendingFlow> flows_;
-  uint64_t next_flow_ = 1;
+  uint64_t next_flow_ = 0;
   std::vector<uint64_t> mxu_end_ps_;  // per MXU: occupied until
   uint64_t kernel_begin_ps_ = 0;
   uint64_t vmem_high_ = 0;  // highest VMEM byte touched in the current kernel

@@ -51,6 +51,7 @@ TraceSession::TraceSession(const TraceOptions& options, Chip& chip, const isa::P
                              ? "/device:TPU:0 (" + config.name() + ")"
                              : "/device:TPU:0 TensorCore " + std::to_string(core) + " (" + config.name() + ")";
     setup.core = core;
+    setup.core_count = chip.core_count();
     setup.clock_mhz = config.tensor_core().clock_mhz();
     setup.mxu_count = chip.params().mxu_count;
     setup.dma_engine_names = chip.dma_engine_names(core);

@@ -138,7 +138,8 @@ void LeafFields(const google::protobuf::Descriptor& descriptor, const std::strin
 }  // namespace
 
 // Published figures are rounded to their last digit (139.8, 614.4, 197, 819, 918, 1638), so a
-// preset matches when its derived peak is within half a unit of that digit.
+// preset matches when its derived peak is within half a unit of that digit (tpu_v4's chip, twice
+// the profiler's per-core figures: a unit).
 TEST_CASE("every preset loads, validates, and has its published peaks", "[config]") {
   const std::vector<std::string> presets = tpusim::sim::PresetNames();
   // A new preset fails this until its published peaks are checked below too.
@@ -151,12 +152,14 @@ TEST_CASE("every preset loads, validates, and has its published peaks", "[config
 
   using namespace tpusim::sim;
   const ArchConfig v4 = LoadArchConfig(kConfigsDir + "/tpu_v4.pbtxt");
-  CHECK(PeakFlopsPerSecond(v4) / 1e12 == Approx(139.8).margin(0.05));
-  CHECK(HbmBytesPerSecond(v4) / 1e9 == Approx(614.4).margin(0.05));
+  // The whole chip: 2 TensorCores of the profiler's per-core peaks.
+  CHECK(v4.tensor_core_count() == 2);
+  CHECK(PeakFlopsPerSecond(v4) / 1e12 == Approx(2 * 139.8).margin(0.1));
+  CHECK(HbmBytesPerSecond(v4) / 1e9 == Approx(2 * 614.4).margin(0.1));
   CHECK(VmemReadBytesPerSecondPerTensorCore(v4) / 1e9 == Approx(1074.8).margin(0.05));
   CHECK(VmemWriteBytesPerSecondPerTensorCore(v4) / 1e9 == Approx(2150.7).margin(0.05));
-  CHECK(CmemReadBytesPerSecond(v4) / 1e9 == Approx(2150.7).margin(0.05));
-  CHECK(CmemWriteBytesPerSecond(v4) / 1e9 == Approx(1074.8).margin(0.05));
+  CHECK(CmemReadBytesPerSecond(v4) / 1e9 == Approx(2 * 2150.7).margin(0.1));
+  CHECK(CmemWriteBytesPerSecond(v4) / 1e9 == Approx(2 * 1074.8).margin(0.1));
   CHECK(v4.tensor_core().mxu().count() == 4);
   CHECK(v4.tensor_core().mxu().row_count() == 128);
 
@@ -479,10 +482,10 @@ TEST_CASE("tpusim config prints the effective config, which loads back, and the 
 
   const std::string v4 = run("config");
   CHECK_THAT(v4, Catch::StartsWith("# tpusim config: " + kConfigsDir + "/tpu_v4.pbtxt\nname: \"tpu_v4\"\n"));
-  CHECK_THAT(v4, Catch::Contains("#   MXU bf16          139.80 TFLOP/s = 2 x 1 TensorCore(s) x 4 MXU(s) x 128 x 128 x 1066.5894 MHz\n"));
-  CHECK_THAT(v4, Catch::Contains("#   HBM               614.40 GB/s = 16 channels x 38.4 GB/s\n"));
+  CHECK_THAT(v4, Catch::Contains("#   MXU bf16          279.60 TFLOP/s = 2 x 2 TensorCore(s) x 4 MXU(s) x 128 x 128 x 1066.5894 MHz\n"));
+  CHECK_THAT(v4, Catch::Contains("#   HBM               1228.80 GB/s = 32 channels x 38.4 GB/s\n"));
   CHECK_THAT(v4, Catch::Contains("#   VMEM read/write   1074.80 / 2150.70 GB/s per TensorCore = 1007.7 / 2016.4 bytes/cycle\n"));
-  CHECK_THAT(v4, Catch::Contains("#   CMEM read/write   2150.70 / 1074.80 GB/s\n"));
+  CHECK_THAT(v4, Catch::Contains("#   CMEM read/write   4301.40 / 2149.60 GB/s\n"));
   CHECK_THAT(v4, Catch::Contains("#   PCIe              15.75 GB/s each way\n"));
   CHECK_THAT(v4, Catch::Contains("#   ICI ring          100.00 GB/s each way = 2 link(s) x 50.0 GB/s, 1000 ns per hop\n"));
   // The output is a config: it loads back to the same message.

@@ -386,14 +386,17 @@ TEST_CASE("dot kernel: bf16 4096^3 on tpu_v4 reaches 85-100% of the MXU peak", "
   CheckBigDot(0.85);
 }
 
-TEST_CASE("dot kernel: a dot bound by its output (K = 128) writes at more than half of HBM's bandwidth", "[dot][timing]") {
+TEST_CASE("dot kernel: a dot bound by its output (K = 128) writes at more than 45% of HBM's bandwidth", "[dot][timing]") {
   // Attention's Q K^T per head: [256,128] x [128,8192] -> f32 is 8 MiB of output for 0.5 GFLOP
-  // (3.8 us at the MXU peak, 13.7 us at HBM's). With the output on one engine it wrote at 32% of
-  // HBM's bandwidth (54 us); in a piece per engine, through two stages, at 62%.
+  // (1.9 us at the chip's MXU peak, 6.8 us at its HBM's 1228.8 GB/s). On one TensorCore with half
+  // of HBM: with the output on one engine it wrote at 32% of that half (54 us); in a piece per
+  // engine, through two stages, at 62% (381 GB/s). Split over both cores (128 rows each, every
+  // core reading all of the weights): 46% of the chip's (565 GB/s, 18.6 us); each core's
+  // read-out does not overlap its next job's passes (docs/compiler.md, "Dot").
   const DotTiming t = TimeDot("tpu_v4", 256, 128, 8192);
   const double fraction = t.bytes / (t.time_us * 1e-6) / t.hbm_bytes_per_s;
   INFO("time " << t.time_us << " us, " << fraction << " of HBM bandwidth");
-  CHECK(fraction >= 0.55);
+  CHECK(fraction >= 0.45);
   CHECK(fraction <= 1.0);
 }
 

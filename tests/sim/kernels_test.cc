@@ -156,7 +156,7 @@ constexpr int64_t kStreamGroups = 4096;  // what tests/asm/mxu_peak_stream.tpuas
 struct StreamRun {
   uint64_t cycles = 0;
   double achieved_flops = 0;  // 2 x MACs / device time
-  double peak_flops = 0;      // the report's peak_flops_per_s
+  double peak_flops = 0;      // one TensorCore's: the report's peak_flops_per_s over the cores
 };
 
 StreamRun RunStreamTimingOnly(const std::string& preset, const fs::path& program, const fs::path& dir) {
@@ -166,7 +166,8 @@ StreamRun RunStreamTimingOnly(const std::string& preset, const fs::path& program
   result.cycles = ReportCycles(dir / "t.json");
   const double seconds = static_cast<double>(result.cycles) / (ReportNumber(dir / "t.json", "clock_mhz") * 1e6);
   result.achieved_flops = 2 * ReportSum(dir / "t.json", "macs") / seconds;
-  result.peak_flops = ReportNumber(dir / "t.json", "peak_flops_per_s");  // printed to 7 digits
+  // printed to 7 digits; the program runs on one TensorCore: its share of the chip's peak
+  result.peak_flops = ReportNumber(dir / "t.json", "peak_flops_per_s") / LoadPreset(preset).tensor_core_count();
   return result;
 }
 

@@ -427,9 +427,10 @@ ENTRY e {
 TEST_CASE("blocks whose code differs only in addresses are one loop, and compute the same", "[run][passes]") {
   // Element-wise over [2300, 520] with 4-, 2- and 1-byte streams (f32, bf16, s8, pred): a strip
   // is 5 tiles (20 KiB of f32), a block 12 strips (at most 256 KiB per array: the f32 array's
-  // 4.6 MiB over 32 blocks, as a power of two): 288 strips are 24 blocks. After the first three
-  // (every buffer used once), the blocks whose next load is a full block (4 to 21) are a loop of
-  // three blocks per iteration, with each tile size's HBM offset in a register.
+  // 4.6 MiB over 32 blocks, as a power of two): 288 strips are 24 blocks, 12 on each of tpu_v4's
+  // TensorCores. After each core's first three (every buffer used once), the blocks whose next
+  // load is a full block of the core's (4 to 9, 16 to 21) are a loop of three blocks per
+  // iteration, with each tile size's HBM offset in a register.
   const fs::path dir = TempDir("block_loop");
   const std::string elementwise =
       "HloModule ew\nENTRY e {\n  x = bf16[2300,520] parameter(0)\n  y = f32[2300,520] parameter(1)\n"
@@ -439,7 +440,8 @@ TEST_CASE("blocks whose code differs only in addresses are one loop, and compute
       "  ROOT r = (f32[2300,520], pred[2300,520], bf16[2300,520], s8[2300,520]) tuple(t, p, x, n)\n}\n";
   CHECK_THAT(RunChecked(dir, elementwise), Catch::Contains(kCheckPassed));
   const std::string compiled = RunOk("compile " + (dir / "m.hlo").string() + " -o " + (dir / "m.tpuasm").string());
-  CHECK_THAT(ReadText(dir / "m.tpuasm"), Catch::Contains("blocks 4 to 21 of 24, 3 per iteration"));
+  CHECK_THAT(ReadText(dir / "m.tpuasm"), Catch::Contains("blocks 4 to 9 of 24, 3 per iteration"));
+  CHECK_THAT(ReadText(dir / "m.tpuasm"), Catch::Contains("blocks 16 to 21 of 24, 3 per iteration"));
 
   // A sum over lanes fed by its fused producer: the fold keeps its place in registers, so the
   // producer loops over its blocks with the fold inside. bf16 [600, 8, 700]: 600 matrices of one

@@ -157,10 +157,13 @@ TEST_CASE("tpusim run --check passes on the sum workload and states the reduce b
   CHECK_THAT(output, Catch::Contains("every element equal"));
 }
 
-TEST_CASE("an f32 sum over lanes streams at more than half of HBM's bandwidth, never above it", "[sim][reduce][timing]") {
+TEST_CASE("an f32 sum over lanes streams at more than half of one core's share of HBM, never above the chip's",
+          "[sim][reduce][timing]") {
   // f32[1,4096,1024] summed over its 1024 lanes: 16.8 MB in, 16 KB out. Plain f32 adds and the
-  // cross-lane unit's vred.add.f32, as the hardware's: 47.3 us, 58% of HBM's 614.4 GB/s. The
-  // compensated (TwoSum) sums it replaced charged six adds per add: 157.5 us, 17%.
+  // cross-lane unit's vred.add.f32, as the hardware's: 47.3 us, 58% of one TensorCore's half of
+  // HBM (614.4 GB/s). The compensated (TwoSum) sums it replaced charged six adds per add: 157.5
+  // us, 17%. Reduce kernels run on TensorCore 0 alone (not split over tpu_v4's two cores yet:
+  // docs/compiler.md, "Megacore"), so the bound is half of the chip's 1228.8 GB/s.
   const fs::path dir = TempDir("reduce_sum_rate");
   const fs::path module = WriteModule(dir, ReduceModule("f32", "1,4096,1024", "2", "1,4096", "add", "0"));
   RunOk("run " + module.string() + " --timing-only --report " + (dir / "r.json").string());
@@ -168,6 +171,6 @@ TEST_CASE("an f32 sum over lanes streams at more than half of HBM's bandwidth, n
   const double fraction = ReportNumber(dir / "r.json", "bytes_accessed") / seconds /
                           ReportNumber(dir / "r.json", "hbm_bytes_per_s");
   INFO("HBM bandwidth fraction " << fraction);
-  CHECK(fraction >= 0.5);
+  CHECK(fraction >= 0.5 / 2);
   CHECK(fraction <= 1.0);
 }

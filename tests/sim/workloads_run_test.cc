@@ -62,7 +62,7 @@ TEST_CASE("tpusim run --timing-only completes Gemma 3 1B, and its ops-level trac
   // op of the report (thousands).
   const tpusim::traces::ParsedTrack* process = nullptr;
   for (const auto& track : parsed.tracks) {
-    if (track.is_process) process = &track;
+    if (track.is_process && process == nullptr) process = &track;  // TensorCore 0's: the XLA lines
   }
   REQUIRE(process != nullptr);
   const tpusim::traces::ParsedTrack* ops = parsed.FindTrack("XLA Ops", process->uuid);

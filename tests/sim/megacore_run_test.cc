@@ -1,0 +1,210 @@
+// Megacore: a chip of several TensorCores sharing HBM (tpu_v4: 2). The machine runs one program on
+// every core (core.id tells them apart, core.sync meets them); the compiler splits dot and
+// element-wise kernels over the cores and runs the rest on core 0. Machine tests run programs on
+// a Chip in this process; compiler tests run `tpusim run --check` and read the report's
+// per-core statistics.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "isa/assembler.h"
+#include "isa/disassembler.h"
+#include "isa/error.h"
+#include "sim/chip/chip.h"
+#include "tests/sim/exec_support.h"
+
+namespace {
+
+using namespace tpusim::exec_test;
+
+// `code` on a target of tpu_v4's units with `cores` TensorCores.
+tpusim::isa::Program Assemble(const std::string& code, uint32_t cores) {
+  tpusim::isa::Target target = tpusim::sim::MachineTarget(LoadPreset("tpu_v4"));
+  target.set_tensor_cores(cores);
+  return tpusim::isa::Assemble(".program meet\n" + tpusim::isa::TargetLine(target) + "\n" + code, "(test)");
+}
+
+// Core c writes 7 + c to row c of `out` after the cores have met; core 1 first spins 1000 times.
+constexpr char kMeet[] = R"(.buffer out, hbm[0x0], size=0x2000, shape=s32[2,1024]{1,0}, role=output(0)
+  core.id s1
+  mul s2, s1, 1000
+  beq s2, 0, meet
+spin:
+  loop s2, spin
+meet:
+  core.sync
+  add s3, s1, 7
+  vbcast v0, s3
+  vst v0, vmem[0x0]
+  vpu.signal sem[1], 1
+  sem.wait sem[1], 1
+  mul s4, s1, 4096
+  dma vmem[0x0] -> hbm[s4 + 0x0], src=u32[1024]{0}, dst=u32[1024]{0}, size=[1024], sem=sem[0], engine=0
+  sem.wait sem[0], 1
+  halt
+)";
+
+// The text of the report's TensorCore `core` (from its "index" to the next core's or the end).
+std::string CoreSection(const std::string& report, int core) {
+  const std::size_t begin = report.find("{\"index\": " + std::to_string(core));
+  REQUIRE(begin != std::string::npos);
+  const std::size_t end = report.find("{\"index\": " + std::to_string(core + 1), begin);
+  return report.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+}
+
+}  // namespace
+
+TEST_CASE("megacore: tpu_v4 is a chip of two TensorCores sharing its HBM", "[megacore]") {
+  const tpusim::ArchConfig config = LoadPreset("tpu_v4");
+  CHECK(config.tensor_core_count() == 2);
+  CHECK(tpusim::sim::MachineTarget(config).tensor_cores() == 2);
+  CHECK(config.hbm().channel_count() * config.hbm().channel_bandwidth_gbps() == Approx(1228.8));
+}
+
+TEST_CASE("megacore: every core runs the program, and core.sync holds each until the last arrives", "[megacore]") {
+  tpusim::sim::Chip chip(LoadPreset("tpu_v4"));
+  const tpusim::sim::RunReport run = chip.Run(Assemble(kMeet, 2), {}, false);
+  REQUIRE(run.outputs.size() == 1);
+  const auto& data = run.outputs[0].array.data;
+  REQUIRE(data.size() == 2 * 1024 * 4);
+  for (int row = 0; row < 2; ++row) {
+    for (int i = 0; i < 1024; i += 511) {
+      int32_t value = 0;
+      std::memcpy(&value, data.data() + 4 * (row * 1024 + i), 4);
+      CHECK(value == 7 + row);  // each core's own index, after the sync
+    }
+  }
+  REQUIRE(run.cores.size() == 2);
+  // Core 0 waited for core 1's 1000 taken branches (3 cycles each on tpu_v4, with the loop's issue
+  // slot); core 1, the last to arrive, waited only core_sync_cycles (32), the first of them its
+  // issue cycle.
+  CHECK(run.cores[0].scalar_core.core_sync_stall_cycles >= 3000);
+  CHECK(run.cores[1].scalar_core.core_sync_stall_cycles >= 31);
+  CHECK(run.cores[1].scalar_core.core_sync_stall_cycles <= 32);
+  CHECK(run.cores[1].scalar_core.taken_branches == 999);
+  CHECK(run.cores[1].dma_engines.at(0).transfers == 1);
+}
+
+TEST_CASE("megacore: a program for one core runs on core 0 alone, where core.sync waits for nobody", "[megacore]") {
+  tpusim::sim::Chip chip(LoadPreset("tpu_v4"));
+  const tpusim::sim::RunReport run = chip.Run(Assemble(kMeet, 1), {}, false);
+  int32_t value = 0;
+  std::memcpy(&value, run.outputs.at(0).array.data.data(), 4);
+  CHECK(value == 7);
+  CHECK(run.cores.at(0).scalar_core.core_sync_stall_cycles == 0);
+  CHECK(run.cores.at(1).scalar_core.instructions == 0);
+}
+
+TEST_CASE("megacore: a core.sync that a halted core never reaches is a deadlock naming the pc", "[megacore]") {
+  tpusim::sim::Chip chip(LoadPreset("tpu_v4"));
+  const std::string code = R"(  core.id s1
+  bne s1, 0, done
+  core.sync
+done:
+  halt
+)";
+  try {
+    chip.Run(Assemble(code, 2), {}, true);
+    FAIL("no error");
+  } catch (const tpusim::Error& error) {
+    CHECK_THAT(error.what(), Catch::Contains("scalar_core: deadlock at pc 2 (`core.sync`): 1 of 2 TensorCores reached "
+                                             "this core.sync, and the others ended or wait elsewhere"));
+  }
+}
+
+TEST_CASE("megacore: .target cores= round-trips, is range-checked, and must fit the machine", "[megacore][isa]") {
+  const tpusim::isa::Program program = Assemble("  halt\n", 2);
+  CHECK(program.target().tensor_cores() == 2);
+  CHECK_THAT(tpusim::isa::Disassemble(program), Catch::Contains(", cores=2\n"));
+  CHECK_THAT(tpusim::isa::Disassemble(Assemble("  halt\n", 1)), !Catch::Contains("cores="));
+  try {
+    Assemble("  halt\n", 17);
+    FAIL("no error");
+  } catch (const tpusim::Error& error) {
+    CHECK_THAT(error.what(), Catch::Contains("target cores is 17; it must be in [0, 16]"));
+  }
+  tpusim::ArchConfig one = LoadPreset("tpu_v4");
+  one.set_tensor_core_count(1);
+  tpusim::sim::Chip chip(one);
+  try {
+    chip.Run(Assemble("  halt\n", 2), {}, true);
+    FAIL("no error");
+  } catch (const tpusim::Error& error) {
+    CHECK_THAT(error.what(), Catch::Contains("the program runs on cores=2; the machine has only 1"));
+  }
+}
+
+TEST_CASE("megacore: a dot splits its rows over both cores, exactly, and a small one stays on core 0", "[megacore]") {
+  // M = 600: rows [0, 304) on core 0 and [304, 600) on core 1 (whole 16-row packed vregs), with
+  // ragged N and K; M = 200 is under two passes of 128 MXU rows: core 0 alone.
+  for (const int m : {600, 200}) {
+    INFO("M = " << m);
+    const fs::path dir = TempDir("megacore_dot_" + std::to_string(m));
+    WriteText(dir / "m.hlo", "HloModule d\nENTRY e {\n  a = bf16[" + std::to_string(m) +
+                                 ",300] parameter(0)\n  b = bf16[300,700] parameter(1)\n"
+                                 "  ROOT d = f32[" + std::to_string(m) +
+                                 ",700] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
+    CHECK_THAT(RunOk("run " + (dir / "m.hlo").string() + " --check --report " + (dir / "r.json").string()),
+               Catch::Contains("check passed"));
+    const std::string report = ReadText(dir / "r.json");
+    const double macs0 = JsonNumber(CoreSection(report, 0), "macs");
+    const double macs1 = JsonNumber(CoreSection(report, 1), "macs");
+    if (m == 600) {
+      CHECK(macs0 > 0);
+      CHECK(macs1 > 0);
+    } else {
+      CHECK(macs0 > 0);
+      CHECK(macs1 == 0);
+    }
+  }
+}
+
+TEST_CASE("megacore: an element-wise kernel splits its blocks over both cores, ragged, and a one-block one does not",
+          "[megacore]") {
+  for (const char* shape : {"f32[1000,1000]", "f32[8,128]"}) {
+    INFO(shape);
+    const fs::path dir = TempDir(std::string("megacore_ew_") + (shape[4] == '1' ? "big" : "small"));
+    WriteText(dir / "m.hlo", std::string("HloModule m\nENTRY e {\n  a = ") + shape + " parameter(0)\n  b = " + shape +
+                                 " parameter(1)\n  p = " + shape + " multiply(a, b)\n  ROOT s = " + shape +
+                                 " subtract(p, a)\n}\n");
+    CHECK_THAT(RunOk("run " + (dir / "m.hlo").string() + " --check --report " + (dir / "r.json").string()),
+               Catch::Contains("check passed"));
+    const std::string report = ReadText(dir / "r.json");
+    const double vector_ops1 = JsonNumber(CoreSection(report, 1), "instructions", CoreSection(report, 1).find("\"vpu\""));
+    if (shape[4] == '1') {
+      CHECK(vector_ops1 > 0);
+    } else {
+      CHECK(vector_ops1 == 0);
+    }
+  }
+}
+
+TEST_CASE("megacore: two cores with the chip's HBM stream an add twice as fast as one with half of it", "[megacore][timing]") {
+  // f32[2048,1024] + f32[2048,1024]: 24 MiB through HBM, bound by its bandwidth: 614.4 GB/s for
+  // one core's two stacks, 1228.8 GB/s for the chip's four shared by both cores.
+  const fs::path dir = TempDir("megacore_add");
+  WriteText(dir / "m.hlo", "HloModule m\nENTRY e {\n  a = f32[2048,1024] parameter(0)\n  b = f32[2048,1024] parameter(1)\n"
+                           "  ROOT s = f32[2048,1024] add(a, b)\n}\n");
+  RunOk("run " + (dir / "m.hlo").string() + " --timing-only --report " + (dir / "two.json").string());
+  RunOk("run " + (dir / "m.hlo").string() +
+        " --timing-only --set tensor_core_count=1 --set hbm.channel_count=16 --report " + (dir / "one.json").string());
+  const double two = ReportNumber(dir / "two.json", "device_time_us");
+  const double one = ReportNumber(dir / "one.json", "device_time_us");
+  INFO("one core " << one << " us, two cores " << two << " us");
+  CHECK(one / two >= 1.8);
+  CHECK(one / two <= 2.05);
+  const double fraction = 3.0 * 2048 * 1024 * 4 / (two * 1e-6) / 1228.8e9;
+  CHECK(fraction >= 0.85);
+  CHECK(fraction <= 1.0);
+}
+
+TEST_CASE("megacore: the trace has a process per TensorCore, the XLA lines on core 0's", "[megacore][trace]") {
+  const fs::path dir = TempDir("megacore_trace");
+  WriteText(dir / "m.hlo", "HloModule m\nENTRY e {\n  a = f32[1024,1024] parameter(0)\n"
+                           "  ROOT s = f32[1024,1024] add(a, a)\n}\n");
+  RunOk("run " + (dir / "m.hlo").string() + " --timing-only --trace " + (dir / "t.json").string());
+  const std::string trace = ReadText(dir / "t.json");
+  CHECK_THAT(trace, Catch::Contains("/device:TPU:0 TensorCore 0 (tpu_v4)"));
+  CHECK_THAT(trace, Catch::Contains("/device:TPU:0 TensorCore 1 (tpu_v4)"));
+  CHECK_THAT(trace, Catch::Contains("XLA Ops"));
+}
