@@ -118,12 +118,14 @@ class DotEmitter {
     if (!form) Refuse(why);
     form_ = *form;
     full_m_ = form_.m;
+    full_n_ = form_.n;
     if (c_.part.count > 1) {
-      // Megacore: this core's rows [row0_, + m) of the output; the kernel is the dot of those.
-      const auto [first, end] = DotCoreRows(form_.m, c_.part, s_, *c_.results.at(0));
-      row0_ = first;
-      form_.m = end - first;
-      if (form_.m <= 0) Refuse("its core part has no rows");
+      // Megacore: this core's rows [row0_, + m) or columns [col0_, + n) of the output; the kernel
+      // is the dot of those.
+      const CoreSlice slice = DotCoreSlice(form_, target, c_.part, *c_.results.at(0));
+      if (slice.end <= slice.first) Refuse("its core part is empty");
+      (slice.rows ? row0_ : col0_) = slice.first;
+      (slice.rows ? form_.m : form_.n) = slice.end - slice.first;
     }
     if (static_cast<int64_t>(form_.batch_dims.size()) > kMaxBatchDims) Refuse("more than 4 batch dims");
     if (target.semaphores() < 6) Refuse("the dot kernel needs 6 semaphores");
@@ -247,11 +249,11 @@ class DotEmitter {
     const int64_t b = layout.tiles[0].dims[1];
     if (a > t_.chunk_rows && t_.m_chunks > 1) Refuse("its result tiles are taller than a row chunk");
     isa::Shape padded = result;
-    // (A core's part starts at a multiple of a: its box ends at its own rows' padding.)
+    // (A core's part starts at a multiple of a and b: its box ends at its own padding.)
     padded_m_ = CeilDiv(form_.m, a) * a;
     padded_n_ = CeilDiv(form_.n, b) * b;
     padded.dims[rank - 2] = CeilDiv(full_m_, a) * a;
-    padded.dims[rank - 1] = padded_n_;
+    padded.dims[rank - 1] = CeilDiv(full_n_, b) * b;
     out_view_ = isa::ToString(padded);
     if (padded_n_ - (t_.n_groups - 1) * t_.group_cols > t_.mxus * t_.nc * l_) {
       Refuse("its result tiles are wider than an N group");
@@ -381,7 +383,7 @@ class DotEmitter {
         continue;
       }
       out_.Emit("dma hbm[{:#x}] -> vmem[{:#x}], src={}, dst={}, src_start={}, dst_start={}, size={}, sem=sem[{}], engine={}",
-                rhs, weight_base_[0], rhs_view_, weight_panel_, List(Start(kBatch, {std::to_string(k0), "0"})),
+                rhs, weight_base_[0], rhs_view_, weight_panel_, List(Start(kBatch, {std::to_string(k0), std::to_string(col0_)})),
                 List(Start(-1, {std::to_string(k0), "0"})), List(Size(rows, last_cols_)), WeightSliceSem(j),
                 (p + 1) % engines_);
     }
@@ -467,7 +469,7 @@ class DotEmitter {
     }
     // Job 0's panels: the weights of (batch 0, group 0), then the lhs of chunk 0.
     for (std::size_t i = 0; i < form_.batch_dims.size(); ++i) out_.Emit("mov s{}, 0", kBatch + static_cast<int>(i));
-    out_.Emit("mov s{}, 0", kCol0);
+    out_.Emit("mov s{}, {}", kCol0, col0_);
     out_.Emit("mov s{}, 0", kGroup);
     out_.Emit("mov s{}, {:#x}", kWeights, weight_base_[0]);
     out_.Emit("mov s{}, {:#x}", kOtherWeights, weight_base_[1]);
@@ -525,6 +527,7 @@ class DotEmitter {
     out_.Emit("mul s{}, s{}, {}", kRow0, kRowChunk, t_.chunk_rows);
     if (row0_ != 0) out_.Emit("add s{}, s{}, {}", kRow0, kRow0, row0_);
     out_.Emit("mul s{}, s{}, {}", kCol0, kGroup, t_.group_cols);
+    if (col0_ != 0) out_.Emit("add s{}, s{}, {}", kCol0, kCol0, col0_);
     // A new N group (row chunk 0): its weight panel has landed; prefetch the next group's into
     // the other panel (the previous group's last job is done with it: every job waits for the
     // VPU before its output DMA).
@@ -544,6 +547,7 @@ class DotEmitter {
       out_.Emit("div s{}, s{}, {}", kTemp2, kTemp2, form_.batch_dims[i]);
     }
     out_.Emit("mul s{}, s{}, {}", kNextCol0, kNextGroup, t_.group_cols);
+    if (col0_ != 0) out_.Emit("add s{}, s{}, {}", kNextCol0, kNextCol0, col0_);
     EmitWeightDmasFor(kNextBatch, kNextGroup, kNextCol0, kOtherWeights);
     out_.Bind(same_group);
     // This job's lhs panel (parity kJob & 1) has landed; prefetch the next job's.
@@ -835,8 +839,9 @@ class DotEmitter {
   int64_t rank_ = 2;
   std::string lhs_view_, rhs_view_, out_view_, lhs_panel_, weight_panel_, stage_;
   int64_t padded_m_ = 0, padded_n_ = 0;
-  int64_t full_m_ = 0;  // the dot's M (form_.m is this core's part of it)
-  int64_t row0_ = 0;    // megacore: this core's first output row
+  int64_t full_m_ = 0, full_n_ = 0;  // the dot's M and N (form_'s are this core's part of them)
+  int64_t row0_ = 0;                 // megacore: this core's first output row,
+  int64_t col0_ = 0;                 // or column
   int64_t lhs_cols_ = 0, weight_rows_ = 0, width_ = 0;
   uint64_t lhs_base_[2] = {0, 0};
   uint64_t weight_base_[2] = {0, 0};
@@ -860,16 +865,36 @@ class DotEmitter {
 
 }  // namespace
 
-std::pair<int64_t, int64_t> DotCoreRows(int64_t m, const CorePart& part, int64_t sublanes, const DeviceBuffer& result) {
-  // Whole tiles of the result and whole packed 16-bit vregs (2 x sublanes rows).
-  int64_t unit = 2 * sublanes;
-  const isa::Shape& shape = result.shape;
-  if (shape.layout && !shape.layout->tiles.empty() && shape.layout->tiles[0].dims.size() == 2) {
-    unit = std::lcm(unit, shape.layout->tiles[0].dims[0]);
+CoreSlice DotCoreSlice(const DotForm& form, const isa::Target& target, const CorePart& part,
+                       const DeviceBuffer& result) {
+  const int64_t cores = part.count;
+  CoreSlice slice;
+  // Rows where each core gets at least a pass of MXU rows; else columns where each gets at least
+  // an MXU's columns. With fewer, a core's passes are mostly pipeline fill, drain and weight
+  // loading, which every core would repeat, and one core alone is as fast.
+  int64_t unit = 0;
+  int64_t size = 0;
+  const auto tile = [&](std::size_t dim) -> int64_t {
+    const isa::Shape& shape = result.shape;
+    if (!shape.layout || shape.layout->tiles.empty() || shape.layout->tiles[0].dims.size() != 2) return 1;
+    return shape.layout->tiles[0].dims[dim];
+  };
+  if (form.m >= cores * static_cast<int64_t>(target.mxu_rows())) {
+    // Whole result tiles and whole packed 16-bit vregs (2 x sublanes rows).
+    slice.rows = true;
+    size = form.m;
+    unit = std::lcm(int64_t{2} * target.sublanes(), tile(0));
+  } else if (form.n >= cores * static_cast<int64_t>(target.mxu_columns())) {
+    // Whole result tiles, lanes and MXU column blocks.
+    size = form.n;
+    unit = std::lcm(std::lcm(static_cast<int64_t>(target.lanes()), tile(1)), static_cast<int64_t>(target.mxu_columns()));
+  } else {
+    return slice;  // empty: no split
   }
-  const int64_t per_core = CeilDiv(CeilDiv(m, part.count), unit) * unit;
-  const int64_t first = std::min(m, part.index * per_core);
-  return {first, std::min(m, first + per_core)};
+  const int64_t per_core = CeilDiv(CeilDiv(size, cores), unit) * unit;
+  slice.first = std::min(size, part.index * per_core);
+  slice.end = std::min(size, slice.first + per_core);
+  return slice;
 }
 
 int DotCoreParts(const KernelContext& context) {
@@ -877,13 +902,8 @@ int DotCoreParts(const KernelContext& context) {
   std::string why;
   const auto form = CanonicalDot(context.instruction, &why);
   if (cores <= 1 || !form || context.results.size() != 1) return 1;
-  // Each core's rows fill the MXU's rows at least once: with fewer, a core's passes are mostly
-  // pipeline fill, drain and weight loading, which every core repeats (each loads all of the
-  // weights), and one core alone is as fast.
-  const int64_t rows = static_cast<int64_t>(context.options.target.mxu_rows());
-  if (form->m < cores * rows) return 1;
-  const auto last = DotCoreRows(form->m, {cores - 1, cores}, context.options.target.sublanes(), *context.results[0]);
-  return last.second > last.first ? cores : 1;
+  const CoreSlice last = DotCoreSlice(*form, context.options.target, {cores - 1, cores}, *context.results[0]);
+  return last.end > last.first ? cores : 1;
 }
 
 void EmitDotKernel(KernelContext& context) { DotEmitter(context).Run(); }

@@ -3,20 +3,28 @@
 #pragma once
 
 #include <cstdint>
-#include <utility>
 
 #include "compiler/lower/kernel.h"
+#include "compiler/lower/mxu_tiling.h"
 
 namespace tpusim::compiler {
 
-// Emits the dot of context.instruction, or with context.part of several, that core's rows of it.
+// Emits the dot of context.instruction, or with context.part of several, that core's rows or
+// columns of it (DotCoreSlice).
 void EmitDotKernel(KernelContext& context);
 
-// Megacore: the TensorCores a canonical dot splits its rows (M) over: every core of the target
-// where each gets at least a pass of MXU rows, else 1.
+// Megacore: the TensorCores a canonical dot splits over: every core of the target where
+// DotCoreSlice gives the last core a part, else 1.
 int DotCoreParts(const KernelContext& context);
-// Core part.index's output rows [first, end) of a dot with `m` rows: equal shares of whole result
-// tiles and packed vregs.
-std::pair<int64_t, int64_t> DotCoreRows(int64_t m, const CorePart& part, int64_t sublanes, const DeviceBuffer& result);
+
+// Core part.index's share of a dot's output: rows [first, end) (M >= cores x mxu_rows: every core
+// at least a pass of MXU rows), else columns (N >= cores x mxu_columns), in equal shares of whole
+// result tiles, packed vregs (rows) or MXU column blocks (columns); empty where neither holds.
+struct CoreSlice {
+  bool rows = false;
+  int64_t first = 0;
+  int64_t end = 0;
+};
+CoreSlice DotCoreSlice(const DotForm& form, const isa::Target& target, const CorePart& part, const DeviceBuffer& result);
 
 }  // namespace tpusim::compiler
