@@ -70,6 +70,14 @@ isa::Shape TpuArray(isa::ElementType type, const std::vector<int64_t>& dims) {
   return WithoutMemorySpace(WithDefaultLayouts(isa::Shape::Array(type, dims)));
 }
 
+// The canonical result: the TPU's tiles in row-major order even where a dim is 1 (the layout
+// default moves size-1 dims major: [M, 1]{0,1}), the only layout the dot kernel writes.
+isa::Shape RowMajorTpuArray(isa::ElementType type, const std::vector<int64_t>& dims) {
+  isa::Shape shape = isa::Shape::Array(type, dims);
+  shape.layout = isa::DefaultTpuLayout(type, shape.rank());
+  return WithoutMemorySpace(shape);
+}
+
 // An operand the dot kernel reads in place: its buffer seen as the canonical [batch..., M, K] or
 // [batch..., K, N] array (or with the last two swapped), and which of those two contracts.
 struct InPlaceOperand {
@@ -110,7 +118,7 @@ std::optional<InPlaceOperand> InPlace(const DeviceBuffer& operand, const std::ve
 void EmitGeneralDotKernel(KernelContext& context) {
   const hlo::Instruction& dot = context.instruction;
   std::string why;
-  if (CanonicalDot(dot, &why)) {
+  if (CanonicalDot(dot, &why) && context.results.size() == 1 && DotKernelWritesLayout(context.results[0]->shape)) {
     EmitDotKernel(context);
     return;
   }
@@ -144,7 +152,7 @@ void EmitGeneralDotKernel(KernelContext& context) {
   // else copied through scratch.
   const std::optional<InPlaceOperand> lhs_side = InPlace(lhs, lb, lf, lc);
   const std::optional<InPlaceOperand> rhs_side = InPlace(rhs, rb, rf, rc);
-  const bool out_in_place = SameRowMajorImage(result.shape, TpuArray(out_type, Cat(batch, {m, n})));
+  const bool out_in_place = SameRowMajorImage(result.shape, RowMajorTpuArray(out_type, Cat(batch, {m, n})));
   DeviceBuffer lhs_rows, rhs_rows, lhs_canonical, rhs_canonical, out_canonical, out_rows;
   if (!lhs_side) lhs_rows = scratch.Take(dot.name() + ".lhs_rows", RowMajorUntiled(in_type, Pick(lhs.shape.dims, lhs_order)), dot);
   if (!rhs_side) rhs_rows = scratch.Take(dot.name() + ".rhs_rows", RowMajorUntiled(rhs.shape.element_type, Pick(rhs.shape.dims, rhs_order)), dot);
@@ -152,9 +160,9 @@ void EmitGeneralDotKernel(KernelContext& context) {
   rhs_canonical = rhs_side ? rhs_side->buffer : scratch.Take(dot.name() + ".rhs", TpuArray(rhs.shape.element_type, Cat(batch, {k, n})), dot);
   if (out_in_place) {
     out_canonical = result;
-    out_canonical.shape = TpuArray(out_type, Cat(batch, {m, n}));
+    out_canonical.shape = RowMajorTpuArray(out_type, Cat(batch, {m, n}));
   } else {
-    out_canonical = scratch.Take(dot.name() + ".out", TpuArray(out_type, Cat(batch, {m, n})), dot);
+    out_canonical = scratch.Take(dot.name() + ".out", RowMajorTpuArray(out_type, Cat(batch, {m, n})), dot);
     out_rows = scratch.Take(dot.name() + ".out_rows", RowMajorUntiled(out_type, Cat(batch, {m, n})), dot);
   }
 

@@ -240,11 +240,7 @@ class DotEmitter {
     // it, with zeros, as the kernels' invariant asks.
     const isa::Layout& layout = *result.layout;
     const int64_t rank = result.rank();
-    bool row_major = true;
-    for (int64_t i = 0; i < rank; ++i) row_major = row_major && layout.minor_to_major[i] == rank - 1 - i;
-    if (!row_major || layout.tiles.empty() || layout.tiles[0].dims.size() != 2) {
-      Refuse("its result layout " + isa::ToString(result) + " is not row-major with 2-D tiles");
-    }
+    if (!DotKernelWritesLayout(result)) Refuse("its result layout " + isa::ToString(result) + " is not row-major with 2-D tiles");
     const int64_t a = layout.tiles[0].dims[0];
     const int64_t b = layout.tiles[0].dims[1];
     if (a > t_.chunk_rows && t_.m_chunks > 1) Refuse("its result tiles are taller than a row chunk");
@@ -865,6 +861,16 @@ class DotEmitter {
 
 }  // namespace
 
+bool DotKernelWritesLayout(const isa::Shape& result) {
+  if (!result.layout) return false;
+  const isa::Layout& layout = *result.layout;
+  const int64_t rank = result.rank();
+  for (int64_t i = 0; i < rank; ++i) {
+    if (layout.minor_to_major[i] != rank - 1 - i) return false;
+  }
+  return !layout.tiles.empty() && layout.tiles[0].dims.size() == 2;
+}
+
 CoreSlice DotCoreSlice(const DotForm& form, const isa::Target& target, const CorePart& part,
                        const DeviceBuffer& result) {
   const int64_t cores = part.count;
@@ -901,7 +907,7 @@ int DotCoreParts(const KernelContext& context) {
   const int cores = static_cast<int>(context.options.target.tensor_cores());
   std::string why;
   const auto form = CanonicalDot(context.instruction, &why);
-  if (cores <= 1 || !form || context.results.size() != 1) return 1;
+  if (cores <= 1 || !form || context.results.size() != 1 || !DotKernelWritesLayout(context.results[0]->shape)) return 1;
   const CoreSlice last = DotCoreSlice(*form, context.options.target, {cores - 1, cores}, *context.results[0]);
   return last.end > last.first ? cores : 1;
 }

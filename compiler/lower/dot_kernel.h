@@ -13,6 +13,11 @@ namespace tpusim::compiler {
 // columns of it (DotCoreSlice).
 void EmitDotKernel(KernelContext& context);
 
+// Whether the dot kernel writes a result of this layout: row-major with 2-D tiles. Another (a
+// matrix-vector product's [M, 1]{0,1}, whose size-1 dim layout assignment moved major) goes
+// through EmitGeneralDotKernel's canonical copy.
+bool DotKernelWritesLayout(const isa::Shape& result);
+
 // Megacore: the TensorCores a canonical dot splits over: every core of the target where
 // DotCoreSlice gives the last core a part, else 1.
 int DotCoreParts(const KernelContext& context);

@@ -330,6 +330,22 @@ TEST_CASE("dot kernel: the fully_connected_reference_model workload (f32 dot) pa
 
 // Multi-dim contractions were refused here; they now lower through canonical copies
 // (compiler/lower/dot_general_kernel.h) and are checked against the evaluator.
+TEST_CASE("dot kernel: matrix-vector products, whose [M, 1] result layout puts M along lanes, pass --check", "[dot]") {
+  // A vector rhs makes a [M, 1] result whose size-1 dim layout assignment moves major ({0,1}: M
+  // along the lanes of one tile row), a layout the dot kernel does not write: the product goes
+  // through a row-major canonical result and a copy. It was refused ("not row-major").
+  const fs::path dir = TempDir("matvec");
+  for (const char* preset : {"tiny", "tpu_v4"}) {
+    INFO(preset);
+    WriteText(dir / "mv.hlo", "HloModule m\nENTRY e {\n  a = bf16[300,200] parameter(0)\n  b = bf16[200] parameter(1)\n"
+                              "  ROOT d = bf16[300] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
+    CHECK_THAT(RunOk("run " + (dir / "mv.hlo").string() + " --config " + preset + " --check"), Catch::Contains("check passed"));
+    WriteText(dir / "m1.hlo", "HloModule m\nENTRY e {\n  a = f32[92,81] parameter(0)\n  b = f32[81,1] parameter(1)\n"
+                              "  ROOT d = f32[92,1] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
+    CHECK_THAT(RunOk("run " + (dir / "m1.hlo").string() + " --config " + preset + " --check"), Catch::Contains("check passed"));
+  }
+}
+
 TEST_CASE("dot kernel: refuses s32 operands with the op named, lowers multi-dim contractions", "[dot]") {
   const fs::path dir = TempDir("refuse");
   WriteText(dir / "s32.hlo",
