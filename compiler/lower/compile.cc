@@ -15,13 +15,13 @@
 #include "compiler/lower/data_movement_kernel.h"
 #include "compiler/lower/conv_kernel.h"
 #include "compiler/lower/dot_general_kernel.h"
+#include "compiler/lower/dot_kernel.h"
 #include "compiler/lower/elementwise_expr.h"
 #include "compiler/lower/elementwise_kernel.h"
 #include "compiler/lower/gather_kernel.h"
 #include "compiler/lower/kernel.h"
 #include "compiler/lower/megacore.h"
 #include "compiler/lower/mxu_tiling.h"
-#include "compiler/lower/dot_kernel.h"
 #include "compiler/lower/reduce_kernel.h"
 #include "compiler/lower/sort_kernel.h"
 #include "compiler/lower/scalar_kernel.h"
@@ -134,7 +134,7 @@ void EmitKernel(KernelContext& context) {
 // ElementwiseCoreParts); the others run on core 0.
 int CorePartsOf(const KernelContext& context) {
   const hlo::Instruction& instruction = context.instruction;
-  if (context.options.target.tensor_cores() <= 1 || TouchesHostMemory(context) || IsMoveToHost(instruction) ||
+  if (TensorCores(context.options.target) == 1 || TouchesHostMemory(context) || IsMoveToHost(instruction) ||
       IsMoveToDevice(instruction) || IsCollectiveKernelOpcode(instruction.opcode()) ||
       IsScalarCoreGroup(context.group)) {
     return 1;
@@ -322,7 +322,7 @@ class ProgramEmitter final : public NestedEmitter {
       context.hbm_scratch_bytes =
           options_.hbm_capacity_bytes > context.hbm_scratch_address ? options_.hbm_capacity_bytes - context.hbm_scratch_address : 0;
       out_.Bind(info.begin_label);
-      EmitOnCores(out_, Cores(), CorePartsOf(context), [&](const CorePart& part) {
+      EmitOnCores(out_, TensorCores(options_.target), CorePartsOf(context), [&](const CorePart& part) {
         context.part = part;
         EmitKernel(context);
       });
@@ -375,13 +375,11 @@ class ProgramEmitter final : public NestedEmitter {
     if (every_core) {
       body();
     } else {
-      EmitOnCores(out_, Cores(), 1, [&](const CorePart&) { body(); });
+      EmitOnCores(out_, TensorCores(options_.target), 1, [&](const CorePart&) { body(); });
     }
     out_.Bind(info.end_label);
     compiled_.kernels.push_back(std::move(info));
   }
-
-  int Cores() const { return static_cast<int>(std::max(options_.target.tensor_cores(), 1u)); }
 
   void NotePeak(uint64_t bytes) { compiled_.hbm_peak_bytes = std::max(compiled_.hbm_peak_bytes, bytes); }
   void NotePeak(const BufferAssignment& buffers) {
@@ -527,7 +525,7 @@ CompiledModule Compile(hlo::Module& module, const CompileOptions& options) {
   // Constants: their device images, written before the program starts.
   emitter.AddConstantData(plan, buffers);
 
-  const int cores = static_cast<int>(std::max(options.target.tensor_cores(), 1u));
+  const int cores = TensorCores(options.target);
   out.Comment("parameters: host -> HBM over PCIe");
   EmitOnCores(out, cores, 1, [&](const CorePart&) { EmitHostCopies(out, compiled.parameters, true, parameter_hosts); });
   out.Bind(out.NewLabel("device_begin"));

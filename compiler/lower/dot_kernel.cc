@@ -8,6 +8,7 @@
 
 #include "compiler/lower/dma_region.h"
 #include "compiler/lower/f16_emulation.h"
+#include "compiler/lower/megacore.h"
 #include "compiler/lower/mxu_tiling.h"
 #include "isa/element_type.h"
 #include "isa/instruction_set.h"
@@ -904,7 +905,7 @@ CoreSlice DotCoreSlice(const DotForm& form, const isa::Target& target, const Cor
 }
 
 int DotCoreParts(const KernelContext& context) {
-  const int cores = static_cast<int>(context.options.target.tensor_cores());
+  const int cores = TensorCores(context.options.target);
   std::string why;
   const auto form = CanonicalDot(context.instruction, &why);
   if (cores <= 1 || !form || context.results.size() != 1 || !DotKernelWritesLayout(context.results[0]->shape)) return 1;

@@ -10,6 +10,7 @@
 #include "compiler/lower/dma_region.h"
 #include "compiler/lower/elementwise_expr.h"
 #include "compiler/lower/f16_emulation.h"
+#include "compiler/lower/megacore.h"
 #include "compiler/lower/vtile.h"
 #include "isa/error.h"
 
@@ -1205,7 +1206,7 @@ void EmitElementwiseKernel(KernelContext& context) {
 }
 
 int ElementwiseCoreParts(const KernelContext& context) {
-  const int cores = static_cast<int>(context.options.target.tensor_cores());
+  const int cores = TensorCores(context.options.target);
   if (cores <= 1) return 1;
   KernelContext planned = context;
   planned.part = {0, cores};

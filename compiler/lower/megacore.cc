@@ -1,9 +1,12 @@
 #include "compiler/lower/megacore.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 namespace tpusim::compiler {
+
+int TensorCores(const isa::Target& target) { return static_cast<int>(std::max(target.tensor_cores(), 1u)); }
 
 void EmitOnCores(AsmBuilder& out, int cores, int parts, const std::function<void(const CorePart&)>& piece) {
   if (cores <= 1) {

@@ -13,6 +13,9 @@
 
 namespace tpusim::compiler {
 
+// The TensorCores a program for `target` runs on (`.target cores`; 0, left out, is one).
+int TensorCores(const isa::Target& target);
+
 // Emits `piece` for part c of `parts` (1 <= parts <= cores) on core c, the other cores passing,
 // then the cores' sync. Uses s0 before the pieces (every kernel starts with its registers free).
 void EmitOnCores(AsmBuilder& out, int cores, int parts, const std::function<void(const CorePart&)>& piece);
