@@ -872,33 +872,35 @@ bool DotKernelWritesLayout(const isa::Shape& result) {
   return !layout.tiles.empty() && layout.tiles[0].dims.size() == 2;
 }
 
-CoreSlice DotCoreSlice(const DotForm& form, const isa::Target& target, const CorePart& part,
-                       const DeviceBuffer& result) {
+CoreSlice DotCoreSlice(const DotForm& form, const isa::Target& target, const CorePart& part, const DeviceBuffer& result) {
   const int64_t cores = part.count;
-  CoreSlice slice;
-  // Rows where each core gets at least a pass of MXU rows; else columns where each gets at least
-  // an MXU's columns. With fewer, a core's passes are mostly pipeline fill, drain and weight
-  // loading, which every core would repeat, and one core alone is as fast.
-  int64_t unit = 0;
-  int64_t size = 0;
   const auto tile = [&](std::size_t dim) -> int64_t {
     const isa::Shape& shape = result.shape;
     if (!shape.layout || shape.layout->tiles.empty() || shape.layout->tiles[0].dims.size() != 2) return 1;
     return shape.layout->tiles[0].dims[dim];
   };
-  if (form.m >= cores * static_cast<int64_t>(target.mxu_rows())) {
-    // Whole result tiles and whole packed 16-bit vregs (2 x sublanes rows).
+  const auto share = [&](int64_t size, int64_t unit) { return CeilDiv(CeilDiv(size, cores), unit) * unit; };
+  // Rows where there are more than a pass of MXU rows (R): every K block's pushes, R cycles or
+  // more on one core, shorten on each, down to the R cycles a weight tile takes to load. Else
+  // columns where there are more than an MXU's (C). With fewer, a core's passes are mostly
+  // pipeline fill, drain and weight loading, which every core would repeat, and one core alone is
+  // as fast. Each core's part: whole result tiles and packed 16-bit vregs (2 x sublanes rows), or
+  // whole result tiles, lanes and MXU column blocks; every core must get one.
+  const int64_t r = target.mxu_rows(), c = target.mxu_columns();
+  const int64_t row_unit = std::lcm(int64_t{2} * target.sublanes(), tile(0));
+  const int64_t col_unit = std::lcm(std::lcm(static_cast<int64_t>(target.lanes()), tile(1)), c);
+  CoreSlice slice;
+  int64_t size = 0, per_core = 0;
+  if (form.m > r && share(form.m, row_unit) * (cores - 1) < form.m) {
     slice.rows = true;
     size = form.m;
-    unit = std::lcm(int64_t{2} * target.sublanes(), tile(0));
-  } else if (form.n >= cores * static_cast<int64_t>(target.mxu_columns())) {
-    // Whole result tiles, lanes and MXU column blocks.
+    per_core = share(form.m, row_unit);
+  } else if (form.n > c && share(form.n, col_unit) * (cores - 1) < form.n) {
     size = form.n;
-    unit = std::lcm(std::lcm(static_cast<int64_t>(target.lanes()), tile(1)), static_cast<int64_t>(target.mxu_columns()));
+    per_core = share(form.n, col_unit);
   } else {
-    return slice;  // empty: no split
+    return slice;  // empty: one core
   }
-  const int64_t per_core = CeilDiv(CeilDiv(size, cores), unit) * unit;
   slice.first = std::min(size, part.index * per_core);
   slice.end = std::min(size, slice.first + per_core);
   return slice;

@@ -22,9 +22,10 @@ bool DotKernelWritesLayout(const isa::Shape& result);
 // DotCoreSlice gives the last core a part, else 1.
 int DotCoreParts(const KernelContext& context);
 
-// Core part.index's share of a dot's output: rows [first, end) (M >= cores x mxu_rows: every core
-// at least a pass of MXU rows), else columns (N >= cores x mxu_columns), in equal shares of whole
-// result tiles, packed vregs (rows) or MXU column blocks (columns); empty where neither holds.
+// Core part.index's share of a dot's output: rows [first, end) where M exceeds a pass of MXU rows,
+// else columns where N exceeds an MXU's columns, in equal shares of whole result tiles and packed
+// vregs (rows) or MXU column blocks (columns); empty where neither (one core: a dot that cannot
+// fill more than one core's MXU rows or columns only repeats its weight loading on every core).
 struct CoreSlice {
   bool rows = false;
   int64_t first = 0;

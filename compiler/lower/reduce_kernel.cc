@@ -800,7 +800,7 @@ bool ReduceInputFusionFits(const KernelGroup& group, const CompileOptions& optio
   if (group.root->shape().is_tuple) return false;
   std::vector<const DeviceBuffer*> result = {stand_in(group.root->shape())};
   AsmBuilder scratch("plan", options.target);
-  KernelContext context{scratch, options, *group.root, group, {}, result};
+  KernelContext context{scratch, options, *group.root, group, {}, result, 0, 0, {}};
   for (const hlo::Instruction* operand : group.operands) {
     if (operand->shape().is_tuple) return false;
     context.operands.push_back({stand_in(operand->shape())});

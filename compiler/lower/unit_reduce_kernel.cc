@@ -128,7 +128,7 @@ void EmitUnitReduceKernel(KernelContext& context) {
   if (root == &init || root == &leaf) CannotLower(reduce, "its reducer returns a parameter (not lowered)");
   const uint64_t used = AlignUp(copy.size_bytes, kBufferAlignmentBytes);
   KernelContext inner{context.out, context.options, *root, group, {context.operands.at(1), {&copy}}, context.results,
-                      context.hbm_scratch_address + used, context.hbm_scratch_bytes - std::min(used, context.hbm_scratch_bytes)};
+                      context.hbm_scratch_address + used, context.hbm_scratch_bytes - std::min(used, context.hbm_scratch_bytes), {}};
   EmitElementwiseKernel(inner);
 }
 

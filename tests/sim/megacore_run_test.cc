@@ -136,14 +136,14 @@ TEST_CASE("megacore: .target cores= round-trips, is range-checked, and must fit 
 
 TEST_CASE("megacore: a dot splits its rows, or else its columns, over both cores, exactly, and a small one stays on core 0",
           "[megacore]") {
-  // M = 600: rows [0, 304) on core 0 and [304, 600) on core 1 (whole 16-row packed vregs); M = 200
-  // is under two passes of 128 MXU rows, so N = 700 splits: columns [0, 384) and [384, 700)
-  // (whole 128-column MXU blocks); 200 x 200 neither: core 0 alone. Ragged N and K throughout.
+  // M = 600: rows [0, 304) on core 0 and [304, 600) on core 1 (whole 16-row packed vregs); M = 100
+  // is within a pass of 128 MXU rows, so N = 700 splits: columns [0, 384) and [384, 700) (whole
+  // 128-column MXU blocks); 100 x 120 neither: core 0 alone. Ragged N and K throughout.
   struct Case {
     int m, n;
     bool split;
   };
-  for (const Case& c : {Case{600, 700, true}, Case{200, 700, true}, Case{200, 200, false}}) {
+  for (const Case& c : {Case{600, 700, true}, Case{100, 700, true}, Case{100, 120, false}}) {
     INFO("M = " << c.m << ", N = " << c.n);
     const fs::path dir = TempDir("megacore_dot_" + std::to_string(c.m) + "x" + std::to_string(c.n));
     const std::string m = std::to_string(c.m), n = std::to_string(c.n);
