@@ -129,9 +129,10 @@ void EmitKernel(KernelContext& context) {
   CannotLower(instruction, "no kernel lowers this operation yet");
 }
 
-// Megacore: the TensorCores a kernel splits over. Dot and element-wise kernels split their
-// parallel work (rows, blocks) where every core gets a share worth its fixed costs (DotCoreParts,
-// ElementwiseCoreParts); the others run on core 0.
+// Megacore: the TensorCores a kernel splits over. Dot, element-wise and depthwise convolution
+// kernels split their parallel work (rows or columns, blocks, channel chunks) where every core gets
+// a share worth its fixed costs (DotCoreParts, ElementwiseCoreParts, ConvolutionCoreParts); the
+// others run on core 0.
 int CorePartsOf(const KernelContext& context) {
   const hlo::Instruction& instruction = context.instruction;
   if (TensorCores(context.options.target) == 1 || TouchesHostMemory(context) || IsMoveToHost(instruction) ||
@@ -143,6 +144,7 @@ int CorePartsOf(const KernelContext& context) {
   if (IsDataMovementOpcode(instruction.opcode())) return 1;
   std::string why;
   if (instruction.opcode() == Opcode::kDot && CanonicalDot(instruction, &why)) return DotCoreParts(context);
+  if (instruction.opcode() == Opcode::kConvolution) return ConvolutionCoreParts(context);
   return 1;
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "compiler/lower/dma_region.h"
+#include "compiler/lower/megacore.h"
 #include <fmt/format.h>
 
 #include "isa/element_type.h"
@@ -420,6 +421,16 @@ class DepthwiseEmitter {
     EmitChunkLoop();
   }
 
+  // Megacore: the cores it splits its chunks (a chunk: cc channels of one image) over: every core
+  // where each gets a chunk and no core zeroes output padding another writes (a flat output, or
+  // one without padding), else 1.
+  int CoreParts() {
+    Plan();
+    const int cores = TensorCores(out_.target());
+    const bool zeroes_output = !flat_out_ && HasPadding(*c_.results[0]);
+    return f_.batch * chunks_per_image_ >= cores && !zeroes_output ? cores : 1;
+  }
+
  private:
   static constexpr int kLoadSem = 0, kStoreSem = 2, kVpuSem = 3, kSmemSem = 4;  // loads: + set parity
   static constexpr int kB = 1, kC0 = 2, kLeft = 3, kChan = 4, kChanLeft = 5, kTile = 6, kTileLeft = 7, kW = 8,
@@ -524,8 +535,12 @@ class DepthwiseEmitter {
               c_.operands[1][0]->address, isa::ToString(kview), type_, f_.cout, f_.kh, f_.kw,
               List({std::to_string(f_.cout), "1", std::to_string(f_.kh), std::to_string(f_.kw)}), kSmemSem);
     out_.Emit("sem.wait sem[{}], 1", kSmemSem);
-    out_.Emit("mov s{}, 0", kB);
-    out_.Emit("mov s{}, 0", kC0);
+    // This core's chunks [first_chunk_, end_chunk_) (all of them on one core).
+    const int64_t chunks = f_.batch * chunks_per_image_;
+    first_chunk_ = chunks * c_.part.index / c_.part.count;
+    end_chunk_ = chunks * (c_.part.index + 1) / c_.part.count;
+    out_.Emit("mov s{}, {}", kB, first_chunk_ / chunks_per_image_);
+    out_.Emit("mov s{}, {}", kC0, first_chunk_ % chunks_per_image_ * cc_);
     out_.Emit("mov s{}, 0", kCur);
     out_.Emit("mov s{}, {:#x}", kNxt, set_bytes_);
     out_.Emit("mov s{}, 0", kPar);
@@ -536,8 +551,7 @@ class DepthwiseEmitter {
   // Chunk n computes from copy set n % 2 while chunk n + 1's copies load into the other.
   void EmitChunkLoop() {
     const std::string name = c_.instruction.name();
-    const int64_t chunks = f_.batch * chunks_per_image_;
-    out_.Emit("mov s{}, {}", kLeft, chunks);
+    out_.Emit("mov s{}, {}", kLeft, end_chunk_ - first_chunk_);
     const std::string loop = out_.NewLabel(name + ".chunk");
     out_.Bind(loop);
     if (loads_ > 0) out_.Emit("sem.wait sem[s{} + {}], {}", kPar, kLoadSem, loads_);
@@ -551,7 +565,7 @@ class DepthwiseEmitter {
     out_.Emit("mov s{}, 0", kNextC0);
     out_.Emit("add s{}, s{}, 1", kNextB, kNextB);
     out_.Bind(same);
-    out_.Emit("bge s{}, {}, {}", kNextB, f_.batch, no_prefetch);
+    out_.Emit("ble s{}, 1, {}", kLeft, no_prefetch);  // this core's last chunk
     out_.Emit("xor s{}, s{}, 1", kOtherPar, kPar);
     EmitTapDmas(kNextB, kNextC0, kNxt, kOtherPar);
     out_.Bind(no_prefetch);
@@ -670,10 +684,19 @@ class DepthwiseEmitter {
   int64_t weight_bytes_ = 0, chunks_per_image_ = 1, engines_ = 1;
   int loads_ = 0;
   bool flat_out_ = false;
+  int64_t first_chunk_ = 0, end_chunk_ = 0;
   int64_t copies_ = 1;  // output tiles computed together
 };
 
 }  // namespace
+
+int ConvolutionCoreParts(const KernelContext& context) {
+  if (TensorCores(context.options.target) == 1) return 1;
+  KernelContext planned = context;
+  ConvForm form = Analyze(planned);
+  if (form.groups == 1 || form.groups != form.cin || form.cout != form.cin) return 1;
+  return DepthwiseEmitter(planned, std::move(form)).CoreParts();
+}
 
 void EmitConvolutionKernel(KernelContext& context) {
   ConvForm form = Analyze(context);

@@ -11,6 +11,10 @@
 
 namespace tpusim::compiler {
 
+// With context.part of several (a depthwise convolution): that core's share of the chunks.
 void EmitConvolutionKernel(KernelContext& context);
+// Megacore: the TensorCores a convolution splits over: a depthwise one its chunks (cc channels of
+// an image) where every core gets one and none zeroes output padding; the MXU one stays on core 0.
+int ConvolutionCoreParts(const KernelContext& context);
 
 }  // namespace tpusim::compiler

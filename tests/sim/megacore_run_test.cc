@@ -190,6 +190,20 @@ TEST_CASE("megacore: an element-wise kernel splits its blocks over both cores, r
   }
 }
 
+TEST_CASE("megacore: a depthwise convolution splits its channel chunks over both cores, exactly", "[megacore]") {
+  // The workload's 256 channels of one image go in chunks of cc channels, half of the chunks on
+  // each core; every output element equals the evaluator's.
+  const fs::path dir = TempDir("megacore_depthwise");
+  const std::string path = std::string(TPUSIM_SHARED_DIR) + "/workloads/xla/depthwise_conv_3x3_1x256x56x56_bf16.hlo";
+  CHECK_THAT(RunOk("run " + path + " --check --report " + (dir / "r.json").string()), Catch::Contains("every element equal"));
+  const std::string report = ReadText(dir / "r.json");
+  for (int core = 0; core < 2; ++core) {
+    INFO("core " << core);
+    const std::string section = CoreSection(report, core);
+    CHECK(JsonNumber(section, "instructions", section.find("\"vpu\"")) > 10000);
+  }
+}
+
 TEST_CASE("megacore: two cores with the chip's HBM stream an add twice as fast as one with half of it", "[megacore][timing]") {
   // f32[2048,1024] + f32[2048,1024]: 24 MiB through HBM, bound by its bandwidth: 614.4 GB/s for
   // one core's two stacks, 1228.8 GB/s for the chip's four shared by both cores.
