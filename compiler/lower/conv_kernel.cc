@@ -138,6 +138,14 @@ class MxuConvEmitter {
     EmitImageLoop();
   }
 
+  // Megacore: the cores it splits its image groups (nb images) over: every core where each gets a
+  // group and no core zeroes output padding another writes (an output without padding), else 1.
+  int CoreParts() {
+    Plan();
+    const int cores = TensorCores(out_.target());
+    return f_.batch / nb_ >= cores && !HasPadding(*c_.results[0]) ? cores : 1;
+  }
+
  private:
   static constexpr int kLhsRegs = 8, kWeightRegs = 8;  // the vregs pushes rotate through
   static constexpr int kImageSem = 0;  // + parity
@@ -250,9 +258,13 @@ class MxuConvEmitter {
               c_.operands[1][0]->address, weight_base_, isa::ToString(kview), f_.kh, f_.kw, cin_p_, cout_p_, s_, l_,
               List({std::to_string(f_.kh), std::to_string(f_.kw), std::to_string(f_.cin), std::to_string(f_.cout)}),
               kWeightSem);
-    out_.Emit("mov s{}, 0", kB);
-    out_.Emit("mov s{}, {:#x}", kImg, image_base_[0]);
-    out_.Emit("mov s{}, 0", kTemp2);
+    // This core's image groups [first_group_, end_group_) (all of them on one core).
+    const int64_t groups = f_.batch / nb_;
+    first_group_ = groups * c_.part.index / c_.part.count;
+    end_group_ = groups * (c_.part.index + 1) / c_.part.count;
+    out_.Emit("mov s{}, {}", kB, first_group_ * nb_);
+    out_.Emit("mov s{}, {:#x}", kImg, image_base_[first_group_ % 2]);
+    out_.Emit("mov s{}, {}", kTemp2, first_group_ % 2);
     EmitImageDmas(kB, kImg, kTemp2);
     out_.Emit("sem.wait sem[{}], 1", kWeightSem);
     out_.Emit("sem.signal sem[{}], {}", kStageSem, StorePieces());  // the stages start free
@@ -261,7 +273,7 @@ class MxuConvEmitter {
 
   void EmitImageLoop() {
     const std::string name = c_.instruction.name();
-    out_.Emit("mov s{}, {}", kBLeft, f_.batch / nb_);
+    out_.Emit("mov s{}, {}", kBLeft, end_group_ - first_group_);
     const std::string loop = out_.NewLabel(name + ".image");
     out_.Bind(loop);
     out_.Emit("div s{}, s{}, {}", kParity, kB, nb_);
@@ -271,7 +283,7 @@ class MxuConvEmitter {
     // Prefetch the next image into the other buffer (its reader, image b - 1, is done).
     const std::string no_prefetch = out_.NewLabel(name + ".no_prefetch");
     out_.Emit("add s{}, s{}, {}", kNext, kB, nb_);
-    out_.Emit("bge s{}, {}, {}", kNext, f_.batch, no_prefetch);
+    out_.Emit("bge s{}, {}, {}", kNext, end_group_ * nb_, no_prefetch);
     out_.Emit("xor s{}, s{}, 1", kTemp2, kParity);
     out_.Emit("mul s{}, s{}, {:#x}", kOther, kTemp2, image_bytes_);
     EmitImageDmas(kNext, kOther, kTemp2);
@@ -396,6 +408,7 @@ class MxuConvEmitter {
   int64_t lane_block_bytes_ = 0, stage_one_ = 0;
   int64_t block_bytes_ = 0, image_bytes_ = 0, weight_bytes_ = 0, stage_rows_ = 0, stage_bytes_ = 0;
   uint64_t image_base_[2] = {0, 0}, weight_base_ = 0, stage_base_[2] = {0, 0}, vmem_bytes_ = 0;
+  int64_t first_group_ = 0, end_group_ = 0;
   int acc0_ = 0, lhs0_ = 0, weight0_ = 0, zero_reg_ = 31;
   int64_t engines_ = 1, taps_ = 1, steps_ = 1;
   int64_t weight_count_ = 0, lhs_count_ = 0;
@@ -694,7 +707,14 @@ int ConvolutionCoreParts(const KernelContext& context) {
   if (TensorCores(context.options.target) == 1) return 1;
   KernelContext planned = context;
   ConvForm form = Analyze(planned);
-  if (form.groups == 1 || form.groups != form.cin || form.cout != form.cin) return 1;
+  if (form.groups == 1) {
+    // Other types are refused by EmitConvolutionKernel, with its own message.
+    for (const DeviceBuffer* b : {context.operands[0][0], context.operands[1][0], context.results[0]}) {
+      if (b->shape.element_type != isa::ElementType::kF32) return 1;
+    }
+    return MxuConvEmitter(planned, std::move(form)).CoreParts();
+  }
+  if (form.groups != form.cin || form.cout != form.cin) return 1;
   return DepthwiseEmitter(planned, std::move(form)).CoreParts();
 }
 

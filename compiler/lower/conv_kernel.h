@@ -11,10 +11,10 @@
 
 namespace tpusim::compiler {
 
-// With context.part of several (a depthwise convolution): that core's share of the chunks.
+// With context.part of several: that core's share of the image groups (MXU) or chunks (depthwise).
 void EmitConvolutionKernel(KernelContext& context);
-// Megacore: the TensorCores a convolution splits over: a depthwise one its chunks (cc channels of
-// an image) where every core gets one and none zeroes output padding; the MXU one stays on core 0.
+// Megacore: the TensorCores a convolution splits over: its image groups (on the MXUs) or its
+// chunks of channels (depthwise) where every core gets one and none zeroes output padding.
 int ConvolutionCoreParts(const KernelContext& context);
 
 }  // namespace tpusim::compiler

@@ -190,17 +190,29 @@ TEST_CASE("megacore: an element-wise kernel splits its blocks over both cores, r
   }
 }
 
-TEST_CASE("megacore: a depthwise convolution splits its channel chunks over both cores, exactly", "[megacore]") {
-  // The workload's 256 channels of one image go in chunks of cc channels, half of the chunks on
-  // each core; every output element equals the evaluator's.
-  const fs::path dir = TempDir("megacore_depthwise");
-  const std::string path = std::string(TPUSIM_SHARED_DIR) + "/workloads/xla/depthwise_conv_3x3_1x256x56x56_bf16.hlo";
-  CHECK_THAT(RunOk("run " + path + " --check --report " + (dir / "r.json").string()), Catch::Contains("every element equal"));
-  const std::string report = ReadText(dir / "r.json");
-  for (int core = 0; core < 2; ++core) {
-    INFO("core " << core);
-    const std::string section = CoreSection(report, core);
-    CHECK(JsonNumber(section, "instructions", section.find("\"vpu\"")) > 10000);
+TEST_CASE("megacore: convolutions split their channel chunks (depthwise) or image groups (MXU) over both cores",
+          "[megacore]") {
+  // The depthwise workload's 256 channels of one image go in chunks of cc channels, half of the
+  // chunks on each core, every output element equal to the evaluator's; the f32 convolution's 16
+  // images in two groups of 8, one group per core, within the dot bound (K = 3 x 3 x 128).
+  struct Case {
+    const char* workload;
+    const char* unit;
+    const char* passed;
+  };
+  for (const Case& c : {Case{"depthwise_conv_3x3_1x256x56x56_bf16", "\"vpu\"", "every element equal"},
+                        Case{"isolated_convolution", "\"mxus\"", "check passed"}}) {
+    INFO(c.workload);
+    const fs::path dir = TempDir(std::string("megacore_") + c.workload);
+    const std::string path = std::string(TPUSIM_SHARED_DIR) + "/workloads/xla/" + c.workload + ".hlo";
+    CHECK_THAT(RunOk("run " + path + " --check --report " + (dir / "r.json").string()), Catch::Contains(c.passed));
+    const std::string report = ReadText(dir / "r.json");
+    for (int core = 0; core < 2; ++core) {
+      INFO("core " << core);
+      const std::string section = CoreSection(report, core);
+      const std::string key = std::string(c.unit) == "\"vpu\"" ? "instructions" : "macs";
+      CHECK(JsonNumber(section, key, section.find(c.unit)) > 10000);
+    }
   }
 }
 
