@@ -389,6 +389,11 @@ class Parser {
       ParseOperands(computation, *instruction);
     }
     ParseAttributes(computation, *instruction);
+    // As XLA's parser: a broadcast of a scalar may leave out its dimensions, which are then {}.
+    if (*opcode == Opcode::kBroadcast && !instruction->HasAttribute("dimensions") && instruction->operand_count() == 1 &&
+        !instruction->operand(0)->shape().is_tuple && instruction->operand(0)->shape().rank() == 0) {
+      instruction->AddAttribute({"dimensions", std::vector<int64_t>{}, location});
+    }
     Instruction* added = computation.AddInstruction(std::move(instruction));
     if (is_root) {
       if (root) {

@@ -548,3 +548,14 @@ TEST_CASE("every opcode name reads back", "[hlo]") {
   CHECK_FALSE(ParseAsyncOpcode("async-start-done").has_value());
   CHECK_FALSE(ParseAsyncOpcode("-start").has_value());
 }
+
+TEST_CASE("a broadcast of a scalar may leave out its dimensions, as XLA's parser infers {}", "[hlo]") {
+  // XLA's parser makes `dimensions` optional when the operand is a scalar; for an array operand it
+  // stays required (the error names the instruction and its place).
+  const auto module = Parse(Wrap("  c = f32[] constant(2)\n  ROOT b = f32[4,8] broadcast(c)"));
+  CHECK(Get(*module, "b").GetIntList("dimensions").empty());
+  CHECK_THAT(RoundTrip(Wrap("  c = f32[] constant(2)\n  ROOT b = f32[4,8] broadcast(c)")),
+             Catch::Contains("ROOT b = f32[4,8] broadcast(c), dimensions={}"));
+  const auto array = Parse(Wrap("  p = f32[2] parameter(0)\n  ROOT b = f32[4,2] broadcast(p)"));
+  CHECK_THROWS_WITH(Get(*array, "b").GetIntList("dimensions"), "test.hlo:5:8: instruction 'b' has no attribute 'dimensions'");
+}
