@@ -125,7 +125,7 @@ compiler::CompileOptions RunCompileOptions(const ArchConfig& config, const hlo::
   }
   compiler::CompileOptions compile_options = CompileOptionsFor(config);
   compile_options.device_id = options.device_id;
-  compile_options.collectives_timing_only = options.timing_only;
+  compile_options.timing_only = options.timing_only;
   return compile_options;
 }
 

@@ -134,7 +134,7 @@ void EmitCollectivePermute(KernelContext& c, const PermutePeers& peers, int64_t 
   const DeviceBuffer& operand = OnlyOperand(c);
   const DeviceBuffer& result = OnlyResult(c);
   const bool remote_source = peers.source >= 0 && peers.source != device;
-  if (remote_source && !c.options.collectives_timing_only) RefuseFunctional(c, "from device " + std::to_string(peers.source));
+  if (remote_source && !c.options.timing_only) RefuseFunctional(c, "from device " + std::to_string(peers.source));
   if (peers.source == device) {
     EmitCopy(c);
     return;
@@ -484,7 +484,7 @@ void EmitCollectiveKernel(KernelContext& c) {
     EmitCopy(c);
     return;
   }
-  if (!c.options.collectives_timing_only) RefuseFunctional(c, "over a group of " + std::to_string(ring.size()) + " devices");
+  if (!c.options.timing_only) RefuseFunctional(c, "over a group of " + std::to_string(ring.size()) + " devices");
   if (OnlyOperand(c).size_bytes == 0 || OnlyResult(c).size_bytes == 0) return;  // an empty array: nothing to send
   RingEmitter emitter(c, ring);
   switch (instruction.opcode()) {

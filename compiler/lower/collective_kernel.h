@@ -9,7 +9,7 @@
 //   all-gather (n-1 steps of B/n bytes); all-gather n-1 steps of one shard; reduce-scatter the
 //   first half of all-reduce; a collective-permute from another device one send and one receive.
 //   The other devices' data does not exist, so this is emitted only when
-//   CompileOptions::collectives_timing_only is set; otherwise the op is refused with an error that
+//   CompileOptions::timing_only is set; otherwise the op is refused with an error that
 //   names it, its group size (or source device) and --timing-only.
 #pragma once
 

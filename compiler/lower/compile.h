@@ -35,10 +35,12 @@ struct CompileOptions {
   // (partition d % num_partitions of replica d / num_partitions), which partition-id and replica-id
   // return and which picks its collectives' groups.
   int64_t device_id = 0;
-  // A collective over more than one device needs the other devices' data, which a one-device
-  // simulation does not have. When true (timing-only runs) it charges its ring's ICI time and moves
-  // no meaningful data; when false it is refused (compiler/lower/collective_kernel.h).
-  bool collectives_timing_only = false;
+  // The program runs in timing-only mode (no data moves), so what has no data to give may compile:
+  // a collective over more than one device needs the other devices' data, which a one-device
+  // simulation does not have; when true it charges its ring's ICI time and moves no meaningful
+  // data, else it is refused (compiler/lower/collective_kernel.h). A constant whose value the module
+  // does not hold (elided `{...}`) is placed with no data, else refused.
+  bool timing_only = false;
 };
 
 // One HLO instruction (or fusion) that became a kernel.

@@ -71,7 +71,7 @@ TEST_CASE("groups that form no ring, and devices in no group, are refused by nam
   CHECK_THROWS_WITH(RingFor(outside, 0), Catch::Contains("replica group {0,2} names id 2, but the module has 2 devices"));
   // The uneven group above, read by the compiler's driver: the same message.
   compiler::CompileOptions options = SmallTargetOptions();
-  options.collectives_timing_only = true;
+  options.timing_only = true;
   CHECK_THAT(CompileErrorOf(uneven, options), Catch::Contains("which are not evenly spaced"));
 }
 
@@ -82,7 +82,7 @@ TEST_CASE("multi-device collectives are refused unless the run is timing-only", 
   CHECK_THAT(CompileErrorOf(text, options),
              Catch::Contains("instruction 'r': all-reduce over a group of 8 devices needs the other devices' data") &&
                  Catch::Contains("tpusim run --timing-only"));
-  options.collectives_timing_only = true;
+  options.timing_only = true;
   CHECK(CompileErrorOf(text, options).empty());
   options.device_id = 8;
   CHECK_THAT(CompileErrorOf(text, options), Catch::Contains("the simulated device 8 is not one of the module's 8 devices"));
@@ -94,7 +94,7 @@ TEST_CASE("a ring all-reduce is 2(n-1) steps of one chunk to and from the ICI", 
   const std::string text = AllReduceModule(", num_partitions=4",
                                            "channel_id=1, replica_groups=[1,4]<=[4], use_global_device_ids=true");
   compiler::CompileOptions options = SmallTargetOptions();
-  options.collectives_timing_only = true;
+  options.timing_only = true;
   options.device_id = 1;
   auto module = hlo::ParseModule(text, "test.hlo");
   const compiler::CompiledModule compiled = compiler::Compile(*module, options);

@@ -514,3 +514,20 @@ ENTRY e {
   const tpusim::isa::Shape shape = tpusim::isa::ParseShape("f32[64,256]{1,0:T(8,128)}");
   CHECK(ReadBytes(dir / "dump" / "parameter_0.bin") == tpusim::isa::Materialize(shape, F32Bytes(sum)));
 }
+
+TEST_CASE("tpusim run: an elided constant runs in --timing-only and is refused, naming it, with data", "[run]") {
+  // XLA's dumps print large constants as {...}. A timing-only run moves no data, so the
+  // constant's buffer is placed without its value; a run with data cannot compute without it.
+  const fs::path dir = TempDir("run_elided");
+  const fs::path module = WriteModule(dir, R"(HloModule elided
+ENTRY main {
+  p = f32[64,256] parameter(0)
+  c = f32[64,256] constant({...})
+  ROOT r = f32[64,256] add(p, c)
+}
+)");
+  CHECK_THAT(RunOk("run " + module.string() + " --timing-only"), Catch::Contains("module elided on tpu_v4"));
+  CHECK_THAT(RunExpectingError("run " + module.string()),
+             Catch::Contains("module.hlo:4:3: instruction 'c'") &&
+                 Catch::Contains("elided `{...}`") && Catch::Contains("--timing-only runs it without"));
+}
