@@ -144,9 +144,10 @@ Chip::Chip(const ArchConfig& config, uint64_t max_instructions)
   cores_.resize(std::max(params_.tensor_core_count, 1u));
   for (std::size_t c = 0; c < cores_.size(); ++c) {
     Core& core = cores_[c];
-    core.prefix = c == 0 ? "" : "core" + std::to_string(c) + "_";
-    core.vmem = std::make_unique<models::Vmem>(core.prefix + "vmem", params_.vmem);
-    core.smem = std::make_unique<models::Smem>(core.prefix + "smem", params_.smem);
+    // Core 0 keeps the single-core names; SystemC names take no dots.
+    const std::string prefix = c == 0 ? "" : "core" + std::to_string(c) + "_";
+    core.vmem = std::make_unique<models::Vmem>(prefix + "vmem", params_.vmem);
+    core.smem = std::make_unique<models::Smem>(prefix + "smem", params_.smem);
     core.memories[isa::MEMORY_SPACE_HBM] = hbm_.get();
     core.memories[isa::MEMORY_SPACE_VMEM] = core.vmem.get();
     core.memories[isa::MEMORY_SPACE_SMEM] = core.smem.get();
@@ -155,11 +156,11 @@ Chip::Chip(const ArchConfig& config, uint64_t max_instructions)
     core.memories[isa::MEMORY_SPACE_ICI] = ici_.get();
     std::vector<models::Semaphore*> semaphores;
     for (uint32_t i = 0; i < params_.semaphore_count; ++i) {
-      core.semaphores.push_back(std::make_unique<models::Semaphore>(core.prefix + "sem" + std::to_string(i)));
+      core.semaphores.push_back(std::make_unique<models::Semaphore>(prefix + "sem" + std::to_string(i)));
       semaphores.push_back(core.semaphores.back().get());
     }
-    core.dma = std::make_unique<models::DmaUnit>(core.prefix + "dma", params_.dma);
-    core.scalar_core = std::make_unique<models::ScalarCore>(core.prefix + "scalar_core", params_.scalar_core,
+    core.dma = std::make_unique<models::DmaUnit>(prefix + "dma", params_.dma);
+    core.scalar_core = std::make_unique<models::ScalarCore>(prefix + "scalar_core", params_.scalar_core,
                                                             core.memories, std::move(semaphores), core.dma.get());
     ResetUnits(core, false);  // validates the VPU and MXU parameters
   }
@@ -258,7 +259,6 @@ void Chip::clear_observers() {
 
 void Chip::set_observer(uint32_t core_index, models::ActivityObserver* observer) {
   Core& core = cores_.at(core_index);
-  core.observer = observer;
   core.scalar_core->set_observer(observer);
   if (observer == nullptr) {
     core.dma->set_completion_callback(nullptr);

@@ -143,7 +143,6 @@ class Chip {
  private:
   // One TensorCore's parts.
   struct Core {
-    std::string prefix;  // "" for core 0, "core<c>_" for the others (SystemC names: no dots)
     std::unique_ptr<models::Vmem> vmem;
     std::unique_ptr<models::Smem> smem;
     models::MemoryMap memories{};  // its own VMEM and SMEM, the chip's shared memories
@@ -153,7 +152,6 @@ class Chip {
     std::unique_ptr<models::VectorRegisterFile> registers;
     std::unique_ptr<models::Vpu> vpu;
     std::vector<std::unique_ptr<models::Mxu>> mxus;
-    models::ActivityObserver* observer = nullptr;
   };
 
   void Load(const isa::Program& program, const std::map<std::string, isa::NpyArray>& inputs, uint32_t running);
