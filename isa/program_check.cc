@@ -414,6 +414,8 @@ void ValidateProgram(const Program& program) {
   }
 }
 
+uint32_t TensorCores(const Target& target) { return std::max(target.tensor_cores(), 1u); }
+
 void CheckTargetCompatible(const Target& program, const Target& machine) {
   std::string problems;
   auto problem = [&problems](const std::string& line) { problems += (problems.empty() ? "" : "\n") + line; };
@@ -433,9 +435,9 @@ void CheckTargetCompatible(const Target& program, const Target& machine) {
             Str(machine.mxu_accumulator_rows()));
   }
   if (program.has_cmem() && !machine.has_cmem()) problem("the program uses CMEM; the machine has none");
-  if (std::max(program.tensor_cores(), 1u) > std::max(machine.tensor_cores(), 1u)) {
+  if (TensorCores(program) > TensorCores(machine)) {
     problem("the program runs on cores=" + Str(program.tensor_cores()) + "; the machine has only " +
-            Str(std::max(machine.tensor_cores(), 1u)));
+            Str(TensorCores(machine)));
   }
   if (!problems.empty()) throw Error(problems);
 }

@@ -37,6 +37,9 @@ void ValidateProgram(const Program& program);
 // "instruction 12 (vadd.f32), operand vb", "buffer 'x', field size", "target, field lanes".
 std::string DescribeLocation(const Program& program, const ProgramLocation& where);
 
+// The TensorCores a program for `target` runs on: `.target cores`, where 0 (left out) is one.
+uint32_t TensorCores(const Target& target);
+
 // Checks that a program built for `program` can run on a machine described by `machine` (the
 // loader builds it from the ArchConfig): sublanes, lanes, mxu_rows and mxu_columns equal; the
 // program's vector registers, MXUs, DMA engines and semaphores no more than the machine's; CMEM

@@ -129,14 +129,14 @@ void EmitKernel(KernelContext& context) {
   CannotLower(instruction, "no kernel lowers this operation yet");
 }
 
-// Megacore: the TensorCores a kernel splits over. Dot, element-wise and depthwise convolution
-// kernels split their parallel work (rows or columns, blocks, channel chunks) where every core gets
-// a share worth its fixed costs (DotCoreParts, ElementwiseCoreParts, ConvolutionCoreParts); the
-// others run on core 0.
+// Megacore: the TensorCores a kernel splits over. Dot, element-wise and convolution kernels split
+// their parallel work (rows or columns, blocks, image groups or channel chunks) where every core
+// gets a share worth its fixed costs (DotCoreParts, ElementwiseCoreParts, ConvolutionCoreParts);
+// the others run on core 0.
 int CorePartsOf(const KernelContext& context) {
   const hlo::Instruction& instruction = context.instruction;
-  if (TensorCores(context.options.target) == 1 || TouchesHostMemory(context) || IsMoveToHost(instruction) ||
-      IsMoveToDevice(instruction) || IsCollectiveKernelOpcode(instruction.opcode()) ||
+  if (isa::TensorCores(context.options.target) == 1 || TouchesHostMemory(context) ||
+      IsMoveToHost(instruction) || IsMoveToDevice(instruction) || IsCollectiveKernelOpcode(instruction.opcode()) ||
       IsScalarCoreGroup(context.group)) {
     return 1;
   }
@@ -324,7 +324,7 @@ class ProgramEmitter final : public NestedEmitter {
       context.hbm_scratch_bytes =
           options_.hbm_capacity_bytes > context.hbm_scratch_address ? options_.hbm_capacity_bytes - context.hbm_scratch_address : 0;
       out_.Bind(info.begin_label);
-      EmitOnCores(out_, TensorCores(options_.target), CorePartsOf(context), [&](const CorePart& part) {
+      EmitOnCores(out_, CorePartsOf(context), [&](const CorePart& part) {
         context.part = part;
         EmitKernel(context);
       });
@@ -377,7 +377,7 @@ class ProgramEmitter final : public NestedEmitter {
     if (every_core) {
       body();
     } else {
-      EmitOnCores(out_, TensorCores(options_.target), 1, [&](const CorePart&) { body(); });
+      EmitOnCores(out_, 1, [&](const CorePart&) { body(); });
     }
     out_.Bind(info.end_label);
     compiled_.kernels.push_back(std::move(info));
@@ -529,14 +529,13 @@ CompiledModule Compile(hlo::Module& module, const CompileOptions& options) {
   // Constants: their device images, written before the program starts.
   emitter.AddConstantData(plan, buffers);
 
-  const int cores = TensorCores(options.target);
   out.Comment("parameters: host -> HBM over PCIe");
-  EmitOnCores(out, cores, 1, [&](const CorePart&) { EmitHostCopies(out, compiled.parameters, true, parameter_hosts); });
+  EmitOnCores(out, 1, [&](const CorePart&) { EmitHostCopies(out, compiled.parameters, true, parameter_hosts); });
   out.Bind(out.NewLabel("device_begin"));
   emitter.EmitGroups(plan, buffers, "");
   out.Bind(out.NewLabel("device_end"));
   out.Comment("outputs: HBM -> host over PCIe");
-  EmitOnCores(out, cores, 1, [&](const CorePart&) { EmitHostCopies(out, compiled.outputs, false, output_hosts); });
+  EmitOnCores(out, 1, [&](const CorePart&) { EmitHostCopies(out, compiled.outputs, false, output_hosts); });
   out.Emit("halt");
 
   compiled.assembly = out.TakeText();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "compiler/lower/dma_region.h"
@@ -142,7 +143,7 @@ class MxuConvEmitter {
   // group and no core zeroes output padding another writes (an output without padding), else 1.
   int CoreParts() {
     Plan();
-    const int cores = TensorCores(out_.target());
+    const int cores = static_cast<int>(isa::TensorCores(out_.target()));
     return f_.batch / nb_ >= cores && !HasPadding(*c_.results[0]) ? cores : 1;
   }
 
@@ -259,9 +260,7 @@ class MxuConvEmitter {
               List({std::to_string(f_.kh), std::to_string(f_.kw), std::to_string(f_.cin), std::to_string(f_.cout)}),
               kWeightSem);
     // This core's image groups [first_group_, end_group_) (all of them on one core).
-    const int64_t groups = f_.batch / nb_;
-    first_group_ = groups * c_.part.index / c_.part.count;
-    end_group_ = groups * (c_.part.index + 1) / c_.part.count;
+    std::tie(first_group_, end_group_) = PartRange(f_.batch / nb_, c_.part);
     out_.Emit("mov s{}, {}", kB, first_group_ * nb_);
     out_.Emit("mov s{}, {:#x}", kImg, image_base_[first_group_ % 2]);
     out_.Emit("mov s{}, {}", kTemp2, first_group_ % 2);
@@ -439,7 +438,7 @@ class DepthwiseEmitter {
   // one without padding), else 1.
   int CoreParts() {
     Plan();
-    const int cores = TensorCores(out_.target());
+    const int cores = static_cast<int>(isa::TensorCores(out_.target()));
     const bool zeroes_output = !flat_out_ && HasPadding(*c_.results[0]);
     return f_.batch * chunks_per_image_ >= cores && !zeroes_output ? cores : 1;
   }
@@ -549,9 +548,7 @@ class DepthwiseEmitter {
               List({std::to_string(f_.cout), "1", std::to_string(f_.kh), std::to_string(f_.kw)}), kSmemSem);
     out_.Emit("sem.wait sem[{}], 1", kSmemSem);
     // This core's chunks [first_chunk_, end_chunk_) (all of them on one core).
-    const int64_t chunks = f_.batch * chunks_per_image_;
-    first_chunk_ = chunks * c_.part.index / c_.part.count;
-    end_chunk_ = chunks * (c_.part.index + 1) / c_.part.count;
+    std::tie(first_chunk_, end_chunk_) = PartRange(f_.batch * chunks_per_image_, c_.part);
     out_.Emit("mov s{}, {}", kB, first_chunk_ / chunks_per_image_);
     out_.Emit("mov s{}, {}", kC0, first_chunk_ % chunks_per_image_ * cc_);
     out_.Emit("mov s{}, 0", kCur);
@@ -704,7 +701,7 @@ class DepthwiseEmitter {
 }  // namespace
 
 int ConvolutionCoreParts(const KernelContext& context) {
-  if (TensorCores(context.options.target) == 1) return 1;
+  if (isa::TensorCores(context.options.target) == 1) return 1;
   KernelContext planned = context;
   ConvForm form = Analyze(planned);
   if (form.groups == 1) {

@@ -907,7 +907,7 @@ CoreSlice DotCoreSlice(const DotForm& form, const isa::Target& target, const Cor
 }
 
 int DotCoreParts(const KernelContext& context) {
-  const int cores = TensorCores(context.options.target);
+  const int cores = static_cast<int>(isa::TensorCores(context.options.target));
   std::string why;
   const auto form = CanonicalDot(context.instruction, &why);
   if (cores <= 1 || !form || context.results.size() != 1 || !DotKernelWritesLayout(context.results[0]->shape)) return 1;

@@ -265,8 +265,9 @@ class Emitter {
   // bandwidth x latency in flight), or of the largest array over kTargetBlocks where that is more,
   // as a power of two within [kMin, kMax]BlockBytesPerArray. With blocks three deep, the next
   // blocks' loads are that much in flight while one computes, and the pipeline's fill (the first
-  // block's loads) and drain (the last block's stores) stay short: tpu_v4, 614.4 B/ns x 300 ns
-  // over 3 streams, 64 KiB, up to arrays of 2 MiB. Unknown HBM: the largest.
+  // block's loads) and drain (the last block's stores) stay short: on tpu_v4, split over its two
+  // cores, each core's 614.4 B/ns x 300 ns over 3 streams, 64 KiB, up to arrays of 2 MiB. Unknown
+  // HBM: the largest.
   uint64_t BlockBytesPerArray(uint64_t streams, uint64_t array_bytes) const {
     // Megacore: the cores of a split kernel share HBM, each keeping its share in flight.
     const double in_flight = c_.options.hbm_bytes_per_ns * c_.options.hbm_latency_ns / c_.part.count;
@@ -537,8 +538,7 @@ class Emitter {
   // Blocks [begin, blocks) of the kernel; megacore: this core's equal share of them.
   void EmitBlocks() {
     const int64_t total = BlockCount();
-    const int64_t begin = total * c_.part.index / c_.part.count;
-    const int64_t blocks = total * (c_.part.index + 1) / c_.part.count;
+    const auto [begin, blocks] = PartRange(total, c_.part);
     int loads[kBuffers] = {};   // DMAs in flight into each buffer
     int stores[kBuffers] = {};  // and out of it
     for (int64_t b = begin; b < std::min<int64_t>(begin + depth_ - 1, blocks) && !inputs_.empty(); ++b) {
@@ -1206,7 +1206,7 @@ void EmitElementwiseKernel(KernelContext& context) {
 }
 
 int ElementwiseCoreParts(const KernelContext& context) {
-  const int cores = TensorCores(context.options.target);
+  const int cores = static_cast<int>(isa::TensorCores(context.options.target));
   if (cores <= 1) return 1;
   KernelContext planned = context;
   planned.part = {0, cores};

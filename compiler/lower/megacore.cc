@@ -1,15 +1,17 @@
 #include "compiler/lower/megacore.h"
 
-#include <algorithm>
 #include <string>
 #include <vector>
 
 namespace tpusim::compiler {
 
-int TensorCores(const isa::Target& target) { return static_cast<int>(std::max(target.tensor_cores(), 1u)); }
+std::pair<int64_t, int64_t> PartRange(int64_t count, const CorePart& part) {
+  return {count * part.index / part.count, count * (part.index + 1) / part.count};
+}
 
-void EmitOnCores(AsmBuilder& out, int cores, int parts, const std::function<void(const CorePart&)>& piece) {
-  if (cores <= 1) {
+void EmitOnCores(AsmBuilder& out, int parts, const std::function<void(const CorePart&)>& piece) {
+  const int cores = static_cast<int>(isa::TensorCores(out.target()));
+  if (cores == 1) {
     piece({0, 1});
     return;
   }

@@ -6,18 +6,22 @@
 // is emitted as it is, without a sync.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <utility>
 
 #include "compiler/lower/asm_builder.h"
 #include "compiler/lower/kernel.h"
+#include "isa/program_check.h"
 
 namespace tpusim::compiler {
 
-// The TensorCores a program for `target` runs on (`.target cores`; 0, left out, is one).
-int TensorCores(const isa::Target& target);
+// Core part.index's equal share [first, end) of `count` items in order (all of them for {0, 1}).
+std::pair<int64_t, int64_t> PartRange(int64_t count, const CorePart& part);
 
-// Emits `piece` for part c of `parts` (1 <= parts <= cores) on core c, the other cores passing,
-// then the cores' sync. Uses s0 before the pieces (every kernel starts with its registers free).
-void EmitOnCores(AsmBuilder& out, int cores, int parts, const std::function<void(const CorePart&)>& piece);
+// Emits `piece` for part c of `parts` (1 <= parts <= the target's cores) on core c, the other
+// cores passing, then the cores' sync. Uses s0 before the pieces (every kernel starts with its
+// registers free).
+void EmitOnCores(AsmBuilder& out, int parts, const std::function<void(const CorePart&)>& piece);
 
 }  // namespace tpusim::compiler

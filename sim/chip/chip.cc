@@ -215,7 +215,9 @@ void Chip::Load(const isa::Program& program, const std::map<std::string, isa::Np
     return *found;
   };
   // A core's own memory gets its copy in every running core; a shared one once.
-  const auto write = [&](isa::MemorySpace space, uint64_t address, std::span<const uint8_t> bytes) {
+  const auto write = [&](isa::MemorySpace space, uint64_t address, std::span<const uint8_t> bytes,
+                         const std::string& what) {
+    memory_of(space, what);  // refuses a space the machine lacks, naming `what`
     const bool own = space == isa::MEMORY_SPACE_VMEM || space == isa::MEMORY_SPACE_SMEM;
     for (uint32_t c = 0; c < (own ? running : 1); ++c) cores_[c].memories.at(space)->Write(address, bytes);
   };
@@ -227,7 +229,7 @@ void Chip::Load(const isa::Program& program, const std::map<std::string, isa::Np
     const std::string what = Where(program, "data segment", segment.name());
     memory_of(segment.space(), what).CheckRange(what, segment.address(), segment.data().size());
     write(segment.space(), segment.address(),
-          std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(segment.data().data()), segment.data().size()));
+          std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(segment.data().data()), segment.data().size()), what);
   }
   for (const auto& [name, array] : inputs) {
     const auto it = std::find_if(program.buffers().begin(), program.buffers().end(),
@@ -242,8 +244,7 @@ void Chip::Load(const isa::Program& program, const std::map<std::string, isa::Np
                   isa::ToString(shape));
     }
     const std::vector<uint8_t> image = isa::Materialize(shape, array.data);
-    memory_of(it->space(), name);
-    write(it->space(), it->address(), image);
+    write(it->space(), it->address(), image, name);
   }
 }
 
@@ -293,7 +294,7 @@ TensorCoreReport Chip::CoreReport(const Core& core) const {
 RunReport Chip::Run(const isa::Program& program, const std::map<std::string, isa::NpyArray>& inputs,
                     bool timing_only) {
   // The program's cores (CheckTargetCompatible in Load keeps them within the chip's).
-  const uint32_t running = std::max(program.target().tensor_cores(), 1u);
+  const uint32_t running = isa::TensorCores(program.target());
   Load(program, inputs, running);
   barrier_ = std::make_unique<models::CoreBarrier>(
       running, models::ClockDomain(config_.tensor_core().clock_mhz()).ToTime(params_.core_sync_cycles));
