@@ -25,6 +25,9 @@ constexpr int kVpuSem = 4;
 // weight slice j of a single panel kFirstSliceSem + 2 x slices + j.
 constexpr int kFirstSliceSem = 6;
 constexpr int64_t kMaxSlices = 4;
+// Vector registers the read-out's K sums rotate through (two: one partial is read while the one
+// before is added).
+constexpr int64_t kKSumVregs = 2;
 // Scalar registers.
 constexpr int kJob = 1;          // flattened (batch, N group, row chunk) index
 constexpr int kJobsLeft = 2;     // loop counter
@@ -136,10 +139,7 @@ class DotEmitter {
     t_ = *tiling;
     rank_ = static_cast<int64_t>(form_.batch_dims.size()) + 2;
     PlanSlices(target);
-    // MXUs the N split leaves idle take row groups: replica r of the Qa MXUs of a group holds the
-    // same weights and sums the row groups i with i % replicas == r (N = 128 on four MXUs: each
-    // sums a quarter of the rows, where one summed them all and three idled).
-    replicas_ = std::clamp<int64_t>(target.mxu_count() / t_.mxus, 1, t_.groups);
+    PlanMxuSets(target);
     for (const auto* buffer : {c_.operands[0][0], c_.operands[1][0], c_.results[0]}) {
       if (!buffer->shape.layout || buffer->shape.layout->memory_space != isa::kMemorySpaceHbm) {
         Refuse("its operands and result must be in HBM");
@@ -182,22 +182,31 @@ class DotEmitter {
     // read-out runs after every push of the job, so it takes the registers below them (the operand
     // rotations' and the read-out's) for the tiles it rounds together and their scratch.
     const int64_t f16_regs = out_f16_ ? static_cast<int64_t>(F16Emulation::NarrowingConstants().size()) : 0;
+    // The K sets' partial sums are read into the registers below those.
+    const int64_t k_sum_regs = k_sets_ > 1 ? kKSumVregs : 0;
+    k_sum_reg0_ = v - 1 - f16_regs - k_sum_regs;
     lhs_vregs_ = 8;
     weight_vregs_ = 8;
     lhs_reg0_ = 0;
     weight_reg0_ = lhs_reg0_ + lhs_vregs_;
     read_reg0_ = weight_reg0_ + weight_vregs_;
-    read_vregs_ = std::min<int64_t>(12, v - 1 - f16_regs - read_reg0_);
-    if (read_vregs_ < 3) Refuse("the dot kernel needs " + std::to_string(read_reg0_ + 4 + f16_regs) + " vector registers");
+    read_vregs_ = std::min<int64_t>(12, k_sum_reg0_ - read_reg0_);
+    // (An f16 read-out reads into its own sets, below; only the clearing of unused tiles reads here.)
+    if (read_vregs_ < (out_f16_ ? 1 : 3)) {
+      Refuse("the dot kernel needs " + std::to_string(read_reg0_ + 4 + f16_regs + k_sum_regs) + " vector registers");
+    }
     zero_reg_ = static_cast<int>(v - 1);
     if (out_f16_) {
       int next = zero_reg_ - 1;
       for (uint32_t value : F16Emulation::NarrowingConstants()) f16_constant_reg_[value] = next--;
+      next -= k_sum_regs;
       // Tiles rounded together: each takes a register in each of two read sets (one set is read
       // while the other's tiles are stored) and 3 scratch vregs and a mask; at most 4.
       f16_copies_ = std::min<int64_t>({4, (next + 1) / 5, static_cast<int64_t>(isa::kMaskRegisterCount) - kF16Mask});
       f16_copies_ -= f16_copies_ % 2;  // whole lo/hi pairs
-      if (f16_copies_ < 2) Refuse("the dot kernel's f16 rounding needs " + std::to_string(10 + f16_regs + 1) + " vector registers");
+      if (f16_copies_ < 2) {
+        Refuse("the dot kernel's f16 rounding needs " + std::to_string(10 + f16_regs + k_sum_regs + 1) + " vector registers");
+      }
     }
     engines_ = out_.target().dma_engines();
     // A single job's stage goes out in pieces as its rows are read out where one engine would
@@ -233,6 +242,31 @@ class DotEmitter {
     for (int64_t j = 0; j < slices_; ++j) {
       const int64_t rows = std::min(form_.k, (j + 1) * slice_blocks_ * r_) - j * slice_blocks_ * r_;
       weight_slice_pieces_.push_back(std::min(engines, CeilDiv(rows, 2 * s_)));
+    }
+  }
+
+  // The MXUs the N split leaves idle form sets of Qa. Replicas take row groups: replica r holds
+  // the same weights and sums the row groups i with i % replicas == r (N = 128 on four MXUs: each
+  // sums a quarter of the rows, where one summed them all and three idled). K sets split K: set j
+  // sums the K blocks kb with kb % k_sets == j, loading only those weight tiles, and the read-out
+  // adds the sets' sums. Per MXU, each of its K blocks loads a tile (R cycles, a row a cycle)
+  // while the block before passes its replica's rows (a row a cycle at bf16's rate), and the
+  // read-out reads every set: the split with the fewest of those cycles, more replicas on a tie.
+  // A few-row dot with a long K (6x185x2651) is bound by loading its tiles one after another on
+  // one MXU, or on every replica.
+  void PlanMxuSets(const isa::Target& target) {
+    const int64_t sets = std::max<int64_t>(1, target.mxu_count() / t_.mxus);
+    const int64_t read_vregs = t_.chunk_rows / s_ * t_.mxus * t_.nc;
+    int64_t best = -1;
+    for (int64_t replicas = 1; replicas <= std::min(sets, t_.groups); ++replicas) {
+      const int64_t k_sets = std::min(t_.k_blocks, sets / replicas);
+      const int64_t rows = CeilDiv(t_.groups, replicas) * t_.rows_per_vreg;
+      const int64_t cycles = CeilDiv(t_.k_blocks, k_sets) * std::max(r_, rows) + k_sets * read_vregs;
+      if (best < 0 || cycles <= best) {
+        best = cycles;
+        replicas_ = replicas;
+        k_sets_ = k_sets;
+      }
     }
   }
 
@@ -582,28 +616,43 @@ class DotEmitter {
     out_.Emit("loop s{}, {}", kJobsLeft, loop);
   }
 
-  // The MXU of replica r that holds N block q of the group.
-  int64_t Mxu(int64_t r, int64_t q) const { return r * t_.mxus + q; }
+  // The MXU of K block kb's set, replica r, that holds N block q of the group.
+  int64_t Mxu(int64_t kb, int64_t r, int64_t q) const { return ((kb % k_sets_) * replicas_ + r) * t_.mxus + q; }
 
-  // Weight push b of N block q, K block kb: loaded once, pushed to that block's MXU in every replica.
+  // Weight push b of N block q, K block kb: loaded once, pushed to that block's MXU in every
+  // replica of the block's K set.
   void EmitWeightPush(int64_t kb, int64_t q, int64_t b) {
+    WaitForWeightSlice(kb);
     const int reg = static_cast<int>(weight_reg0_ + (weight_count_++ % weight_vregs_));
     const int64_t g = b / t_.nc;
     const int64_t j = b % t_.nc;
     const int64_t row_tile = kb * (r_ / t_.rows_per_vreg) + g;
     const int64_t offset = (row_tile * (t_.mxus * t_.nc) + q * t_.nc + j) * s_ * l_ * 4;
     out_.Emit("vld v{}, vmem[s{} + {:#x}]", reg, kWeights, offset);
-    for (int64_t r = 0; r < replicas_; ++r) out_.Emit("mxu.wpush.{} mxu{}, v{}", in_type_, Mxu(r, q), reg);
+    for (int64_t r = 0; r < replicas_; ++r) out_.Emit("mxu.wpush.{} mxu{}, v{}", in_type_, Mxu(kb, r, q), reg);
   }
 
-  void EmitLatches() {
-    for (int64_t r = 0; r < replicas_; ++r) {
-      for (int64_t q = 0; q < t_.mxus; ++q) out_.Emit("mxu.latch mxu{}", Mxu(r, q));
+  // The single weight panel's slice holding K block kb has landed (sliced_weights_): waited for
+  // before the first push from it, and left signalled for the later jobs (the kernel's end takes
+  // it back). Slice 0 is waited for at the job's start.
+  void WaitForWeightSlice(int64_t kb) {
+    if (!sliced_weights_) return;
+    for (; waited_slice_ < kb / slice_blocks_; ++waited_slice_) {
+      const int64_t j = waited_slice_ + 1;
+      out_.Emit("sem.wait sem[{}], {}", WeightSliceSem(j), weight_slice_pieces_[j]);
+      out_.Emit("sem.signal sem[{}], {}", WeightSliceSem(j), weight_slice_pieces_[j]);
     }
   }
 
-  // Row group i of K block kb: each lhs vreg loaded once and pushed to the MXUs of replica
-  // i % replicas, its rows added into their accumulator rows [i / replicas P, + P).
+  // Latches K block kb's weights in its set's MXUs.
+  void EmitLatches(int64_t kb) {
+    for (int64_t r = 0; r < replicas_; ++r) {
+      for (int64_t q = 0; q < t_.mxus; ++q) out_.Emit("mxu.latch mxu{}", Mxu(kb, r, q));
+    }
+  }
+
+  // Row group i of K block kb: each lhs vreg loaded once and pushed to the MXUs of the block's K
+  // set, replica i % replicas, its rows added into their accumulator rows [i / replicas P, + P).
   void EmitPushes(int64_t kb, int64_t i) {
     const int64_t tile_cols = lhs_cols_ / l_;
     for (int64_t b = 0; b < t_.nk; ++b) {
@@ -611,45 +660,51 @@ class DotEmitter {
       const int64_t offset = (i * tile_cols + kb * t_.nk + b) * s_ * l_ * 4;
       out_.Emit("vld v{}, vmem[s{} + {:#x}]", reg, kLhs, offset);
       for (int64_t q = 0; q < t_.mxus; ++q) {
-        out_.Emit("mxu.push.acc.{} mxu{}, v{}, {}", in_type_, Mxu(i % replicas_, q), reg,
+        out_.Emit("mxu.push.acc.{} mxu{}, v{}, {}", in_type_, Mxu(kb, i % replicas_, q), reg,
                   i / replicas_ * t_.rows_per_vreg);
       }
     }
   }
 
-  // All K blocks of the job; block kb + 1's weights are pushed during block kb's later groups
-  // (two weight buffers) and latched after its last group.
+  // All K blocks of the job, in rounds of k_sets blocks (one per K set) that proceed in step,
+  // the sets' pushes interleaved: one scalar core feeds every MXU, and a push waits for its
+  // rotating vreg to be read by the push before it, so block after block, one set's queue would
+  // hold the others back. The first round's weights are loaded and latched first; then round
+  // rho + 1's weights are pushed during round rho's later groups (two weight buffers) and latched
+  // after its last group.
   void EmitKBlocks() {
-    for (int64_t q = 0; q < t_.mxus; ++q) {
-      for (int64_t b = 0; b < t_.weight_pushes; ++b) EmitWeightPush(0, q, b);
+    waited_slice_ = 0;
+    int64_t waited_lhs_slice = 0;
+    const auto round_blocks = [&](int64_t round) {
+      std::vector<int64_t> blocks;
+      for (int64_t kb = round * k_sets_; kb < std::min(t_.k_blocks, (round + 1) * k_sets_); ++kb) blocks.push_back(kb);
+      return blocks;
+    };
+    const int64_t total = t_.mxus * t_.weight_pushes;  // per block
+    for (int64_t w = 0; w < total; ++w) {
+      for (int64_t kb : round_blocks(0)) EmitWeightPush(kb, w % t_.mxus, w / t_.mxus);
     }
-    EmitLatches();
+    for (int64_t kb : round_blocks(0)) EmitLatches(kb);
     // An MXU sums every replicas-th group: its lag, in groups of the chunk, is replicas times longer.
     const int64_t weight_start = std::min(t_.lag * replicas_, t_.groups - 1);
     const int64_t weight_groups = t_.groups - weight_start;
-    const int64_t total = t_.mxus * t_.weight_pushes;
     const int64_t per_group = CeilDiv(total, weight_groups);
-    for (int64_t kb = 0; kb < t_.k_blocks; ++kb) {
-      if (kb > 0 && kb % slice_blocks_ == 0) {
-        out_.Emit("sem.wait sem[s{} + {}], {}", kSliceSem, kFirstSliceSem + kb / slice_blocks_, lhs_slice_pieces_);
+    const int64_t rounds = CeilDiv(t_.k_blocks, k_sets_);
+    for (int64_t round = 0; round < rounds; ++round) {
+      const std::vector<int64_t> blocks = round_blocks(round);
+      const std::vector<int64_t> next = round_blocks(round + 1);
+      for (; waited_lhs_slice < blocks.back() / slice_blocks_; ++waited_lhs_slice) {
+        out_.Emit("sem.wait sem[s{} + {}], {}", kSliceSem, kFirstSliceSem + waited_lhs_slice + 1, lhs_slice_pieces_);
       }
       for (int64_t i = 0; i < t_.groups; ++i) {
-        EmitPushes(kb, i);
-        const bool next_slice = (kb + 1) % slice_blocks_ == 0;
-        if (kb + 1 < t_.k_blocks && i == weight_start && next_slice && sliced_weights_) {
-          // Block kb + 1 starts a weight slice: landed once, it stays signalled for the later
-          // jobs (the kernel's end takes it back).
-          const int64_t j = (kb + 1) / slice_blocks_;
-          out_.Emit("sem.wait sem[{}], {}", WeightSliceSem(j), weight_slice_pieces_[j]);
-          out_.Emit("sem.signal sem[{}], {}", WeightSliceSem(j), weight_slice_pieces_[j]);
-        }
-        if (kb + 1 < t_.k_blocks && i >= weight_start) {
-          const int64_t first = (i - weight_start) * per_group;
-          const int64_t last = std::min(first + per_group, total);
-          for (int64_t w = first; w < last; ++w) EmitWeightPush(kb + 1, w % t_.mxus, w / t_.mxus);
+        for (int64_t kb : blocks) EmitPushes(kb, i);
+        if (i < weight_start) continue;
+        const int64_t first = (i - weight_start) * per_group;
+        for (int64_t w = first; w < std::min(first + per_group, total); ++w) {
+          for (int64_t kb : next) EmitWeightPush(kb, w % t_.mxus, w / t_.mxus);
         }
       }
-      if (kb + 1 < t_.k_blocks) EmitLatches();
+      for (int64_t kb : next) EmitLatches(kb);
     }
   }
 
@@ -691,14 +746,24 @@ class DotEmitter {
 
   // Where row vreg t (rows [t S, t S + S) of the chunk) of stage column tile ct sums: its row
   // group's replica's MXU, at the group's accumulator rows there.
-  int64_t ReadMxu(int64_t t, int64_t ct) const { return Mxu(t * s_ / t_.rows_per_vreg % replicas_, ct / t_.nc); }
+  // K set j's MXU.
+  int64_t ReadMxu(int64_t j, int64_t t, int64_t ct) const {
+    return Mxu(j, t * s_ / t_.rows_per_vreg % replicas_, ct / t_.nc);
+  }
   int64_t ReadRow(int64_t t) const {
     const int64_t group = t * s_ / t_.rows_per_vreg;
     return group / replicas_ * t_.rows_per_vreg + t * s_ % t_.rows_per_vreg;
   }
 
+  // Row vreg t of stage column tile ct into `reg`: the K sets' sums added in set order, masked
+  // past M and N.
   void Read(int64_t t, int64_t ct, int reg) {
-    out_.Emit("mxu.acc.read.clear mxu{}, v{}, {}, {}", ReadMxu(t, ct), reg, ReadRow(t), ct % t_.nc);
+    out_.Emit("mxu.acc.read.clear mxu{}, v{}, {}, {}", ReadMxu(0, t, ct), reg, ReadRow(t), ct % t_.nc);
+    for (int64_t j = 1; j < k_sets_; ++j) {
+      const int partial = static_cast<int>(k_sum_reg0_ + (k_sum_count_++ % kKSumVregs));
+      out_.Emit("mxu.acc.read.clear mxu{}, v{}, {}, {}", ReadMxu(j, t, ct), partial, ReadRow(t), ct % t_.nc);
+      out_.Emit("vadd.f32 v{}, v{}, v{}", reg, reg, partial);
+    }
     const bool rows = read_mask_.rows && t == read_mask_.row_vreg;
     const bool lanes = read_mask_.lanes && ct == read_mask_.lane_tile;
     if (rows || lanes) {
@@ -805,7 +870,9 @@ class DotEmitter {
       if (last) {
         for (int64_t t = 0; t < row_vregs; ++t) {
           for (int64_t ct = used; ct < tiles; ++ct) {
-            out_.Emit("mxu.acc.read.clear mxu{}, v{}, {}, {}", ReadMxu(t, ct), read_reg0_, ReadRow(t), ct % t_.nc);
+            for (int64_t j = 0; j < k_sets_; ++j) {
+              out_.Emit("mxu.acc.read.clear mxu{}, v{}, {}, {}", ReadMxu(j, t, ct), read_reg0_, ReadRow(t), ct % t_.nc);
+            }
           }
         }
       }
@@ -828,6 +895,10 @@ class DotEmitter {
   std::map<uint32_t, int> f16_constant_reg_;  // f16_emulation.h's constants -> vreg
   int64_t f16_copies_ = 2;  // tiles rounded together
   int64_t replicas_ = 1;    // MXU sets sharing a group's weights, splitting its row groups
+  int64_t k_sets_ = 1;      // groups of replicas splitting K (block kb: set kb % k_sets)
+  int64_t waited_slice_ = 0;  // EmitKBlocks: the last weight slice its code has waited for
+  int64_t k_sum_reg0_ = 0;    // the read-out's scratch for the K sets' sums (kKSumVregs)
+  int64_t k_sum_count_ = 0;
   ReadMask read_mask_;
   bool in_f32_ = false;           // f32 x f32 (mxu.*.f32, the config's f32_passes per row)
   std::string in_type_ = "bf16";
