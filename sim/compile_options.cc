@@ -15,6 +15,7 @@ compiler::CompileOptions CompileOptionsFor(const ArchConfig& config) {
   options.host_capacity_bytes = params.host.capacity_bytes;
   options.hbm_bytes_per_ns = HbmBytesPerSecond(config) / 1e9;
   options.hbm_latency_ns = params.hbm.access_latency_ns;
+  options.dma_engine_bytes_in_flight = uint64_t{params.dma.max_outstanding_requests} * params.dma.burst_bytes;
   return options;
 }
 

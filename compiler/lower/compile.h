@@ -31,6 +31,11 @@ struct CompileOptions {
   // largest blocks.
   double hbm_bytes_per_ns = 0;
   double hbm_latency_ns = 0;
+  // One DMA engine's bytes in flight: its outstanding requests times their size (DmaConfig's
+  // max_outstanding_requests x burst_bytes). A transfer larger than this takes more than one HBM
+  // round trip on one engine, where spread over the engines it takes fewer; kernels split such
+  // transfers (SplitOverEngines). 0: unknown, transfers stay whole.
+  uint64_t dma_engine_bytes_in_flight = 0;
   // The simulated device: its global id among the module's replica_count x num_partitions devices
   // (partition d % num_partitions of replica d / num_partitions), which partition-id and replica-id
   // return and which picks its collectives' groups.

@@ -98,6 +98,11 @@ isa::Shape RowMajorUntiled(isa::ElementType type, const std::vector<int64_t>& di
   return isa::Shape::Array(type, dims, layout);
 }
 
+bool SplitOverEngines(const CompileOptions& options, int64_t bytes) {
+  return options.target.dma_engines() > 1 && options.dma_engine_bytes_in_flight > 0 &&
+         bytes > static_cast<int64_t>(options.dma_engine_bytes_in_flight);
+}
+
 bool HasLayoutPadding(const isa::Shape& shape) {
   const isa::LayoutMap map(shape);
   return map.physical_element_count() != map.element_count();
@@ -175,7 +180,7 @@ void DmaEmitter::SplitDma(const DmaArray& src, const std::vector<int64_t>& src_s
                           const std::vector<int64_t>& dst_start, const std::vector<int64_t>& size) {
   const auto to_index = [](const std::vector<int64_t>& v) { return std::vector<DmaIndex>(v.begin(), v.end()); };
   const int64_t bytes = Product(size) * isa::LayoutMap(dst.shape).element_bits() / 8;
-  if (engines_ == 1 || bytes < kDmaSplitBytes || size.empty()) {
+  if (!SplitOverEngines(c_.options, bytes) || size.empty()) {
     Dma(src, to_index(src_start), dst, to_index(dst_start), size, NextEngine());
     return;
   }

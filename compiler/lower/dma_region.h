@@ -15,9 +15,11 @@
 
 namespace tpusim::compiler {
 
-// DMAs of more than this many bytes are spread over the DMA engines: one engine moves about
-// max_outstanding x burst bytes per round trip, a third of TPU v4's HBM bandwidth.
-inline constexpr int64_t kDmaSplitBytes = 256 * 1024;
+// Whether a transfer of `bytes` (those its requests span: padded tiles count) is spread over the
+// DMA engines: more than one engine keeps in flight (CompileOptions::dma_engine_bytes_in_flight)
+// takes more than one HBM round trip on one engine (TPU v4: 64 KiB, at most a third of a core's
+// HBM bandwidth), fewer on several.
+bool SplitOverEngines(const CompileOptions& options, int64_t bytes);
 
 // An array in some memory, as a DMA operand describes it.
 struct DmaArray {

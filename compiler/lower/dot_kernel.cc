@@ -145,7 +145,6 @@ class DotEmitter {
         Refuse("its operands and result must be in HBM");
       }
     }
-    lhs_view_ = isa::ToString(PermutedView(lhs, form_.lhs_perm));
     rhs_view_ = isa::ToString(PermutedView(rhs, form_.rhs_perm));
     PlanOutputView(result);
 
@@ -153,6 +152,7 @@ class DotEmitter {
     lhs_cols_ = t_.k_blocks * t_.k_stride;
     weight_rows_ = t_.k_blocks * r_;
     width_ = t_.mxus * t_.nc * l_;
+    PlanLhsView(lhs);
     lhs_base_[0] = 0;
     lhs_base_[1] = t_.lhs_panel_bytes;
     weight_base_[0] = 2 * t_.lhs_panel_bytes;
@@ -216,7 +216,7 @@ class DotEmitter {
     const bool single_job = form_.batch * t_.n_groups * t_.m_chunks == 1;
     const double engine_share = c_.options.hbm_bytes_per_ns * c_.options.hbm_latency_ns / static_cast<double>(engines_);
     const bool progressive = single_job && engine_share > 0 && static_cast<double>(t_.stage_bytes) > engine_share;
-    if (static_cast<int64_t>(t_.stage_bytes) >= kDmaSplitBytes || progressive) {
+    if (SplitOverEngines(c_.options, static_cast<int64_t>(t_.stage_bytes)) || progressive) {
       out_pieces_ = std::clamp<int64_t>(t_.chunk_rows / out_row_unit_, 1, engines_);
     }
   }
@@ -268,6 +268,25 @@ class DotEmitter {
         k_sets_ = k_sets;
       }
     }
+  }
+
+  // The lhs as the DMAs read it, and the columns they copy (lhs_k_): K, or where K is the lhs's
+  // minor dim in tiles of b lanes, K padded to b. The HBM padding is zero (docs/compiler.md, the
+  // padding invariant) and lands as the panel's K padding, which then needs no zeroing (a short
+  // K's panels are nearly all padding: zeroing them took 0.4 us before the first DMA of a
+  // 2725x81x3 dot). The same bytes, as the output view is.
+  void PlanLhsView(const isa::Shape& lhs) {
+    isa::Shape view = PermutedView(lhs, form_.lhs_perm);
+    lhs_k_ = form_.k;
+    const int64_t rank = view.rank();
+    bool k_minor = DotKernelWritesLayout(lhs);
+    for (int64_t i = 0; i < rank; ++i) k_minor = k_minor && form_.lhs_perm[i] == i;
+    if (k_minor && t_.k_stride == r_) {
+      const int64_t b = lhs.layout->tiles[0].dims[1];
+      view.dims[rank - 1] = CeilDiv(form_.k, b) * b;
+      lhs_k_ = std::min(view.dims[rank - 1], lhs_cols_);
+    }
+    lhs_view_ = isa::ToString(view);
   }
 
   void PlanOutputView(const isa::Shape& result) {
@@ -332,7 +351,7 @@ class DotEmitter {
       for (int64_t j = 0; j < slices_; ++j) {
         if (only_slice >= 0 && j != only_slice) continue;
         const int64_t k0 = j * slice_blocks_ * r_;
-        const int64_t cols = std::min(form_.k, k0 + slice_blocks_ * r_) - k0;
+        const int64_t cols = std::min(lhs_k_, k0 + slice_blocks_ * r_) - k0;
         for (int64_t p = 0; p < lhs_slice_pieces_; ++p) {
           const int64_t r0 = p * rows_per_piece;
           const int64_t piece_rows = std::min(rows, r0 + rows_per_piece) - r0;
@@ -351,17 +370,37 @@ class DotEmitter {
       return lhs_slice_pieces_;
     }
     if (t_.k_stride == r_) {
-      // Split by K columns over the engines (each engine runs one transfer at a time).
-      const int64_t pieces = std::min<int64_t>(engines_, t_.k_blocks);
-      const int64_t blocks_per_piece = CeilDiv(t_.k_blocks, pieces);
+      // Split by K columns over the engines (each engine runs one transfer at a time), and each
+      // K piece by rows where there are fewer K pieces than engines and a piece would take an
+      // engine more than a round trip (SplitOverEngines: a short K's panel, its rows padded to
+      // the vreg's lanes, is many small requests). The pieces are cut from a full chunk's rows,
+      // so every chunk's count is the same; a shorter chunk signals its missing pieces itself.
+      const int64_t k_pieces = std::min<int64_t>(engines_, t_.k_blocks);
+      const int64_t blocks_per_piece = CeilDiv(t_.k_blocks, k_pieces);
+      const int64_t unit = t_.rows_per_vreg;
+      const bool split_rows = SplitOverEngines(c_.options, static_cast<int64_t>(t_.lhs_panel_bytes) / k_pieces);
+      const int64_t row_pieces =
+          split_rows ? std::min(CeilDiv(engines_, k_pieces), CeilDiv(t_.chunk_rows, unit)) : 1;
+      const int64_t rows_per_piece = CeilDiv(CeilDiv(t_.chunk_rows, row_pieces), unit) * unit;
       int64_t count = 0;
       for (int64_t p = 0; p * blocks_per_piece < t_.k_blocks; ++p) {
         const int64_t k0 = p * blocks_per_piece * r_;
-        const int64_t cols = std::min(form_.k, k0 + blocks_per_piece * r_) - k0;
-        out_.Emit("dma hbm[{:#x}] -> vmem[{}], src={}, dst={}, src_start={}, dst_start={}, size={}, sem=sem[{}], engine={}",
-                  lhs, Item(dst_reg, 0), lhs_view_, lhs_panel_, List(Start(batch_reg, {Item(row0_reg, 0), std::to_string(k0)})),
-                  List(Start(-1, {"0", std::to_string(k0)})), List(Size(rows, cols)), Item(sem_reg, kLhsSem), p % engines_);
-        ++count;
+        const int64_t cols = std::min(lhs_k_, k0 + blocks_per_piece * r_) - k0;
+        for (int64_t rp = 0; rp * rows_per_piece < t_.chunk_rows; ++rp) {
+          const int64_t r0 = rp * rows_per_piece;
+          const int64_t piece_rows = std::min(rows, r0 + rows_per_piece) - r0;
+          if (piece_rows <= 0) {
+            out_.Emit("sem.signal sem[{}], 1", Item(sem_reg, kLhsSem));
+          } else {
+            out_.Emit("dma hbm[{:#x}] -> vmem[{}], src={}, dst={}, src_start={}, dst_start={}, size={}, sem=sem[{}], "
+                      "engine={}",
+                      lhs, Item(dst_reg, 0), lhs_view_, lhs_panel_,
+                      List(Start(batch_reg, {Item(row0_reg, r0), std::to_string(k0)})),
+                      List(Start(-1, {std::to_string(r0), std::to_string(k0)})), List(Size(piece_rows, cols)),
+                      Item(sem_reg, kLhsSem), count % engines_);
+          }
+          ++count;
+        }
       }
       return count;
     }
@@ -376,11 +415,12 @@ class DotEmitter {
   }
 
   // The weight panel of an N group with `cols` valid columns starting at column `col0_reg`,
-  // split by K rows over the engines when it is kDmaSplitBytes or more. A smaller one is one DMA
+  // split by K rows over the engines when one engine would take more than a round trip
+  // (SplitOverEngines). A smaller one is one DMA
   // on engine 1, beside the first lhs panel's on engine 0: split over every engine, it queued
   // the lhs behind it (a 128^3 dot waited 0.37 us for its lhs).
   int64_t WeightPieces() const {
-    if (static_cast<int64_t>(t_.weight_panel_bytes) < kDmaSplitBytes) return 1;
+    if (!SplitOverEngines(c_.options, static_cast<int64_t>(t_.weight_panel_bytes))) return 1;
     return std::min<int64_t>(engines_, CeilDiv(form_.k, 2 * s_));
   }
   void EmitWeightDmas(int batch_reg, int col0_reg, int dst_reg, int64_t cols) {
@@ -462,17 +502,20 @@ class DotEmitter {
       // K blocks narrower than their vregs: every block has padding lanes; zero the panels whole.
       EmitZeroLoop(0, CeilDiv(static_cast<int64_t>(stage_base_), vreg_bytes), 1, vreg_bytes);
     } else if (form_.k % r_ != 0) {
-      // Only the tiles that hold K's padding: the lhs panels' column tiles from K on, in every row
-      // tile, and the weight panels' row tiles from K on (zeroing all of both panels, megabytes
-      // of stores, took 3.8 us before the first DMA of a 784x583x620 dot).
+      // Only the tiles that hold K's padding: the lhs panels' column tiles from what the DMAs
+      // copy on (lhs_k_), in every row tile, and the weight panels' row tiles from K on (zeroing
+      // all of both panels, megabytes of stores, took 3.8 us before the first DMA of a 784x583x620
+      // dot).
       const int64_t p = t_.rows_per_vreg;
       const int64_t lhs_tiles_per_row = lhs_cols_ / l_;
-      const int64_t first_col_tile = form_.k / l_;
+      const int64_t first_col_tile = lhs_k_ / l_;
       const int64_t width_tiles = width_ / l_;
       const int64_t first_row_tile = form_.k / p;
       for (int parity = 0; parity < 2; ++parity) {
-        EmitZeroLoop(lhs_base_[parity] + static_cast<uint64_t>(first_col_tile * vreg_bytes), t_.chunk_rows / p,
-                     lhs_tiles_per_row - first_col_tile, lhs_tiles_per_row * vreg_bytes);
+        if (first_col_tile < lhs_tiles_per_row) {
+          EmitZeroLoop(lhs_base_[parity] + static_cast<uint64_t>(first_col_tile * vreg_bytes), t_.chunk_rows / p,
+                       lhs_tiles_per_row - first_col_tile, lhs_tiles_per_row * vreg_bytes);
+        }
         EmitZeroLoop(weight_base_[parity] + static_cast<uint64_t>(first_row_tile * width_tiles * vreg_bytes), 1,
                      (weight_rows_ / p - first_row_tile) * width_tiles, 0);
       }
@@ -855,7 +898,7 @@ class DotEmitter {
     };
     const int64_t rows = last_chunk ? last_row_box_ : t_.chunk_rows;
     const int64_t cols = last_group ? last_col_box_ : t_.group_cols;
-    // The stage goes out in out_pieces_ row pieces, one per engine (kDmaSplitBytes or more: one
+    // The stage goes out in out_pieces_ row pieces, one per engine (SplitOverEngines: one
     // engine keeps too few requests in flight to write at HBM's rate, and a dot with a short K,
     // attention's Q K^T, is bound by writing its output; a single job: each piece leaves as soon
     // as its rows are stored, while the next rows are read out). Each piece signals once; a job
@@ -906,6 +949,7 @@ class DotEmitter {
   MxuTiling t_;
   int64_t rank_ = 2;
   std::string lhs_view_, rhs_view_, out_view_, lhs_panel_, weight_panel_, stage_;
+  int64_t lhs_k_ = 0;  // lhs columns the DMAs copy (PlanLhsView)
   int64_t padded_m_ = 0, padded_n_ = 0;
   int64_t full_m_ = 0, full_n_ = 0;  // the dot's M and N (form_'s are this core's part of them)
   int64_t row0_ = 0;                 // megacore: this core's first output row,
