@@ -208,8 +208,8 @@ TEST_CASE("dot kernel: 256x256 MXUs on tpu_v6e", "[dot]") {
   RunCase({"v6e", "tpu_v6e", 0, 70, 300, 260, false, false, false});
 }
 
-TEST_CASE("dot kernel: an output stage of 256 KiB or more goes out in a piece per engine, exactly", "[dot]") {
-  // 1000 x 1100 f32: one chunk of 1000 rows, three N groups of 512 columns, a 2 MiB stage written
+TEST_CASE("dot kernel: an output stage larger than an engine keeps in flight goes out in a piece per engine, exactly", "[dot]") {
+  // (tpu_v4: 128 requests of 512 bytes, 64 KiB.) 1000 x 1100 f32: one chunk of 1000 rows, three N groups of 512 columns, a 2 MiB stage written
   // by 4 DMAs of 250 rows (whole 8-row tiles), through two stages. 2500 x 700 bf16: three chunks,
   // the last with fewer rows. 40 x 4096 on 8 MXUs of 256: a 48-row stage of 384 KiB whose 40 rows
   // make 3 pieces of 16, 16 and 8 (the missing fourth is signalled by the kernel itself).
@@ -428,4 +428,72 @@ TEST_CASE("dot kernel: achieved FLOP/s and bytes/s stay under both rooflines", "
     CHECK(t.flops / (t.time_us * 1e-6) <= t.peak_flops);
     CHECK(t.bytes / (t.time_us * 1e-6) <= t.hbm_bytes_per_s);
   }
+}
+
+TEST_CASE("dot kernel: MXUs a few-row dot leaves idle split K, and the read-out adds their sums", "[dot][timing]") {
+  // M = 6 is one row group of 16; N = 185 splits over the two cores' columns (128 + 57), so each
+  // core's N group needs one MXU of its four. As K sets, MXU j of a core sums the K blocks kb with
+  // kb % 4 == j of the 21 (K = 2651): it loads 6 weight tiles where one MXU loaded all 21, one
+  // after another (5.3 us), and the read-out adds the four sums. Values: --check in bf16, f16 and
+  // f32 (K sets change the order of the f32 additions only, within the dot bound).
+  const fs::path dir = TempDir("dot_k_sets");
+  for (const char* type : {"bf16", "f16", "f32"}) {
+    INFO(type);
+    WriteText(dir / "m.hlo", fmt::format("HloModule m\nENTRY e {{\n  a = {0}[6,2651] parameter(0)\n  b = {0}[2651,185] parameter(1)\n"
+                                         "  ROOT d = {0}[6,185] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}\n}}\n",
+                                         type));
+    CHECK_THAT(RunOk("run " + (dir / "m.hlo").string() + " --check --config tpu_v4"), Catch::Contains("check passed"));
+  }
+  // Every MXU of both cores sums its share: 21 blocks of one 16-row group through 128 x 128 MACs
+  // per core, in blocks of 6, 5, 5 and 5.
+  WriteText(dir / "b.hlo", "HloModule m\nENTRY e {\n  a = bf16[6,2651] parameter(0)\n  b = bf16[2651,185] parameter(1)\n"
+                           "  ROOT d = bf16[6,185] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
+  RunOk("run " + (dir / "b.hlo").string() + " --timing-only --config tpu_v4 --report " + (dir / "r.json").string());
+  const std::string report = ReadText(dir / "r.json");
+  std::vector<double> macs;
+  for (std::size_t at = report.find("\"name\": \"mxu"); at != std::string::npos; at = report.find("\"name\": \"mxu", at + 1)) {
+    macs.push_back(JsonNumber(report, "macs", at));
+  }
+  const double block = 16.0 * 128 * 128;
+  CHECK(macs == std::vector<double>{6 * block, 5 * block, 5 * block, 5 * block, 6 * block, 5 * block, 5 * block, 5 * block});
+  // The issue's physics bound: at most 1.5x the roofline (here HBM's: 1.02 MB at 1228.8 GB/s,
+  // 0.83 us; the MXU tiles' 2 x 128 x 256 x 2688 FLOP take 0.63 us) plus 1.5 us, and never under it.
+  for (const auto& [m, k, n] : {std::tuple{6, 2651, 185}, std::tuple{3, 596, 2}, std::tuple{16, 854, 6}}) {
+    INFO(m << "x" << k << "x" << n);
+    const DotTiming t = TimeDot("tpu_v4", m, k, n);
+    const auto pad = [](int64_t x) { return static_cast<double>((x + 127) / 128 * 128); };
+    const double roofline_us = std::max(2 * pad(m) * pad(k) * pad(n) / t.peak_flops, t.bytes / t.hbm_bytes_per_s) * 1e6;
+    CHECK(t.time_us <= 1.5 * roofline_us + 1.5);
+    CHECK(t.time_us >= t.bytes / t.hbm_bytes_per_s * 1e6);
+  }
+}
+
+TEST_CASE("dot kernel: a short-K dot spreads its lhs panels and output stages over every DMA engine", "[dot][timing]") {
+  // bf16 [2725,3] x [3,81]: each padded 128-lane row pair of the lhs and of the output is a
+  // 512-byte request, 700 KB each way, far more than one engine keeps in flight (64 KiB), so each
+  // panel and stage is cut by rows over the four engines. The lhs DMAs copy the lhs's K padding
+  // (zero in HBM) with it, so no panel is zeroed first. Values: --check in bf16 and f32.
+  const fs::path dir = TempDir("dot_short_k");
+  for (const char* type : {"bf16", "f32"}) {
+    INFO(type);
+    WriteText(dir / "m.hlo", fmt::format("HloModule m\nENTRY e {{\n  a = {0}[2725,3] parameter(0)\n  b = {0}[3,81] parameter(1)\n"
+                                         "  ROOT d = {0}[2725,81] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}\n}}\n",
+                                         type));
+    CHECK_THAT(RunOk("run " + (dir / "m.hlo").string() + " --check --config tpu_v4"), Catch::Contains("check passed"));
+    RunOk("compile " + (dir / "m.hlo").string() + " --config tpu_v4 --output " + (dir / "m.s").string());
+    const std::string text = ReadText(dir / "m.s");
+    for (int engine = 0; engine < 4; ++engine) {
+      INFO("engine " << engine);
+      CHECK(std::regex_search(text, std::regex("dma hbm\\[0x0\\] -> vmem.*engine=" + std::to_string(engine))));
+      CHECK(std::regex_search(text, std::regex("dma vmem.* -> hbm.*engine=" + std::to_string(engine))));
+    }
+  }
+  // The bytes the DMAs move are the padded tiles: 2 x 2728 x 128 x 2 (lhs in, output out) at
+  // 1228.8 GB/s, 1.14 us. Within 1.5x that plus 1.5 us (one engine each: 4.1 us).
+  WriteText(dir / "t.hlo", "HloModule m\nENTRY e {\n  a = bf16[2725,3] parameter(0)\n  b = bf16[3,81] parameter(1)\n"
+                           "  ROOT d = bf16[2725,81] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
+  RunOk("run " + (dir / "t.hlo").string() + " --timing-only --config tpu_v4 --report " + (dir / "r.json").string());
+  const std::string report = ReadText(dir / "r.json");
+  const double time_us = JsonNumber(report, "time_us", report.find("\"opcode\": \"dot\""));
+  CHECK(time_us <= 1.5 * (2.0 * 2728 * 128 * 2 / 1228.8e9 * 1e6) + 1.5);
 }
