@@ -46,9 +46,20 @@ struct Strand {
 };
 constexpr Strand kStrandA = {kP, kX, kY, kA};
 constexpr Strand kStrandB = {17, 19, 23, 25};
+// A group of lane-fold strips (EmitLaneGroups): strand k folds strip k with p, x and y; the
+// group's row Q and the group before's (kGathered); each lane's S-lane block (lane / S), pinned
+// while a block's groups fold. Only strand A's accumulator register (kA) is used, to store a
+// finished row, after kGathered has joined G.
+constexpr int kMaxLaneGroup = 8;
+constexpr Strand kGroupStrands[kMaxLaneGroup] = {{kP, kX, kY, kA},    {17, 19, 23, kA}, {1, 3, 4, kA},    {6, 9, 11, kA},
+                                                 {13, 14, 15, kA},    {16, 18, 20, kA}, {21, 22, 24, kA}, {25, 26, 27, kA}};
+constexpr int kQ = kR;
+constexpr int kGathered = kA;  // the group before, transposed; free again before a row's Rmw
+constexpr int kLaneBlock = kU;
 // Mask registers: valid lanes of a strip's last tile, valid rows of a partial strip, lane 0, a
 // temp, valid elements of a rank-1 operand's last tile.
 constexpr int kLaneMask = 0, kRowMask = 1, kLane0Mask = 2, kTempMask = 3, kElementMask = 4;
+constexpr int kGroupMask0 = 5, kGroupMasks = 3;  // m5..m7: a group's lane-block selects, in turn
 
 
 class ReduceEmitter {
@@ -101,7 +112,19 @@ class ReduceEmitter {
     is_float_ = plan_.type == isa::ElementType::kF32 || plan_.type == isa::ElementType::kBF16;
     is_unsigned_ = plan_.type == isa::ElementType::kU32;
     needs_identity_ = plan_.op != ReduceOp::kAdd && plan_.op != ReduceOp::kOr && plan_.op != ReduceOp::kXor;
+    PlanLaneGroup();
     PlanMemory();
+  }
+
+  // Lane folds in groups of lane_group_ strips (EmitLaneGroup) where a group never straddles a
+  // result row or a matrix: the largest power of two up to kMaxLaneGroup that divides both the
+  // strips of a result row (L / S) and of a matrix; at least 4, else strips go in pairs.
+  void PlanLaneGroup() {
+    lane_group_ = 1;
+    if (plan_.kind != ReduceKind::kLanes || L_ % S_ != 0) return;
+    int64_t n = kMaxLaneGroup;
+    while (n > 1 && ((L_ / S_) % n != 0 || plan_.in.strips_per_matrix % n != 0)) n /= 2;
+    if (n >= 4) lane_group_ = n;
   }
 
   std::size_t InitOperand() const {
@@ -174,6 +197,8 @@ class ReduceEmitter {
     const uint64_t room = (capacity - cursor - 2 * 4096) / 2;
     block_strips_ = std::max<int64_t>(1, std::min<uint64_t>(room, kMaxBlockBytes) / strip_bytes_);
     block_strips_ = std::min(block_strips_, plan_.in.strips);
+    // Whole groups per block, so that every group starts where its rows' lanes do.
+    if (lane_group_ > 1 && block_strips_ >= lane_group_) block_strips_ -= block_strips_ % lane_group_;
     for (uint64_t& base : in_) {
       base = cursor;
       cursor += AlignUp(block_strips_ * strip_bytes_, 4096);
@@ -209,6 +234,27 @@ class ReduceEmitter {
     for (std::size_t i = 0; i < std::max(la.size(), lb.size()); ++i) {
       if (i < la.size()) out_.Emit("{}", la[i]);
       if (i < lb.size()) out_.Emit("{}", lb[i]);
+    }
+  }
+  // Emits f() once per group strand k < n (st_ its registers, strand_ = k), interleaved line by
+  // line.
+  void ZipStrands(int n, const std::function<void()>& f) {
+    std::vector<std::vector<std::string>> lines(static_cast<std::size_t>(n));
+    std::size_t longest = 0;
+    for (int k = 0; k < n; ++k) {
+      capture_ = &lines[static_cast<std::size_t>(k)];
+      st_ = &kGroupStrands[k];
+      strand_ = k;
+      f();
+      longest = std::max(longest, lines[static_cast<std::size_t>(k)].size());
+    }
+    capture_ = nullptr;
+    st_ = &kStrandA;
+    strand_ = 0;
+    for (std::size_t i = 0; i < longest; ++i) {
+      for (const auto& strand : lines) {
+        if (i < strand.size()) out_.Emit("{}", strand[i]);
+      }
     }
   }
   std::string T() const { return is_float_ ? "f32" : "s32"; }
@@ -432,7 +478,7 @@ class ReduceEmitter {
   // Folds strips [first, last) of the operand, which lie at VMEM `base`, into the accumulators.
   void EmitBlockFold(int64_t first, int64_t last, uint64_t base) {
     if (plan_.kind == ReduceKind::kLanes) {
-      EmitLaneBlockFold(last - first, base);
+      EmitLaneBlockFold(first, last - first, base);
       return;
     }
     for (int64_t s = first; s < last;) {
@@ -587,12 +633,91 @@ class ReduceEmitter {
     Emit("add s{}, s{}, s{}", kRowAddr, kTempA, kTempC);
   }
 
-  // Folds `count` strips at VMEM `base` (the lane-fold registers say where they go), two at a
-  // time in strands A and B.
-  void EmitLaneBlockFold(int64_t count, uint64_t base) {
+  // Folds `count` strips at VMEM `base`, strip `first` on (the lane-fold registers say where they
+  // go): in groups where the block is whole groups from a group's start (a block of the same code
+  // that runs for later blocks has the same count, so they start at multiples of it), else two
+  // at a time in strands A and B.
+  void EmitLaneBlockFold(int64_t first, int64_t count, uint64_t base) {
     Emit("mov s{}, {:#x}", kInAddr, base);
+    const int64_t n = lane_group_;
+    if (n > 1 && first % n == 0 && count % n == 0) {
+      EmitLaneGroups(count / n);
+      return;
+    }
     EmitLoop(kStripCounter, count / 2, [&] { EmitLaneStrips(2); });
     if (count % 2 != 0) EmitLaneStrips(1);
+  }
+
+  // `groups` groups of lane_group_ strips at kInAddr, each strip in its own strand: its tiles
+  // folded, then folded across lanes with the sum in every lane (vredb, or the butterfly); strip
+  // k's sums are selected into the lanes of the group's S-lane block k in the result row and
+  // or-ed into Q, and one vxpose puts row t of strip k at lane t of that block: the group's rows
+  // in order, in place. Per strip one cross-lane fold, where pairs take three (vred, vxpose, vrot)
+  // and wait on each: the MHA block's softmax sums (rows of 128) were bound by that latency.
+  // Software-pipelined, as the VPU issues in order: group g's folds, group g - 1's vxpose, group
+  // g's selects (its folds done by then, and the vxpose too), then group g - 1's rows join G.
+  void EmitLaneGroups(int64_t groups) {
+    // Each lane's block, set here: the accumulators' init uses the register as a temp.
+    Emit("vbcast v{}, {}", kQ, S_);
+    Emit("vdiv.s32 v{}, v{}, v{}", kLaneBlock, kLane, kQ);
+    EmitGroupFolds();
+    EmitGroupSelects(false);
+    EmitLoop(kStripCounter, groups - 1, [&] {
+      EmitGroupFolds();
+      Emit("vxpose v{}, v{}", kGathered, kQ);
+      EmitGroupSelects(true);
+      EmitGroupGather();
+    });
+    Emit("vxpose v{}, v{}", kGathered, kQ);
+    EmitGroupGather();
+  }
+
+  // The group's strips at kInAddr (which moves past them) folded, each into its strand's p.
+  void EmitGroupFolds() {
+    const int n = static_cast<int>(lane_group_);
+    const auto strands = [&](const std::function<void()>& f) { ZipStrands(n, f); };
+    strands([&] { Emit("vmov v{}, v{}", st_->p, kIdent); });
+    EmitStripTiles([&](bool last) {
+      strands([&] {
+        LoadTile(st_->x, fmt::format("vmem[s{} + {:#x}]", kInAddr, strand_ * strip_bytes_));
+        MaskTile(last, false);
+        FoldValue(st_->p, st_->x);
+      });
+    });
+    Emit("add s{}, s{}, {:#x}", kInAddr, kInAddr, (n - 1) * strip_bytes_);
+    strands([&] { LaneReduce(st_->p, true); });
+  }
+
+  // Q = strip k's sums in the lanes of the group's block k (the group's first strip's place in
+  // its matrix, in blocks of S lanes, mod L / S, plus k), zeros elsewhere: each strand's selected
+  // on its own, then or-ed pairwise. `next`: the lane-fold registers still place the group before.
+  void EmitGroupSelects(bool next) {
+    const int n = static_cast<int>(lane_group_);
+    Emit("add s{}, s{}, {}", kTempA, kStripInMatrix, next ? n : 0);
+    Emit("rem s{}, s{}, {}", kTempA, kTempA, plan_.in.strips_per_matrix);
+    Emit("rem s{}, s{}, {}", kTempA, kTempA, L_ / S_);
+    for (int k = 0; k < n; ++k) {
+      Emit("add s{}, s{}, {}", kTempB, kTempA, k);
+      Emit("vbcast v{}, s{}", kGroupStrands[k].y, kTempB);
+    }
+    for (int k = 0; k < n; ++k) {
+      const Strand& s = kGroupStrands[k];
+      const int mask = kGroupMask0 + k % kGroupMasks;
+      Emit("vcmp.eq.s32 m{}, v{}, v{}", mask, kLaneBlock, s.y);
+      Emit("vsel v{}, m{}, v{}, v{}", s.p, mask, s.p, kZero);
+    }
+    for (int step = 1; step < n; step *= 2) {
+      for (int k = 0; k + step < n; k += 2 * step) {
+        const int into = 2 * step >= n ? kQ : kGroupStrands[k].p;
+        Emit("vor v{}, v{}, v{}", into, kGroupStrands[k].p, kGroupStrands[k + step].p);
+      }
+    }
+  }
+
+  // The group before (its rows vxposed into kGathered) joins G.
+  void EmitGroupGather() {
+    Emit("vor v{}, v{}, v{}", kG, kG, kGathered);  // its other lanes are zero
+    EmitGatheredStrips(lane_group_);
   }
 
   // One or two strips (a pair: strands A and B) at kInAddr, which moves past them: fold each
@@ -631,12 +756,19 @@ class ReduceEmitter {
   // lanes [shift, shift + S); the row is folded into its accumulator once full, or at the
   // matrix's last strip.
   void EmitGatherRows() {
-    const int64_t spm = plan_.in.strips_per_matrix;
     Emit("vxpose v{}, v{}", st_->p, st_->p);  // row t's value to lane t of sublane 0
     Emit("vrot v{}, v{}, s{}", st_->p, st_->p, kLaneShift);
     Emit("vor v{}, v{}, v{}", kG, kG, st_->p);  // the other lanes of both are zero
-    Emit("add s{}, s{}, {}", kLaneShift, kLaneShift, S_);
-    Emit("add s{}, s{}, 1", kStripInMatrix, kStripInMatrix);
+    EmitGatheredStrips(1);
+  }
+
+  // `count` strips' rows have joined G: the lane shift and the strip index move on; the row is
+  // folded into its accumulator once full, or at the matrix's last strip (only G's sublane 0 is
+  // stored).
+  void EmitGatheredStrips(int64_t count) {
+    const int64_t spm = plan_.in.strips_per_matrix;
+    Emit("add s{}, s{}, {}", kLaneShift, kLaneShift, count * S_);
+    Emit("add s{}, s{}, {}", kStripInMatrix, kStripInMatrix, count);
     const std::string row_done = out_.NewLabel(c_.instruction.name() + ".row_done");
     const std::string next = out_.NewLabel(c_.instruction.name() + ".next_strip");
     Emit("beq s{}, {}, {}", kLaneShift, L_, row_done);
@@ -774,6 +906,7 @@ class ReduceEmitter {
   bool needs_identity_ = false;
   std::vector<std::string>* capture_ = nullptr;
   const Strand* st_ = &kStrandA;
+  int strand_ = 0;  // ZipStrands: the group strand being emitted
   int64_t out_tiles_ = 1;
   uint64_t acc_ = 0, stage_ = 0, scratch_ = 0;
   uint64_t in_[2] = {0, 0};
@@ -782,6 +915,7 @@ class ReduceEmitter {
   uint64_t producer_vmem_ = 0;  // fused: the producer's VMEM starts here
   uint64_t strip_bytes_ = 0;
   int64_t block_strips_ = 1;
+  int64_t lane_group_ = 1;  // strips per lane-fold group (PlanLaneGroup); 1: pairs
 };
 
 }  // namespace

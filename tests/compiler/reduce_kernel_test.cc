@@ -119,10 +119,15 @@ TEST_CASE("reduce lowering compiles the sum workload into one kernel", "[compile
   const compiler::CompiledModule compiled = compiler::Compile(*module, compiler_test::SmallTargetOptions());
   REQUIRE(compiled.kernels.size() == 1);
   CHECK(compiled.kernels[0].opcode == "reduce");
-  // Rows fold across lanes with the cross-lane unit's reduce and land in the result row through
-  // vxpose and vrot. A float sum is plain f32 adds, as the hardware's: no TwoSum (its vsub.f32).
-  CHECK_THAT(compiled.assembly, Catch::Contains("vred.add.f32"));
+  // Rows fold across lanes with the cross-lane unit's reduce (its sum in every lane), in groups
+  // of 8 strips: 512 strips of a [4096,1024] matrix in blocks of 16, and 16 strips per result row
+  // of 128 lanes, so every strip is in a group and none goes the pairs' way (vred, vrot). Each
+  // strip's sums are selected into its lane block, and one vxpose per group puts the rows in
+  // order. A float sum is plain f32 adds, as the hardware's: no TwoSum (its vsub.f32).
+  CHECK_THAT(compiled.assembly, Catch::Contains("vredb.add.f32"));
   CHECK_THAT(compiled.assembly, Catch::Contains("vxpose"));
-  CHECK_THAT(compiled.assembly, Catch::Contains("vrot"));
+  CHECK_THAT(compiled.assembly, Catch::Contains("vsel"));
+  CHECK_THAT(compiled.assembly, !Catch::Contains("vred.add.f32"));
+  CHECK_THAT(compiled.assembly, !Catch::Contains("vrot"));
   CHECK_THAT(compiled.assembly, !Catch::Contains("vsub.f32"));
 }

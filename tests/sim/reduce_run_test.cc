@@ -80,6 +80,17 @@ TEST_CASE("tpusim run --check: reduce over every placement of the reduced dims",
       {"lanes_add_f32_looped", "f32", "9,100,1000", "2", "9,100", "add", "0.5"},
       {"lanes_add_s32_looped_two_kept", "s32", "3,11,100,300", "3", "3,11,100", "add", "-2"},
       {"lanes_add_bf16_looped", "bf16", "40,100,640", "2", "40,100", "add", "0"},
+      // Lane folds in groups of strips (reduce_kernel.cc's EmitLaneGroups: 8 strips where a
+      // matrix's strips and a result row's 16 are multiples of 8, else 4), each strip's sums
+      // selected into its lane block of the result row: 16 strips per matrix (two groups per
+      // row), 8 (a matrix ends mid-row) with partial rows and lanes, the butterfly (multiply,
+      // and) instead of vredb, two tiles per strip, bf16, and groups of 4 over a reduced major dim.
+      {"lanes_add_f32_groups", "f32", "12,128,128", "2", "12,128", "add", "0.5"},
+      {"lanes_max_f32_groups_partial", "f32", "12,60,100", "2", "12,60", "maximum", "-inf"},
+      {"lanes_multiply_f32_groups", "f32", "4,64,200", "2", "4,64", "multiply", "1"},
+      {"lanes_and_s32_groups", "s32", "4,64,256", "2", "4,64", "and", "-1"},
+      {"lanes_add_bf16_groups", "bf16", "3,128,300", "2", "3,128", "add", "0"},
+      {"lanes_major_add_f32_groups_of_4", "f32", "4,32,256", "0,2", "32", "add", "0.5"},
       {"major_add_f32", "f32", "3,13,200", "0", "13,200", "add", "0.25"},
       {"major_multiply_f32", "f32", "3,13,200", "0", "13,200", "multiply", "1"},
       {"none_max_f32", "f32", "3,13,200", "", "3,13,200", "maximum", "0"},
@@ -157,13 +168,13 @@ TEST_CASE("tpusim run --check passes on the sum workload and states the reduce b
   CHECK_THAT(output, Catch::Contains("every element equal"));
 }
 
-TEST_CASE("an f32 sum over lanes streams at more than half of one core's share of HBM, never above the chip's",
+TEST_CASE("an f32 sum over lanes streams at more than 45% of the chip's HBM bandwidth, never above it",
           "[sim][reduce][timing]") {
   // f32[1,4096,1024] summed over its 1024 lanes: 16.8 MB in, 16 KB out. Plain f32 adds and the
-  // cross-lane unit's vred.add.f32, as the hardware's: 47.3 us, 58% of one TensorCore's half of
-  // HBM (614.4 GB/s). The compensated (TwoSum) sums it replaced charged six adds per add: 157.5
-  // us, 17%. Reduce kernels run on TensorCore 0 alone (not split over tpu_v4's two cores yet:
-  // docs/compiler.md, "Megacore"), so the bound is half of the chip's 1228.8 GB/s.
+  // cross-lane unit's vredb.add.f32 in groups of 8 strips, as the hardware's: 26.4 us, 52% of the
+  // chip's HBM (strips in pairs, waiting on vred, vxpose and vrot each: 47.3 us, 29%; with
+  // compensated TwoSum sums, six adds per add: 157.5 us, 9%). Reduce kernels run on TensorCore 0
+  // alone (not split over tpu_v4's two cores yet: docs/compiler.md, "Megacore").
   const fs::path dir = TempDir("reduce_sum_rate");
   const fs::path module = WriteModule(dir, ReduceModule("f32", "1,4096,1024", "2", "1,4096", "add", "0"));
   RunOk("run " + module.string() + " --timing-only --report " + (dir / "r.json").string());
@@ -171,6 +182,6 @@ TEST_CASE("an f32 sum over lanes streams at more than half of one core's share o
   const double fraction = ReportNumber(dir / "r.json", "bytes_accessed") / seconds /
                           ReportNumber(dir / "r.json", "hbm_bytes_per_s");
   INFO("HBM bandwidth fraction " << fraction);
-  CHECK(fraction >= 0.5 / 2);
+  CHECK(fraction >= 0.45);
   CHECK(fraction <= 1.0);
 }
