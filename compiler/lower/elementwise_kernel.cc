@@ -201,6 +201,8 @@ class Emitter {
           1, static_cast<int64_t>(std::min(budget / (depth_ * strip_bytes),
                                            BlockBytesPerArray(streams, widest_strip * grid_.strips) / widest_strip)));
       block_strips_ = std::min<int64_t>(strips, grid_.strips);
+      const int64_t multiple = sink_ != nullptr ? sink_->strip_multiple : 1;
+      if (block_strips_ >= multiple) block_strips_ -= block_strips_ % multiple;
     }
     uint64_t cursor = vmem_base_;
     for (Stream* stream : AllStreams()) {

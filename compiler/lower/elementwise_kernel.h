@@ -37,6 +37,9 @@ struct ProducerSink {
   // Whether consume's code is the same for every block of the same size (it keeps where it is in
   // registers): then the producer may emit it once in a loop over blocks.
   bool same_code_every_block = false;
+  // Blocks of whole strips are a multiple of this many strips where there are at least as many
+  // (a lane fold folds strips in groups).
+  int64_t strip_multiple = 1;
 };
 
 // Emits `producer` (an element-wise group over context.operands: its operand k is

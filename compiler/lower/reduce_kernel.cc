@@ -150,6 +150,7 @@ class ReduceEmitter {
     // A lane fold keeps its place in scalar registers the producer leaves alone (EmitLaneStart,
     // before the producer): its code is the same for every block.
     sink.same_code_every_block = plan_.kind == ReduceKind::kLanes;
+    sink.strip_multiple = lane_group_;
     sink.consume = [&](int64_t first, int64_t last, uint64_t address) {
       EmitFoldSetup();  // the producer's code used every vector register
       RunningFold(false);
