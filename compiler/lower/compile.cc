@@ -145,6 +145,7 @@ int CorePartsOf(const KernelContext& context) {
   std::string why;
   if (instruction.opcode() == Opcode::kDot && CanonicalDot(instruction, &why)) return DotCoreParts(context);
   if (instruction.opcode() == Opcode::kConvolution) return ConvolutionCoreParts(context);
+  if (instruction.opcode() == Opcode::kReduce && !IsUnitReduce(instruction)) return ReduceCoreParts(context);
   return 1;
 }
 

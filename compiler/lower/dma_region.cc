@@ -103,6 +103,24 @@ bool SplitOverEngines(const CompileOptions& options, int64_t bytes) {
          bytes > static_cast<int64_t>(options.dma_engine_bytes_in_flight);
 }
 
+isa::Shape PaddedView(const isa::Shape& shape) {
+  if (!shape.layout || shape.layout->tiles.empty()) return shape;
+  const int64_t rank = shape.rank();
+  for (int64_t i = 0; i < rank; ++i) {
+    if (shape.layout->minor_to_major[i] != rank - 1 - i) return shape;
+  }
+  const std::vector<int64_t>& tile = shape.layout->tiles[0].dims;
+  const int64_t tiled = static_cast<int64_t>(tile.size());
+  if (tiled > rank) return shape;
+  isa::Shape padded = shape;
+  for (int64_t j = 0; j < tiled; ++j) {
+    const int64_t d = rank - tiled + j;
+    if (tile[j] <= 0) return shape;  // a combined dim (*): not a plain tile
+    padded.dims[d] = (shape.dims[d] + tile[j] - 1) / tile[j] * tile[j];
+  }
+  return padded;
+}
+
 bool HasLayoutPadding(const isa::Shape& shape) {
   const isa::LayoutMap map(shape);
   return map.physical_element_count() != map.element_count();

@@ -51,6 +51,11 @@ isa::Shape RowMajorUntiled(isa::ElementType type, const std::vector<int64_t>& di
 // Whether the layout puts bytes in the image that hold no element (tile padding, L(n), ...).
 bool HasLayoutPadding(const isa::Shape& shape);
 
+// `shape` with its minor dims padded to its first tile's (the same bytes, for a row-major layout
+// whose first tile covers its minor dims): a DMA box of it that reaches the padding writes it.
+// `shape` itself where the layout is not such.
+isa::Shape PaddedView(const isa::Shape& shape);
+
 // One start item of a DMA region: register (or -1) plus a constant.
 struct DmaIndex {
   int reg = -1;

@@ -119,6 +119,9 @@ class Emitter {
     return BlockCount();
   }
 
+  // The strips of a block of whole strips, or 0 where blocks are pieces of strips (after Plan).
+  int64_t block_strips() const { return pieces_ > 1 ? 0 : block_strips_; }
+
   // Plans without emitting: throws CannotLower where the kernel cannot be planned (VMEM, registers).
   void PlanOnly() {
     sublanes_ = out_->target().sublanes();
@@ -1221,6 +1224,12 @@ void EmitElementwiseProducer(KernelContext& context, const KernelGroup& producer
 
 void PlanElementwiseProducer(KernelContext& context, const KernelGroup& producer, const ProducerSink& sink) {
   Emitter(context, BuildElementwiseExpr(producer), &sink).PlanOnly();
+}
+
+int64_t ElementwiseProducerBlockStrips(KernelContext& context, const KernelGroup& producer, const ProducerSink& sink) {
+  Emitter emitter(context, BuildElementwiseExpr(producer), &sink);
+  emitter.PlanOnly();
+  return emitter.block_strips();
 }
 
 }  // namespace tpusim::compiler

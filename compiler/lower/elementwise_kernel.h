@@ -47,5 +47,8 @@ struct ProducerSink {
 void EmitElementwiseProducer(KernelContext& context, const KernelGroup& producer, const ProducerSink& sink);
 // Plans it without emitting anything: throws CannotLower where it would not lower (VMEM, registers).
 void PlanElementwiseProducer(KernelContext& context, const KernelGroup& producer, const ProducerSink& sink);
+// The strips of each block it hands to the sink (the last may have fewer), or 0 where its blocks
+// are pieces of strips. Megacore: core c of context.part's count gets blocks PartRange(blocks, c).
+int64_t ElementwiseProducerBlockStrips(KernelContext& context, const KernelGroup& producer, const ProducerSink& sink);
 
 }  // namespace tpusim::compiler

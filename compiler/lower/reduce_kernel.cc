@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <functional>
 
+#include "compiler/lower/dma_region.h"
 #include "compiler/lower/elementwise_kernel.h"
+#include "compiler/lower/megacore.h"
 #include "compiler/lower/reduce_plan.h"
 #include "isa/error.h"
 #include "isa/layout_index.h"
@@ -68,6 +70,7 @@ class ReduceEmitter {
 
   void Run() {
     Setup();
+    if (c_.part.count > 1 && !split_) CannotLower(c_.instruction, "internal: split over cores where it cannot be");
     EmitPrologue();
     EmitAccumulatorInit();
     if (plan_.kind == ReduceKind::kLanes) {
@@ -88,6 +91,12 @@ class ReduceEmitter {
   void PlanOnly() {
     Setup();
     EmitProducer(true);
+  }
+
+  // Whether the kernel splits over context.part.count cores (PlanCoreStrips).
+  bool SplitsOverCores() {
+    Setup();
+    return split_;
   }
 
  private:
@@ -114,6 +123,54 @@ class ReduceEmitter {
     needs_identity_ = plan_.op != ReduceOp::kAdd && plan_.op != ReduceOp::kOr && plan_.op != ReduceOp::kXor;
     PlanLaneGroup();
     PlanMemory();
+    end_strip_ = plan_.in.strips;
+    split_ = PlanCoreStrips();
+  }
+
+  // Megacore: a lane fold's result rows split over the cores, each core folding the strips of its
+  // own rows and writing only those (EmitFinish). Where the reduced dims are the lanes alone
+  // (kLanes with no reduced major dim): with several matrices (the kept dims above the rows), by
+  // the first dim of size > 1 (those above it size 1), in units of one index of it (the matrices
+  // below it); with one matrix, by its rows, in units of L (a result row of lanes, L / S strips).
+  bool PlanLaneSplit() {
+    lane_split_ = {};
+    if (plan_.kind != ReduceKind::kLanes || plan_.rank1 || L_ % S_ != 0) return false;
+    for (bool reduced : plan_.major_reduced) {
+      if (reduced) return false;
+    }
+    const int64_t spm = plan_.in.strips_per_matrix;
+    const std::vector<int64_t>& majors = plan_.major_dims;
+    std::size_t d = 0;
+    while (d < majors.size() && majors[d] == 1) ++d;
+    if (d < majors.size()) {
+      int64_t below = 1;
+      for (std::size_t i = d + 1; i < majors.size(); ++i) below *= majors[i];
+      lane_split_ = {below * spm, majors[d], static_cast<int>(d), 1};
+    } else {
+      const int64_t unit = L_ / S_;
+      lane_split_ = {unit, (spm + unit - 1) / unit, static_cast<int>(majors.size()), L_};
+    }
+    return true;
+  }
+
+  // This core's strips [first_strip_, end_strip_) when the kernel splits over c_.part.count cores:
+  // whole blocks of units (the producer's blocks when fused, made whole units; else one unit),
+  // the cores taking equal shares of them in order, as the producer does. False where it does not
+  // split (no lane split, a producer's blocks not whole units, fewer blocks than cores).
+  bool PlanCoreStrips() {
+    if (c_.part.count <= 1 || !PlanLaneSplit()) return false;
+    int64_t block = lane_split_.unit_strips;
+    if (fused_) {
+      KernelContext planned = c_;
+      block = ElementwiseProducerBlockStrips(planned, Producer(), Sink(lane_split_.unit_strips));
+      if (block <= 0 || block % lane_split_.unit_strips != 0) return false;
+    }
+    const int64_t blocks = (plan_.in.strips + block - 1) / block;
+    if (blocks < c_.part.count) return false;
+    const auto [begin, end] = PartRange(blocks, c_.part);
+    first_strip_ = begin * block;
+    end_strip_ = std::min(end * block, plan_.in.strips);
+    return true;
   }
 
   // Lane folds in groups of lane_group_ strips (EmitLaneGroup) where a group never straddles a
@@ -137,20 +194,8 @@ class ReduceEmitter {
   // The fused operand: its element-wise producers (the group's other members) compute it block by
   // block into VMEM above the reduce's own state, and each block is folded as a loaded one is.
   void EmitProducer(bool plan_only) {
-    KernelGroup producer;
-    producer.root = c_.instruction.operand(0);
-    for (const hlo::Instruction* member : c_.group.members) {
-      if (member != &c_.instruction) producer.members.push_back(member);
-    }
-    producer.operands = c_.group.operands;
-    ProducerSink sink;
-    sink.shape = c_.instruction.operand(0)->shape();
-    sink.vmem_base = producer_vmem_;
-    sink.vmem_end = c_.options.vmem_capacity_bytes;
-    // A lane fold keeps its place in scalar registers the producer leaves alone (EmitLaneStart,
-    // before the producer): its code is the same for every block.
-    sink.same_code_every_block = plan_.kind == ReduceKind::kLanes;
-    sink.strip_multiple = lane_group_;
+    const KernelGroup producer = Producer();
+    ProducerSink sink = Sink(lane_split_.unit_strips);
     sink.consume = [&](int64_t first, int64_t last, uint64_t address) {
       EmitFoldSetup();  // the producer's code used every vector register
       RunningFold(false);
@@ -162,6 +207,31 @@ class ReduceEmitter {
     } else {
       EmitElementwiseProducer(c_, producer, sink);
     }
+  }
+
+  // The fused group's element-wise producers of the operand.
+  KernelGroup Producer() const {
+    KernelGroup producer;
+    producer.root = c_.instruction.operand(0);
+    for (const hlo::Instruction* member : c_.group.members) {
+      if (member != &c_.instruction) producer.members.push_back(member);
+    }
+    producer.operands = c_.group.operands;
+    return producer;
+  }
+
+  // Where the producer puts the operand (without its consumer), its blocks whole lane-fold
+  // groups, and whole units of the split over cores (`split_unit` strips) when split.
+  ProducerSink Sink(int64_t split_unit) const {
+    ProducerSink sink;
+    sink.shape = c_.instruction.operand(0)->shape();
+    sink.vmem_base = producer_vmem_;
+    sink.vmem_end = c_.options.vmem_capacity_bytes;
+    // A lane fold keeps its place in scalar registers the producer leaves alone (EmitLaneStart,
+    // before the producer): its code is the same for every block.
+    sink.same_code_every_block = plan_.kind == ReduceKind::kLanes;
+    sink.strip_multiple = c_.part.count > 1 && split_unit > 0 ? split_unit : lane_group_;
+    return sink;
   }
 
   // What a fold carries from strip to strip in registers: a whole-matrix fold (kBoth) its running
@@ -425,8 +495,10 @@ class ReduceEmitter {
   }
 
   // ---- the operand's strips ----
+  // Blocks of this core's strips [first_strip_, end_strip_) (all of them but in a split).
   void EmitBlocks() {
-    const int64_t strips = plan_.in.strips;
+    const int64_t strips = end_strip_ - first_strip_;
+    const uint64_t operand = operand_->address + first_strip_ * strip_bytes_;
     const int64_t blocks = (strips + block_strips_ - 1) / block_strips_;
     const uint32_t engines = out_.target().dma_engines();
     // Loads block `block` into `buffer`, from its HBM address, or (looped) from kLoadAddr.
@@ -439,7 +511,7 @@ class ReduceEmitter {
         const int64_t a = count * p / parts;
         const int64_t b = count * (p + 1) / parts;
         const DmaAddress from = looped ? DmaAddress{"hbm", a * strip_bytes_, kLoadAddr}
-                                       : DmaAddress{"hbm", operand_->address + (first + a) * strip_bytes_};
+                                       : DmaAddress{"hbm", operand + (first + a) * strip_bytes_};
         EmitFlatDma(out_, from, DmaAddress{"vmem", in_[buffer] + a * strip_bytes_}, (b - a) * strip_bytes_,
                     kLoadSem[buffer], static_cast<uint32_t>(p));
       }
@@ -451,8 +523,8 @@ class ReduceEmitter {
       const int buffer = static_cast<int>(b % 2);
       if (b + 1 < blocks) pending[1 - buffer] = load(b + 1, 1 - buffer, looped);
       Emit("sem.wait sem[{}], {}", kLoadSem[buffer], pending[buffer]);
-      const int64_t first = b * block_strips_;
-      EmitBlockFold(first, std::min(strips, first + block_strips_), in_[buffer]);
+      const int64_t first = first_strip_ + b * block_strips_;
+      EmitBlockFold(first, std::min(end_strip_, first + block_strips_), in_[buffer]);
       Emit("vpu.signal sem[{}], 1", kVpuSem);
       Emit("sem.wait sem[{}], 1", kVpuSem);
     };
@@ -463,7 +535,7 @@ class ReduceEmitter {
     const int64_t pairs = plan_.kind == ReduceKind::kLanes ? std::max<int64_t>(strips / block_strips_ - 1, 0) / 2 : 0;
     if (pairs > 1) {
       out_.Comment(fmt::format("blocks 1 to {} of {}, two per iteration", 2 * pairs, blocks));
-      Emit("mov s{}, {:#x}", kLoadAddr, operand_->address + block_strips_ * strip_bytes_);
+      Emit("mov s{}, {:#x}", kLoadAddr, operand + block_strips_ * strip_bytes_);
       EmitLoop(kBlockCounter, pairs, [&] {
         step(0, true);
         step(1, true);
@@ -582,11 +654,15 @@ class ReduceEmitter {
 
   // The lane-fold registers at the first strip. The producer of a fused fold leaves them alone.
   void EmitLaneStart() {
-    std::vector<int64_t> index = KeptMajorIndex(plan_, 0);
-    index.push_back(0);
-    Emit("mov s{}, 0", kLaneShift);
-    Emit("mov s{}, 0", kStripInMatrix);
-    Emit("mov s{}, 0", kMatrix);
+    // This core's first strip (0 but in a split): the first of a result row.
+    const int64_t spm = plan_.in.strips_per_matrix;
+    const int64_t matrix = first_strip_ / spm;
+    const int64_t strip = first_strip_ % spm;
+    std::vector<int64_t> index = KeptMajorIndex(plan_, matrix);
+    index.push_back(strip * S_);
+    Emit("mov s{}, {}", kLaneShift, strip % (L_ / S_) * S_);
+    Emit("mov s{}, {}", kStripInMatrix, strip);
+    Emit("mov s{}, {}", kMatrix, matrix);
     Emit("mov s{}, {:#x}", kRowAddr, OutByte(index));
   }
 
@@ -889,9 +965,34 @@ class ReduceEmitter {
     }
     Emit("vpu.signal sem[{}], 1", kVpuSem);
     Emit("sem.wait sem[{}], 1", kVpuSem);
-    const uint64_t bytes = static_cast<uint64_t>(plan_.out.tiles * plan_.out.tile_bytes);
-    EmitFlatDma(out_, "vmem", bf16 ? stage_ : acc_, "hbm", result_->address, bytes, kStoreSem, 0);
+    const uint64_t image = bf16 ? stage_ : acc_;
+    if (split_) {
+      EmitCoreResultDma(image);
+    } else {
+      const uint64_t bytes = static_cast<uint64_t>(plan_.out.tiles * plan_.out.tile_bytes);
+      EmitFlatDma(out_, "vmem", image, "hbm", result_->address, bytes, kStoreSem, 0);
+    }
     Emit("sem.wait sem[{}], 1", kStoreSem);
+  }
+
+  // A split's result: this core's box of the result image at VMEM `image`, its units along the
+  // split dim and all of the others, the last core's reaching the padding (which it writes, zero).
+  void EmitCoreResultDma(uint64_t image) {
+    const isa::Shape view = PaddedView(plan_.result);
+    const int64_t rank = view.rank();
+    const int d = lane_split_.dim;
+    std::vector<int64_t> start(static_cast<std::size_t>(rank), 0);
+    std::vector<int64_t> size = view.dims;
+    const int64_t unit = lane_split_.unit_strips;
+    const int64_t begin = first_strip_ / unit * lane_split_.unit_elements;
+    const bool last = c_.part.index + 1 == c_.part.count;
+    const int64_t end = last ? view.dims[d] : end_strip_ / unit * lane_split_.unit_elements;
+    start[d] = begin;
+    size[d] = end - begin;
+    const auto list = [](const std::vector<int64_t>& v) { return fmt::format("[{}]", fmt::join(v, ", ")); };
+    const std::string text = isa::ToString(view);
+    Emit("dma vmem[{:#x}] -> hbm[{:#x}], src={}, dst={}, src_start={}, dst_start={}, size={}, sem=sem[{}], engine=0",
+         image, result_->address, text, text, list(start), list(start), list(size), kStoreSem);
   }
 
   KernelContext& c_;
@@ -917,11 +1018,29 @@ class ReduceEmitter {
   uint64_t strip_bytes_ = 0;
   int64_t block_strips_ = 1;
   int64_t lane_group_ = 1;  // strips per lane-fold group (PlanLaneGroup); 1: pairs
+  // Megacore (PlanLaneSplit): units of `unit_strips` strips, `units` of them; unit u is elements
+  // [u x unit_elements, + unit_elements) of the result's dim `dim`.
+  struct LaneSplit {
+    int64_t unit_strips = 0, units = 0;
+    int dim = 0;
+    int64_t unit_elements = 0;
+  };
+  LaneSplit lane_split_;
+  bool split_ = false;  // split over c_.part.count cores: this core folds strips [first_strip_, end_strip_)
+  int64_t first_strip_ = 0, end_strip_ = 0;
 };
 
 }  // namespace
 
 void EmitReduceKernel(KernelContext& context) { ReduceEmitter(context).Run(); }
+
+int ReduceCoreParts(const KernelContext& context) {
+  const int cores = static_cast<int>(isa::TensorCores(context.options.target));
+  if (cores <= 1) return 1;
+  KernelContext planned = context;
+  planned.part = {0, cores};
+  return ReduceEmitter(planned).SplitsOverCores() ? cores : 1;
+}
 
 bool ReduceInputFusionFits(const KernelGroup& group, const CompileOptions& options) {
   // Stand-in buffers: planning reads shapes only.

@@ -14,6 +14,11 @@ namespace tpusim::compiler {
 // block into VMEM (elementwise_kernel.h's producer) and each block is folded where it lies.
 void EmitReduceKernel(KernelContext& context);
 
+// Megacore: the parts `context`'s reduce splits into (the target's cores, or 1): a lane fold's
+// result rows split over the cores where each core's strips are whole result rows of its own
+// (docs/compiler.md, "Reduce").
+int ReduceCoreParts(const KernelContext& context);
+
 // Whether the fused reduce `group` lowers (its accumulators and two strips of every producer
 // stream fit VMEM, its expression fits the registers): the fusion pass fuses only such groups.
 bool ReduceInputFusionFits(const KernelGroup& group, const CompileOptions& options);
