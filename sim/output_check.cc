@@ -77,6 +77,38 @@ CheckBound ReduceBound(const hlo::Instruction& reduce) {
   return {};
 }
 
+// Batch norm (compiler/passes/batch_norm_expansion.h), expanded as XLA's BatchNormExpander writes
+// it, against the evaluator's double arithmetic rounded once:
+//   - training and grad: each feature's statistics are f32 sums of its N elements (x, x * x, dy,
+//     dy * (x - mean)): SumBound with n = N. The normalization divides by sqrt(var + epsilon), so
+//     where the variance is small the relative error grows: the absolute term covers inputs
+//     within [-1, 1] whose variance is not.
+//   - inference: y = x * s + (offset - mean * s) with s = scale * rsqrt(var + epsilon), five
+//     f32 roundings and rsqrt's (at most 2 ulps): 16 ulps of y, or, where x * s and the shift
+//     cancel, 16 ulps of their size, at most 2 / sqrt(epsilon) for inputs within [-1, 1].
+CheckBound BatchNormBound(const hlo::Instruction& op) {
+  if (op.opcode() == hlo::Opcode::kBatchNormInference) {
+    const double epsilon = op.GetDouble("epsilon");
+    CheckBound bound{16, 16 * 0x1.0p-24 * 2 / std::sqrt(std::max(epsilon, 1e-30)), ""};
+    bound.reason = fmt::format("batch-norm-inference folds scale and shift in f32 (XLA's expansion): {} f32 ulps, or "
+                               "an absolute {} for inputs within [-1, 1]",
+                               bound.max_ulps, bound.max_abs);
+    return bound;
+  }
+  if (op.opcode() != hlo::Opcode::kBatchNormTraining && op.opcode() != hlo::Opcode::kBatchNormGrad) return {};
+  const isa::Shape& operand = op.operand(0)->shape();
+  const int64_t feature = op.GetInt("feature_index");
+  int64_t n = 1;
+  for (int64_t d = 0; d < operand.rank(); ++d) {
+    if (d != feature) n *= operand.dims.at(d);
+  }
+  CheckBound bound = SumBound(std::max<int64_t>(n, 1));
+  bound.reason = fmt::format("{} sums {} elements per feature in f32 (XLA's expansion) where the evaluator sums in "
+                             "double: {} f32 ulps, or an absolute {} for inputs within [-1, 1]",
+                             hlo::OpcodeName(op.opcode()), n, bound.max_ulps, bound.max_abs);
+  return bound;
+}
+
 }  // namespace
 
 // Convolutions (docs/compiler.md, "Convolution") are dots of depth K = window taps x input
@@ -131,8 +163,8 @@ CheckBound BoundFor(const hlo::Module& module) {
   CheckBound bound = DotBound(module);
   for (const auto& computation : module.computations()) {
     for (const auto& instruction : computation->instructions()) {
-      if (instruction->opcode() != hlo::Opcode::kReduce) continue;
-      const CheckBound reduce = ReduceBound(*instruction);
+      const CheckBound reduce =
+          instruction->opcode() == hlo::Opcode::kReduce ? ReduceBound(*instruction) : BatchNormBound(*instruction);
       if (reduce.reason.empty()) continue;
       bound.max_ulps = std::max(bound.max_ulps, reduce.max_ulps);
       bound.max_abs = std::max(bound.max_abs, reduce.max_abs);

@@ -121,7 +121,10 @@ std::vector<KernelGroup> Group(const std::vector<const hlo::Instruction*>& sched
       bool all_inside = true;
       for (const hlo::Instruction* u : users[operand]) {
         const auto g = groups_of.find(u);
-        const bool element_for_element = !fusing_reduce(*u) || (u->operand(0) == operand && u->operand(1) != operand);
+        // A fused reduce reads its operand element for element, its init from HBM; a broadcast of
+        // an array reads its operand from HBM into every block (IsFusibleArrayBroadcast).
+        const bool element_for_element = (!fusing_reduce(*u) || (u->operand(0) == operand && u->operand(1) != operand)) &&
+                                         !(u->opcode() == Opcode::kBroadcast && !IsDuplicable(*u));
         if (g == groups_of.end() || !element_for_element) {
           all_inside = false;
           break;
