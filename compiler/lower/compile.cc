@@ -30,6 +30,7 @@
 #include "compiler/lower/unit_reduce_kernel.h"
 #include "compiler/lower/reduce_window_kernel.h"
 #include "compiler/passes/batch_norm_expansion.h"
+#include "compiler/passes/strided_convolution.h"
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/call_inliner.h"
 #include "compiler/passes/dot_transpose_folding.h"
@@ -456,6 +457,7 @@ class ProgramEmitter final : public NestedEmitter {
 
 CompiledModule Compile(hlo::Module& module, const CompileOptions& options) {
   ExpandBatchNorms(module);      // the three batch-norm ops into reduces, broadcasts and element-wise ops
+  RewriteStridedConvolutions(module);  // stride-1 convolutions over space-to-depth images
   ExpandFusedAttention(module);  // TransformerEngine's attention custom-calls into plain HLO
   InlineCalls(module);           // after the expansion, which writes calls
   RewriteF8Conversions(module);  // before layouts: the ops it adds get the default ones

@@ -161,13 +161,22 @@ TEST_CASE("convolution: depthwise bf16 bf01_oi01 on the VPU on tiny and tpu_v4",
            "bf01_oi01->bf01", "", ""});
 }
 
-TEST_CASE("convolution: strides and grouped convolutions are refused with the op named", "[conv]") {
+TEST_CASE("convolution: strided depthwise and strided dilated convolutions are refused with the op named", "[conv]") {
+  // compiler/passes/strided_convolution.h rewrites strided convolutions with one feature group
+  // and no dilation; a depthwise one (feature_group_count = 4) and a dilated one stay strided.
   const fs::path dir = TempDir("conv_refuse");
   WriteText(dir / "m.hlo",
-            "HloModule m\n\nENTRY main {\n  a = f32[1,8,8,4] parameter(0)\n  k = f32[3,3,4,4] parameter(1)\n"
-            "  ROOT c = f32[1,3,3,4] convolution(a, k), window={size=3x3 stride=2x2}, dim_labels=b01f_01io->b01f\n}\n");
+            "HloModule m\n\nENTRY main {\n  a = f32[1,8,8,4] parameter(0)\n  k = f32[3,3,1,4] parameter(1)\n"
+            "  ROOT c = f32[1,3,3,4] convolution(a, k), window={size=3x3 stride=2x2}, dim_labels=b01f_01io->b01f, "
+            "feature_group_count=4\n}\n");
   const std::string run = RunExpectingError("run " + (dir / "m.hlo").string() + " --config tpu_v4");
   CHECK_THAT(run, Catch::Contains("cannot lower convolution f32[1,3,3,4]") && Catch::Contains("window strides"));
+  WriteText(dir / "dilated.hlo",
+            "HloModule m\n\nENTRY main {\n  a = f32[1,9,9,4] parameter(0)\n  k = f32[3,3,4,4] parameter(1)\n"
+            "  ROOT c = f32[1,3,3,4] convolution(a, k), window={size=3x3 stride=2x2 rhs_dilate=2x2}, "
+            "dim_labels=b01f_01io->b01f\n}\n");
+  CHECK_THAT(RunExpectingError("run " + (dir / "dilated.hlo").string() + " --config tpu_v4"),
+             Catch::Contains("cannot lower convolution f32[1,3,3,4]") && Catch::Contains("window strides"));
   // tiny's 16x16 MXU is narrower than its 128-lane vregs: the MXU path is refused there.
   WriteText(dir / "tiny.hlo",
             "HloModule m\n\nENTRY main {\n  a = f32[1,8,8,4] parameter(0)\n  k = f32[3,3,4,4] parameter(1)\n"
@@ -175,6 +184,28 @@ TEST_CASE("convolution: strides and grouped convolutions are refused with the op
   const std::string tiny = RunExpectingError("run " + (dir / "tiny.hlo").string() + " --config tiny");
   CHECK_THAT(tiny, Catch::Contains("instruction 'c': cannot lower convolution") &&
                               Catch::Contains("MXU shape 16x16 is not a multiple of the 128-lane vregs"));
+}
+
+TEST_CASE("convolution: strided convolutions run as stride-1 convolutions over space-to-depth images", "[conv]") {
+  // compiler/passes/strided_convolution.h: a ResNet stem (7x7 stride 2, 3 features, padding 3), a
+  // 3x3 stride-2 NCHW convolution with an oi01 kernel, a 1x1 stride-2 projection, and unequal
+  // strides and window dims with asymmetric padding (3x2 window, strides 3 and 2), --check'd.
+  const fs::path dir = TempDir("conv_strided");
+  const char* modules[] = {
+      "  x = f32[2,32,32,3] parameter(0)\n  k = f32[7,7,3,64] parameter(1)\n  ROOT y = f32[2,16,16,64] "
+      "convolution(x, k), window={size=7x7 stride=2x2 pad=3_3x3_3}, dim_labels=b01f_01io->b01f\n",
+      "  x = f32[4,64,15,15] parameter(0)\n  k = f32[128,64,3,3] parameter(1)\n  ROOT y = f32[4,128,7,7] "
+      "convolution(x, k), window={size=3x3 stride=2x2}, dim_labels=bf01_oi01->bf01\n",
+      "  x = f32[2,28,28,64] parameter(0)\n  k = f32[1,1,64,128] parameter(1)\n  ROOT y = f32[2,14,14,128] "
+      "convolution(x, k), window={size=1x1 stride=2x2}, dim_labels=b01f_01io->b01f\n",
+      "  x = f32[1,17,20,8] parameter(0)\n  k = f32[3,2,8,16] parameter(1)\n  ROOT y = f32[1,6,10,16] "
+      "convolution(x, k), window={size=3x2 stride=3x2 pad=1_0x0_1}, dim_labels=b01f_01io->b01f\n",
+  };
+  for (const char* body : modules) {
+    INFO(body);
+    WriteText(dir / "m.hlo", std::string("HloModule m\n\nENTRY main {\n") + body + "}\n");
+    CHECK_THAT(RunOk("run " + (dir / "m.hlo").string() + " --check --config tpu_v4"), Catch::Contains("check passed"));
+  }
 }
 
 TEST_CASE("convolution: the isolated_convolution and depthwise workloads pass --check on tpu_v4", "[conv][workload]") {
