@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "compiler/lower/elementwise_expr.h"
 #include "isa/error.h"
 
 namespace tpusim::compiler {
@@ -26,10 +27,38 @@ void RemapControlPredecessors(Instruction& x, const std::unordered_map<const Ins
   }
 }
 
-// Replaces `call` (in its computation) by copies of its callee's instructions.
+// Whether the element-wise kernel lowers `fusion` as written (compiler/lower/elementwise_expr.cc):
+// its computation holds only parameters, scalar constants, element-wise operations, broadcasts,
+// copies, reshapes and bitcasts, reduce-precisions and a tuple root of results of one shape.
+bool ElementwiseAsWritten(const Instruction& fusion) {
+  const hlo::Computation& fused = *fusion.GetComputation("calls");
+  for (const auto& x : fused.instructions()) {
+    switch (x->opcode()) {
+      case Opcode::kParameter: case Opcode::kBroadcast: case Opcode::kCopy: case Opcode::kReshape:
+      case Opcode::kBitcast: case Opcode::kReducePrecision:
+        continue;
+      case Opcode::kConstant:
+        if (x->shape().rank() != 0) return false;
+        continue;
+      case Opcode::kTuple:
+        if (x.get() != fused.root()) return false;
+        continue;
+      default:
+        if (!IsElementwiseOpcode(x->opcode())) return false;
+    }
+  }
+  return true;
+}
+
+// Whether `x` is inlined: a call, or a fusion the kernels do not lower as written.
+bool Inlined(const Instruction& x) {
+  return x.opcode() == Opcode::kCall || (x.opcode() == Opcode::kFusion && !ElementwiseAsWritten(x));
+}
+
+// Replaces `call` (a call or a fusion, in its computation) by copies of its callee's instructions.
 void InlineOne(Instruction& call) {
   hlo::Computation& caller = *call.parent();
-  const hlo::Computation& callee = *call.GetComputation("to_apply");
+  const hlo::Computation& callee = *call.GetComputation(call.opcode() == Opcode::kFusion ? "calls" : "to_apply");
   if (callee.parameters().size() != call.operand_count()) {
     throw Error(call.Describe() + ": calls '" + callee.name() + "', which takes " +
                 std::to_string(callee.parameters().size()) + " parameters, with " +
@@ -70,7 +99,7 @@ void InlineCalls(hlo::Module& module) {
     for (int round = 0;; ++round) {
       std::vector<Instruction*> calls;
       for (const auto& x : computation->instructions()) {
-        if (x->opcode() == Opcode::kCall) calls.push_back(x.get());
+        if (Inlined(*x)) calls.push_back(x.get());
       }
       if (calls.empty()) break;
       if (round == 64) {

@@ -8,6 +8,12 @@
 // the callee's source locations (errors point at the callee's text), and read the call's
 // operands where the callee read its parameters. Nested calls are inlined too. Runs first, before
 // layouts: the copies get layouts like any instruction.
+//
+// A `fusion` (an optimized module's: XLA's kInput reduce fusions, kOutput dot epilogues,
+// multi-output fusions of reduces) is inlined the same way unless the element-wise kernel lowers
+// it as written (only element-wise operations, broadcasts and same-dims moves): its operations then
+// go to tpusim's own fusion, which regroups a reduce with its producers as XLA's input fusion
+// does; a dot's epilogue becomes an element-wise kernel of its own.
 #pragma once
 
 #include "compiler/hlo/ir.h"
