@@ -758,6 +758,10 @@ class Emitter {
           if (last_use[input] == n) Release(input);
         }
       }
+      // An operation's bf16 roundings follow every copy's operation: right after each, the
+      // in-order VPU waited for each result (an exp's 16 cycles, once per tile).
+      for (int d : pending_bf16_rounds_) out_->Emit("vcvt.bf16.f32 v{}, v{}", d, d);
+      pending_bf16_rounds_.clear();
       // A bf16 load is unpacked once every copy's load has issued: the in-order VPU then waits
       // for the first load's latency once, not once per tile.
       if (node.kind == ExprNode::Kind::kLoad && inputs_[loads_.at(KeyOf(node))].geometry.element_bits == 16) {
@@ -1045,9 +1049,7 @@ class Emitter {
       default:
         CannotLower(c_.instruction, std::string(hlo::OpcodeName(x.opcode())) + " '" + x.name() + "'");
     }
-    if (round && domain == Domain::kFloat && node.type == isa::ElementType::kBF16) {
-      out_->Emit("vcvt.bf16.f32 v{}, v{}", d, d);
-    }
+    if (round && domain == Domain::kFloat && node.type == isa::ElementType::kBF16) pending_bf16_rounds_.push_back(d);
     if (round && domain == Domain::kFloat && node.type == isa::ElementType::kF16 && !stored_only_.contains(n)) {
       // Round to f16 and widen back; a value only stored is rounded once by the store instead.
       const F16Emulation::Regs regs = F16Temps(d, d, true);
@@ -1189,6 +1191,7 @@ class Emitter {
   uint64_t pack_scratch_ = 0;  // VMEM: one 32-bit tile per body copy, to pack 8-bit results
   uint64_t pack_scratch_bytes_ = 0;
   bool masked_ = false;
+  std::vector<int> pending_bf16_rounds_;  // EmitBody: this operation's results, rounded after every copy's
   int64_t block_strips_ = 1;
   int depth_ = kBuffers;  // VMEM buffers each stream rotates through (3, or 2 where 3 do not fit)
   int64_t pieces_ = 1;      // blocks per strip (PlanPieces), 1: blocks of whole strips
