@@ -13,6 +13,7 @@
 #include "sim/hlo_commands.h"
 #include "sim/layout_command.h"
 #include "sim/logging.h"
+#include "sim/opt_command.h"
 #include "sim/run_command.h"
 #include "sim/trace_svg_command.h"
 
@@ -33,7 +34,7 @@ int sc_main(int argc, char** argv) {
   const tpusim::sim::Command commands[] = {
       tpusim::sim::AddLayoutCommand(app), tpusim::sim::AddParseCommand(app),
       tpusim::sim::AddEvalCommand(app), tpusim::sim::AddExecCommand(app),
-      tpusim::sim::AddConfigCommand(app), tpusim::sim::AddCompileCommand(app),
+      tpusim::sim::AddConfigCommand(app), tpusim::sim::AddOptCommand(app), tpusim::sim::AddCompileCommand(app),
       tpusim::sim::AddRunCommand(app), tpusim::sim::AddTraceSvgCommand(app)};
 
   try {

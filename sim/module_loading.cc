@@ -28,4 +28,10 @@ std::unique_ptr<hlo::Module> LoadModule(const std::string& path, bool verify) {
   return module;
 }
 
+void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) throw Error(path + ": cannot write");
+}
+
 }  // namespace tpusim::sim

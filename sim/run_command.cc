@@ -60,11 +60,6 @@ struct CompileCommandOptions {
 
 
 
-void WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) throw Error(path + ": cannot write");
-}
 
 std::size_t ArrayLeafCount(const isa::Shape& shape) {
   if (!shape.is_tuple) return shape.element_type == isa::ElementType::kToken ? 0 : 1;

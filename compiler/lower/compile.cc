@@ -33,6 +33,7 @@
 #include "compiler/passes/batch_norm_expansion.h"
 #include "compiler/passes/dot_convolution.h"
 #include "compiler/passes/memory_spaces.h"
+#include "compiler/passes/pipeline.h"
 #include "compiler/passes/strided_convolution.h"
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/call_inliner.h"
@@ -459,22 +460,7 @@ class ProgramEmitter final : public NestedEmitter {
 }  // namespace
 
 CompiledModule Compile(hlo::Module& module, const CompileOptions& options) {
-  PlaceInHbm(module);            // an optimized module's VMEM/CMEM placements and prefetch copies
-  SynchronizeAsyncCollectives(module);  // its start/done collective pairs as the synchronous ops
-  ExpandBatchNorms(module);      // the three batch-norm ops into reduces, broadcasts and element-wise ops
-  RewriteStridedConvolutions(module);  // stride-1 convolutions over space-to-depth images
-  RewriteDotConvolutions(module);      // convolutions without spatial dims (TPU dumps' matmuls) as dots
-  ExpandFusedAttention(module);  // TransformerEngine's attention custom-calls into plain HLO
-  InlineCalls(module);           // after the expansion, which writes calls
-  RewriteF8Conversions(module);  // before layouts: the ops it adds get the default ones
-  NormalizeF16(module);          // likewise
-  AssignLayouts(module);
-  RemoveDegenerateReduceDims(module);
-  InsertLayoutCopies(module);
-  FoldTransposesIntoDots(module);
-  SplitLongContractions(module, options.target, options.vmem_capacity_bytes);
-  SplitLargeReduces(module, options.target.sublanes(), options.target.lanes(), options.vmem_capacity_bytes);
-  AssignHostMemorySpace(module);  // after layouts: it writes S(5) into them
+  RunHloPasses(module, options);
   const hlo::Computation& entry = *module.entry();
   CompiledModule compiled;
   AsmBuilder out(module.name(), options.target);

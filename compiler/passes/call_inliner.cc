@@ -68,7 +68,7 @@ void InlineOne(Instruction& call) {
   for (std::size_t i = 0; i < callee.parameters().size(); ++i) copy_of[callee.parameters()[i]] = call.operand(i);
   for (const auto& original : callee.instructions()) {
     if (original->opcode() == Opcode::kParameter) continue;
-    std::string name = call.name() + "/" + original->name();
+    std::string name = call.name() + "." + original->name();
     while (caller.FindInstruction(name) != nullptr) name += "_";
     auto x = std::make_unique<Instruction>(std::move(name), original->opcode(), original->shape());
     x->set_async_wrapped_opcode(original->async_wrapped_opcode());

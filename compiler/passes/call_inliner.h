@@ -4,7 +4,7 @@
 // instructions fuse with the caller's (MaxText's one-hot of the targets joins the loss's
 // element-wise kernels instead of a 4 GiB f32 array in HBM), and no call result is copied.
 //
-// The copies are named "<call>/<instruction>" (unique within the caller, as call names are), keep
+// The copies are named "<call>.<instruction>" (valid HLO names, unique within the caller, as call names are), keep
 // the callee's source locations (errors point at the callee's text), and read the call's
 // operands where the callee read its parameters. Nested calls are inlined too. Runs first, before
 // layouts: the copies get layouts like any instruction.

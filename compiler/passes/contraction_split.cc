@@ -178,6 +178,8 @@ void SplitLongContractions(hlo::Module& module, const isa::Target& target, uint6
       if (const auto cut = splitter.CutFor(*instruction)) splits.emplace_back(instruction.get(), *cut);
     }
     for (const auto& [dot, cut] : splits) splitter.Split(*dot, cut);
+    // The slices and sums it appends are read by instructions written before them.
+    if (!splits.empty()) computation->OrderOperandsFirst();
   }
 }
 

@@ -92,6 +92,8 @@ void RemoveDegenerateReduceDims(hlo::Module& module) {
       if (Applies(*instruction)) reduces.push_back(instruction.get());
     }
     for (Instruction* reduce : reduces) Rewriter(*reduce).Run();
+    // The reshapes it appends are read by instructions written before them.
+    if (!reduces.empty()) computation->OrderOperandsFirst();
   }
 }
 

@@ -208,6 +208,8 @@ int RewriteF8Conversions(hlo::Module& module) {
     }
     for (Instruction* convert : converts) RewriteConvert(convert);
     rewritten += static_cast<int>(converts.size());
+    // The converts it appends are read by instructions written before them.
+    if (!converts.empty()) computation->OrderOperandsFirst();
   }
   return rewritten;
 }

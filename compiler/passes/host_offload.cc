@@ -351,6 +351,8 @@ int AssignHostMemorySpace(hlo::Module& module) {
     // Again from the seeds: an original broadcast left with HBM users only is no host array.
     host = seeds;
     PropagateAll(module, host);
+    // The broadcasts it appends are read by instructions written before them.
+    for (const auto& computation : module.computations()) computation->OrderOperandsFirst();
   }
   int count = 0;
   for (const auto& computation : module.computations()) {

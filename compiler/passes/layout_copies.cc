@@ -76,6 +76,8 @@ void InsertLayoutCopies(hlo::Module& module) {
         CopyElementwiseOperands(*instruction);
       }
     }
+    // The copies it appends are read by instructions written before them.
+    if (computation->instruction_count() != instructions.size()) computation->OrderOperandsFirst();
   }
 }
 

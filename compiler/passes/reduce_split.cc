@@ -111,6 +111,8 @@ void SplitLargeReduces(hlo::Module& module, int64_t sublanes, int64_t lanes, uin
       if (const std::optional<Split> split = splitter.Plan(*instruction)) splits.emplace_back(instruction.get(), *split);
     }
     for (const auto& [reduce, split] : splits) splitter.Run(*reduce, split);
+    // The slices and reduces it appends are read by instructions written before them.
+    if (!splits.empty()) computation->OrderOperandsFirst();
   }
 }
 

@@ -165,9 +165,9 @@ ENTRY e {
 )");
   // As XLA's CallInliner: the copies "<call>/<instruction>" fuse into one element-wise kernel
   // (rooted at the second copy), and no call result is copied out of a callee's buffers.
-  CHECK(HasKernel(compiled, "c2/n"));
-  CHECK_FALSE(HasKernel(compiled, "c1/n"));
-  CHECK_FALSE(HasKernel(compiled, "c1/result"));
+  CHECK(HasKernel(compiled, "c2.n"));
+  CHECK_FALSE(HasKernel(compiled, "c1.n"));
+  CHECK_FALSE(HasKernel(compiled, "c1.result"));
   CHECK(compiled.kernels.size() == 1);
 }
 

@@ -154,13 +154,13 @@ ENTRY e {
   tpusim::compiler::InlineCalls(*module);
   const tpusim::hlo::Computation& entry = *module->entry();
   for (const auto& x : entry.instructions()) CHECK(x->opcode() != tpusim::hlo::Opcode::kCall);
-  REQUIRE(entry.root()->name() == "r/m");
-  const tpusim::hlo::Instruction* s = entry.FindInstruction("r/c/s");
+  REQUIRE(entry.root()->name() == "r.m");
+  const tpusim::hlo::Instruction* s = entry.FindInstruction("r.c.s");
   REQUIRE(s != nullptr);
   // The copies read the call's operands where the callees read their parameters.
-  CHECK(Names({entry.root()->operand(0), entry.root()->operand(1)}) == std::vector<std::string>{"r/c/s", "x"});
+  CHECK(Names({entry.root()->operand(0), entry.root()->operand(1)}) == std::vector<std::string>{"r.c.s", "x"});
   CHECK(Names({s->operand(0), s->operand(1)}) == std::vector<std::string>{"x", "x"});
   const std::vector<KernelGroup> groups = Groups(*module);
   REQUIRE(groups.size() == 1);
-  CHECK(Names(groups[0].members) == std::vector<std::string>{"r/c/s", "r/m"});
+  CHECK(Names(groups[0].members) == std::vector<std::string>{"r.c.s", "r.m"});
 }

@@ -75,7 +75,7 @@ ENTRY e {
   CHECK_THAT(out, Catch::Contains("check passed: 3 output(s)"));
   // The kernels: the loop fusion and the multi-output one as written, the input fusion's reduce
   // with its exp, the output fusion's dot and add.
-  CHECK_THAT(out, Catch::Contains("  l ") && Catch::Contains("  mo ") && Catch::Contains("i/r"));
+  CHECK_THAT(out, Catch::Contains("  l ") && Catch::Contains("  mo ") && Catch::Contains("i.r"));
 }
 
 TEST_CASE("tpusim run --check: a TPU dump's matmul, its lhs prefetched into S(3) by copy-start and copy-done", "[sim][optimized]") {

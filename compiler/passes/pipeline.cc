@@ -1,0 +1,76 @@
+#include "compiler/passes/pipeline.h"
+
+#include <algorithm>
+
+#include "compiler/passes/async_collectives.h"
+#include "compiler/passes/batch_norm_expansion.h"
+#include "compiler/passes/call_inliner.h"
+#include "compiler/passes/contraction_split.h"
+#include "compiler/passes/degenerate_dims.h"
+#include "compiler/passes/dot_convolution.h"
+#include "compiler/passes/dot_transpose_folding.h"
+#include "compiler/passes/f16_normalization.h"
+#include "compiler/passes/f8_conversion.h"
+#include "compiler/passes/fused_attention_expansion.h"
+#include "compiler/passes/host_offload.h"
+#include "compiler/passes/layout_assignment.h"
+#include "compiler/passes/layout_copies.h"
+#include "compiler/passes/memory_spaces.h"
+#include "compiler/passes/reduce_split.h"
+#include "compiler/passes/strided_convolution.h"
+#include "isa/error.h"
+
+namespace tpusim::compiler {
+
+const std::vector<HloPass>& HloPasses() {
+  using hlo::Module;
+  using Options = CompileOptions;
+  static const std::vector<HloPass> passes = {
+      // An optimized module's forms first: its VMEM/CMEM placements and prefetch copies, its
+      // asynchronous collectives.
+      {"memory-spaces", [](Module& m, const Options&) { PlaceInHbm(m); }},
+      {"async-collectives", [](Module& m, const Options&) { SynchronizeAsyncCollectives(m); }},
+      {"batch-norm-expansion", [](Module& m, const Options&) { ExpandBatchNorms(m); }},
+      {"strided-convolutions", [](Module& m, const Options&) { RewriteStridedConvolutions(m); }},
+      {"dot-convolutions", [](Module& m, const Options&) { RewriteDotConvolutions(m); }},
+      {"fused-attention-expansion", [](Module& m, const Options&) { ExpandFusedAttention(m); }},
+      // After the expansion, which writes calls.
+      {"call-inlining", [](Module& m, const Options&) { InlineCalls(m); }},
+      // Before layouts: the ops they add get the default ones.
+      {"f8-conversion", [](Module& m, const Options&) { RewriteF8Conversions(m); }},
+      {"f16-normalization", [](Module& m, const Options&) { NormalizeF16(m); }},
+      {"layout-assignment", [](Module& m, const Options&) { AssignLayouts(m); }},
+      {"degenerate-reduce-dims", [](Module& m, const Options&) { RemoveDegenerateReduceDims(m); }},
+      {"layout-copies", [](Module& m, const Options&) { InsertLayoutCopies(m); }},
+      {"dot-transpose-folding", [](Module& m, const Options&) { FoldTransposesIntoDots(m); }},
+      {"contraction-split",
+       [](Module& m, const Options& o) { SplitLongContractions(m, o.target, o.vmem_capacity_bytes); }},
+      {"reduce-split",
+       [](Module& m, const Options& o) {
+         SplitLargeReduces(m, o.target.sublanes(), o.target.lanes(), o.vmem_capacity_bytes);
+       }},
+      // After layouts: it writes S(5) into them.
+      {"host-offload", [](Module& m, const Options&) { AssignHostMemorySpace(m); }},
+  };
+  return passes;
+}
+
+void RunHloPasses(hlo::Module& module, const CompileOptions& options, const std::vector<std::string>& only,
+                  const std::function<void(const HloPass&)>& after) {
+  const std::vector<HloPass>& passes = HloPasses();
+  for (const std::string& name : only) {
+    const bool known = std::any_of(passes.begin(), passes.end(), [&](const HloPass& p) { return p.name == name; });
+    if (!known) {
+      std::string names;
+      for (const HloPass& p : passes) names += (names.empty() ? "" : ", ") + std::string(p.name);
+      throw Error("unknown pass '" + name + "'; the passes are: " + names);
+    }
+  }
+  for (const HloPass& pass : passes) {
+    if (!only.empty() && std::find(only.begin(), only.end(), std::string(pass.name)) == only.end()) continue;
+    pass.run(module, options);
+    if (after) after(pass);
+  }
+}
+
+}  // namespace tpusim::compiler
