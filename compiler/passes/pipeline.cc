@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "compiler/passes/algebraic_simplifier.h"
 #include "compiler/passes/async_collectives.h"
 #include "compiler/passes/batch_norm_expansion.h"
 #include "compiler/passes/call_inliner.h"
@@ -36,6 +37,7 @@ const std::vector<HloPass>& HloPasses() {
       {"fused-attention-expansion", [](Module& m, const Options&) { ExpandFusedAttention(m); }},
       // After the expansion, which writes calls.
       {"call-inlining", [](Module& m, const Options&) { InlineCalls(m); }},
+      {"algebraic-simplifier", [](Module& m, const Options&) { SimplifyAlgebraically(m); }},
       // Before layouts: the ops they add get the default ones.
       {"f8-conversion", [](Module& m, const Options&) { RewriteF8Conversions(m); }},
       {"f16-normalization", [](Module& m, const Options&) { NormalizeF16(m); }},
