@@ -176,21 +176,7 @@ bool IsBatchNorm(const Instruction& x) {
 }  // namespace
 
 void ExpandBatchNorms(hlo::Module& module) {
-  std::vector<hlo::Computation*> computations;
-  for (const auto& computation : module.computations()) computations.push_back(computation.get());
-  for (hlo::Computation* computation : computations) {
-    std::vector<Instruction*> ops;
-    for (const auto& x : computation->instructions()) {
-      if (IsBatchNorm(*x)) ops.push_back(x.get());
-    }
-    if (ops.empty()) continue;
-    for (Instruction* op : ops) {
-      Instruction* expansion = Expander(module, *op).Run();
-      computation->ReplaceUses(op, expansion);
-      computation->RemoveInstruction(op);
-    }
-    computation->OrderOperandsFirst();
-  }
+  RewriteEach(module, IsBatchNorm, [&module](Instruction& op) { return Expander(module, op).Run(); });
 }
 
 }  // namespace tpusim::compiler

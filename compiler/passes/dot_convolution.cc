@@ -45,19 +45,6 @@ Instruction* AsDot(Instruction& conv) {
 
 }  // namespace
 
-void RewriteDotConvolutions(hlo::Module& module) {
-  for (const auto& computation : module.computations()) {
-    std::vector<Instruction*> convs;
-    for (const auto& x : computation->instructions()) {
-      if (IsDotConvolution(*x)) convs.push_back(x.get());
-    }
-    if (convs.empty()) continue;
-    for (Instruction* conv : convs) {
-      computation->ReplaceUses(conv, AsDot(*conv));
-      computation->RemoveInstruction(conv);
-    }
-    computation->OrderOperandsFirst();
-  }
-}
+void RewriteDotConvolutions(hlo::Module& module) { RewriteEach(module, IsDotConvolution, AsDot); }
 
 }  // namespace tpusim::compiler

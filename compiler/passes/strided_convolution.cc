@@ -142,19 +142,7 @@ class Rewriter {
 }  // namespace
 
 void RewriteStridedConvolutions(hlo::Module& module) {
-  for (const auto& computation : module.computations()) {
-    std::vector<Instruction*> convs;
-    for (const auto& x : computation->instructions()) {
-      if (Rewritable(*x)) convs.push_back(x.get());
-    }
-    if (convs.empty()) continue;
-    for (Instruction* conv : convs) {
-      Instruction* replacement = Rewriter(*conv).Run();
-      computation->ReplaceUses(conv, replacement);
-      computation->RemoveInstruction(conv);
-    }
-    computation->OrderOperandsFirst();
-  }
+  RewriteEach(module, Rewritable, [](Instruction& conv) { return Rewriter(conv).Run(); });
 }
 
 }  // namespace tpusim::compiler
