@@ -5,7 +5,10 @@
 //   - reshape(x) to x's own dims is x, and reshape(reshape(x)) is reshape(x);
 // where the result's layout, if written, is x's (else the op moves bytes). The attention block's
 // softmax broadcasts its row maximum and sum through [1,12,128,1] identity broadcasts and
-// reshapes back and forth: two kernels of 1 us each. Runs before layout assignment.
+// reshapes back and forth: two kernels of 1 us each.
+//   - a reshape that only drops size-1 dims of a transpose is the transpose of the operand without
+//     them (so a dot reading it folds the transpose).
+// Runs before layout assignment.
 #pragma once
 
 #include "compiler/hlo/ir.h"

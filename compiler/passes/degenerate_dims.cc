@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "compiler/lower/elementwise_expr.h"
+#include "compiler/passes/elementwise_fusion.h"
 #include "compiler/passes/layout_assignment.h"
 #include "compiler/passes/new_instruction.h"
 
@@ -26,7 +28,8 @@ class Rewriter {
  public:
   explicit Rewriter(Instruction& reduce) : reduce_(reduce), computation_(*reduce.parent()) {}
 
-  void Run() {
+  // Returns the original operand, which the squeezed reduce may no longer read.
+  Instruction* Run() {
     const isa::Shape& operand = reduce_.operand(0)->shape();
     const isa::Shape& result = reduce_.shape();
     // Operand dim d -> its number without the size-1 dims; the reduced ones that remain.
@@ -39,7 +42,7 @@ class Rewriter {
     for (int64_t d : reduce_.GetIntList("dimensions")) {
       if (renumbered.at(d) >= 0) dims.push_back(renumbered[d]);
     }
-    Instruction* flat_operand = Reshape(reduce_.operand(0), WithoutOnes(operand.dims), "operand");
+    Instruction* flat_operand = Squeezed(reduce_.operand(0), WithoutOnes(operand.dims), kSinkDepth);
     Instruction* flat = Add(Opcode::kReduce, Array(result.element_type, WithoutOnes(result.dims)), "reduce");
     flat->AddOperand(flat_operand);
     flat->AddOperand(reduce_.operand(1));
@@ -53,10 +56,38 @@ class Rewriter {
     Instruction* back = Add(Opcode::kReshape, result, "result");
     back->AddOperand(flat);
     computation_.ReplaceUses(&reduce_, back);
+    Instruction* original = reduce_.operand(0);
     computation_.RemoveInstruction(&reduce_);
+    return original;
   }
 
  private:
+  // How many element-wise operations deep the squeeze of the operand is moved (XLA's ReshapeMover).
+  static constexpr int kSinkDepth = 4;
+
+  // `x` without its size-1 dims (`dims`). A reshape is put through cheap element-wise operations
+  // (their squeezed copies read squeezed operands) and scalar broadcasts (broadcast into `dims`):
+  // a reshape between a reduce and its producers kept them out of its input fusion (the attention
+  // block's f32 convert of its exponential and its scaled scores were kernels of their own, 1.5
+  // and 1.7 us). The copies compute what x did, for the reduce alone (x stays for its other
+  // readers, and goes where it has none).
+  Instruction* Squeezed(Instruction* x, const std::vector<int64_t>& dims, int depth) {
+    if (x->opcode() == Opcode::kBroadcast && x->operand(0)->shape().rank() == 0) {
+      Instruction* broadcast = Add(Opcode::kBroadcast, Array(x->shape().element_type, dims), "operand");
+      broadcast->AddOperand(x->operand(0));
+      broadcast->AddAttribute({"dimensions", std::vector<int64_t>{}, {}});
+      return broadcast;
+    }
+    if (x->opcode() == Opcode::kReshape) return Reshape(x->operand(0), dims, "operand");
+    if (depth > 0 && IsElementwiseOpcode(x->opcode()) && !IsExpensive(*x) && !x->shape().is_tuple) {
+      Instruction* copy = Add(x->opcode(), Array(x->shape().element_type, dims), "operand");
+      for (Instruction* operand : x->operands()) copy->AddOperand(Squeezed(operand, dims, depth - 1));
+      for (const hlo::Attribute& attribute : x->attributes()) copy->AddAttribute(attribute);
+      return copy;
+    }
+    return Reshape(x, dims, "operand");
+  }
+
   static isa::Shape Array(isa::ElementType type, std::vector<int64_t> dims) {
     return WithDefaultLayouts(isa::Shape::Array(type, std::move(dims)));
   }
@@ -91,7 +122,12 @@ void RemoveDegenerateReduceDims(hlo::Module& module) {
     for (const auto& instruction : computation->instructions()) {
       if (Applies(*instruction)) reduces.push_back(instruction.get());
     }
-    for (Instruction* reduce : reduces) Rewriter(*reduce).Run();
+    std::vector<Instruction*> originals;
+    for (Instruction* reduce : reduces) originals.push_back(Rewriter(*reduce).Run());
+    // The operands whose squeezed copies the reduces read go where nothing else reads them.
+    RemoveUnread(*computation, std::move(originals), [](const Instruction& x) {
+      return IsElementwiseOpcode(x.opcode()) || x.opcode() == Opcode::kBroadcast || x.opcode() == Opcode::kReshape;
+    });
     // The reshapes it appends are read by instructions written before them.
     if (!reduces.empty()) computation->OrderOperandsFirst();
   }

@@ -59,12 +59,13 @@ bool IsFusibleArrayBroadcast(const hlo::Instruction& x, const std::vector<int64_
 // subtraction of the maximum, read by three reduces and the loss gradient's kernel).
 constexpr std::size_t kMaxDuplicates = 4;
 
-// Operations not duplicated, as XLA's instruction fusion does not duplicate its "expensive" ones:
-// on the VPU they take many cycles per vector (the attention block's bf16 exponential, computed
-// for two kernels, cost more than writing it once and reading it twice).
+}  // namespace
+
 bool IsExpensive(const hlo::Instruction& x) {
   return IsTranscendental(x.opcode()) || x.opcode() == Opcode::kDivide || x.opcode() == Opcode::kRemainder;
 }
+
+namespace {
 
 // A reduce that the reduce kernel lowers with its operand computed in the kernel (input fusion).
 bool IsInputFusibleReduce(const hlo::Instruction& x) {

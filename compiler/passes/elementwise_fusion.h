@@ -35,6 +35,11 @@ struct KernelGroup {
 // Input fusion: a reduce (one operand, a type the reduce kernel holds) takes the element-wise
 // producers of its operand into its group, as XLA's input fusion does, when
 // `reduce_fusion_fits(group)` (the kernel can lower it; null: always).
+// Operations not duplicated, as XLA's instruction fusion does not duplicate its "expensive" ones:
+// on the VPU they take many cycles per vector (the attention block's bf16 exponential, computed
+// for two kernels, cost more than writing it once and reading it twice).
+bool IsExpensive(const hlo::Instruction& x);
+
 std::vector<KernelGroup> FuseElementwise(const std::vector<const hlo::Instruction*>& schedule,
                                          const std::function<bool(const KernelGroup&)>& reduce_fusion_fits = nullptr);
 

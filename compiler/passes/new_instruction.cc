@@ -1,6 +1,8 @@
 #include "compiler/passes/new_instruction.h"
 
 #include <memory>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace tpusim::compiler {
@@ -12,6 +14,29 @@ hlo::Instruction* AddInstructionFor(const hlo::Instruction& origin, std::string 
   auto x = std::make_unique<hlo::Instruction>(std::move(name), opcode, std::move(shape));
   x->set_location(origin.location());
   return computation.AddInstruction(std::move(x));
+}
+
+void RemoveUnread(hlo::Computation& computation, std::vector<hlo::Instruction*> candidates,
+                  const std::function<bool(const hlo::Instruction&)>& removable) {
+  if (candidates.empty()) return;
+  std::unordered_map<const hlo::Instruction*, int> readers;
+  for (const auto& x : computation.instructions()) {
+    for (const hlo::Instruction* operand : x->operands()) ++readers[operand];
+  }
+  std::unordered_set<const hlo::Instruction*> dead;
+  while (!candidates.empty()) {
+    hlo::Instruction* x = candidates.back();
+    candidates.pop_back();
+    if (dead.contains(x) || readers[x] > 0 || x == computation.root() || x->opcode() == hlo::Opcode::kParameter ||
+        !removable(*x)) {
+      continue;
+    }
+    dead.insert(x);
+    for (hlo::Instruction* operand : x->operands()) {
+      if (--readers[operand] == 0) candidates.push_back(operand);
+    }
+  }
+  computation.RemoveInstructions(dead);
 }
 
 void RewriteEach(hlo::Module& module, const std::function<bool(const hlo::Instruction&)>& applies,

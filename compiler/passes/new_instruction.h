@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "compiler/hlo/ir.h"
 #include "isa/shape.h"
@@ -13,6 +14,11 @@ namespace tpusim::compiler {
 // with '_' suffixes) and located where `origin` was written, so that errors about it point there.
 hlo::Instruction* AddInstructionFor(const hlo::Instruction& origin, std::string name, hlo::Opcode opcode,
                                     isa::Shape shape);
+
+// Removes from `computation` the `candidates` nothing reads (but parameters and the root), and
+// then what only those read, as far as `removable` allows: what a rewrite left behind.
+void RemoveUnread(hlo::Computation& computation, std::vector<hlo::Instruction*> candidates,
+                  const std::function<bool(const hlo::Instruction&)>& removable);
 
 // In every computation of `module` (those it has when called: a rewrite may add more), each
 // instruction `applies` to is replaced by what `rewrite` adds for it (its readers, and the root, read that instead; the instruction goes), and a

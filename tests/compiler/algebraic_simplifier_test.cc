@@ -66,3 +66,24 @@ ENTRY e (x: f32[8,128], y: f32[128,128]) -> (f32[8,128], f32[128,128], f32[128,1
   CHECK_THAT(out, Catch::Contains("transpose(y), dimensions={1,0}"));
   CHECK_THAT(out, Catch::Contains("broadcast(y), dimensions={1,0}"));
 }
+
+TEST_CASE("algebraic simplifier: a squeeze of a transpose is the transpose of the squeezed operand", "[algebraic_simplifier]") {
+  // The attention block's K^T: [1,12,128,64] transposed to [1,12,64,128], then [12,64,128]. As a
+  // transpose of the [12,128,64] reshape of k, the dot reading it folds it (dot_transpose_folding.h).
+  const std::string out = Simplified(R"(HloModule s
+
+ENTRY e {
+  k = bf16[1,12,128,64] parameter(0)
+  t = bf16[1,12,64,128] transpose(k), dimensions={0,1,3,2}
+  ROOT q = bf16[12,64,128] reshape(t)
+}
+)");
+  CHECK(out == R"(HloModule s
+
+ENTRY e (k: bf16[1,12,128,64]) -> bf16[12,64,128] {
+  k = bf16[1,12,128,64] parameter(0)
+  q.squeezed = bf16[12,128,64] reshape(k)
+  ROOT q.transpose = bf16[12,64,128] transpose(q.squeezed), dimensions={0,2,1}
+}
+)");
+}
