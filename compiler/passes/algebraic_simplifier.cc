@@ -1,9 +1,12 @@
 #include "compiler/passes/algebraic_simplifier.h"
 
 #include <algorithm>
+#include <limits>
 #include <vector>
 
+#include "compiler/hlo/literal.h"
 #include "compiler/passes/new_instruction.h"
+#include "isa/element_type.h"
 
 namespace tpusim::compiler {
 namespace {
@@ -64,9 +67,32 @@ Instruction* TransposeOfSqueeze(Instruction& x) {
   return moved;
 }
 
+// Whether `x` is a float constant `value`, or a broadcast of one.
+bool IsFloatConstant(const Instruction& x, double value) {
+  const Instruction& scalar = x.opcode() == Opcode::kBroadcast ? *x.operand(0) : x;
+  if (scalar.opcode() != Opcode::kConstant || scalar.shape().rank() != 0 || scalar.literal() == nullptr) return false;
+  if (!isa::IsFloat(scalar.shape().element_type)) return false;
+  return scalar.literal()->GetDouble(0) == value;
+}
+
+// maximum(x, -inf) and minimum(x, +inf), either order, are x (a NaN x stays NaN, as XLA's
+// maximum propagates it): the attention block's row maxima go through such a maximum, a kernel of
+// its own. Null where `x` is not one.
+Instruction* IdentityOfExtremum(Instruction& x) {
+  if ((x.opcode() != Opcode::kMaximum && x.opcode() != Opcode::kMinimum) || x.operand_count() != 2) return nullptr;
+  const double identity = x.opcode() == Opcode::kMaximum ? -std::numeric_limits<double>::infinity()
+                                                           : std::numeric_limits<double>::infinity();
+  for (int i = 0; i < 2; ++i) {
+    Instruction* other = x.operand(1 - i);
+    if (IsFloatConstant(*x.operand(i), identity) && SameArray(x, *other)) return other;
+  }
+  return nullptr;
+}
+
 // What `x` is to be replaced by, or null.
 Instruction* Simplified(Instruction& x) {
   if (Instruction* moved = TransposeOfSqueeze(x)) return moved;
+  if (x.operand_count() == 2) return IdentityOfExtremum(x);
   if (x.operand_count() != 1) return nullptr;
   Instruction* source = x.operand(0);
   switch (x.opcode()) {
@@ -103,7 +129,8 @@ void SimplifyAlgebraically(hlo::Module& module) {
     if (bypassed.empty()) continue;
     // Drop what nothing reads any more, and what only those read.
     RemoveUnread(*computation, std::move(bypassed), [](const Instruction& x) {
-      return x.opcode() == Opcode::kBroadcast || x.opcode() == Opcode::kTranspose || x.opcode() == Opcode::kReshape;
+      return x.opcode() == Opcode::kBroadcast || x.opcode() == Opcode::kTranspose || x.opcode() == Opcode::kReshape ||
+             x.opcode() == Opcode::kMaximum || x.opcode() == Opcode::kMinimum || x.opcode() == Opcode::kConstant;
     });
     // The transposes it appends are read by instructions written before them.
     computation->OrderOperandsFirst();

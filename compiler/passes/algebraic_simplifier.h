@@ -7,7 +7,8 @@
 // softmax broadcasts its row maximum and sum through [1,12,128,1] identity broadcasts and
 // reshapes back and forth: two kernels of 1 us each.
 //   - a reshape that only drops size-1 dims of a transpose is the transpose of the operand without
-//     them (so a dot reading it folds the transpose).
+//     them (so a dot reading it folds the transpose);
+//   - maximum(x, -inf) and minimum(x, +inf) are x.
 // Runs before layout assignment.
 #pragma once
 

@@ -87,3 +87,24 @@ ENTRY e (k: bf16[1,12,128,64]) -> bf16[12,64,128] {
 }
 )");
 }
+
+TEST_CASE("algebraic simplifier: a maximum with -inf and a minimum with +inf are their other operand", "[algebraic_simplifier]") {
+  const std::string out = Simplified(R"(HloModule s
+
+ENTRY e {
+  x = bf16[12,128] parameter(0)
+  ni = bf16[] constant(-inf)
+  nb = bf16[12,128] broadcast(ni), dimensions={}
+  m = bf16[12,128] maximum(x, nb)
+  pi = bf16[] constant(inf)
+  pi.b = bf16[12,128] broadcast(pi), dimensions={}
+  n = bf16[12,128] minimum(pi.b, m)
+  q = bf16[12,128] maximum(x, pi.b)
+  ROOT r = (bf16[12,128], bf16[12,128]) tuple(n, q)
+}
+)");
+  // n is x; q (a maximum with +inf) is not an identity and stays.
+  CHECK_THAT(out, Catch::Contains("ROOT r = (bf16[12,128], bf16[12,128]) tuple(x, q)"));
+  CHECK_THAT(out, Catch::Contains("q = bf16[12,128] maximum(x, pi.b)"));
+  CHECK_THAT(out, !Catch::Contains("minimum(") && !Catch::Contains("constant(-inf)"));
+}
