@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <unordered_map>
 #include <vector>
 
 #include "compiler/hlo/literal.h"
@@ -110,11 +111,53 @@ Instruction* Simplified(Instruction& x) {
 
 }  // namespace
 
+// Converts read only by a reshape or a broadcast go after it: reshape(convert(x)) and
+// broadcast(convert(x)) become the convert of the reshape or broadcast of x (the same values), so
+// a convert of a small array that a broadcast spreads is computed in the broadcast's consumer, not
+// as a kernel of its own (the attention block's row sums rounded to bf16). Where the layout is
+// written with tiles (which depend on the type), the op stays. Returns the bypassed ops.
+std::vector<Instruction*> SinkConverts(hlo::Computation& computation) {
+  std::vector<Instruction*> bypassed;
+  for (int round = 0; round < 8; ++round) {
+    std::unordered_map<const Instruction*, int> readers;
+    for (const auto& x : computation.instructions()) {
+      for (const Instruction* operand : x->operands()) ++readers[operand];
+    }
+    std::vector<Instruction*> instructions;
+    for (const auto& x : computation.instructions()) instructions.push_back(x.get());
+    bool changed = false;
+    for (Instruction* x : instructions) {
+      if ((x->opcode() != Opcode::kReshape && x->opcode() != Opcode::kBroadcast) || x->operand_count() != 1) continue;
+      Instruction* convert = x->operand(0);
+      // (An op already bypassed, read by nothing, still reads its convert.)
+      if (readers[x] == 0 && x != computation.root()) continue;
+      if (convert->opcode() != Opcode::kConvert || readers[convert] != 1 || x->shape().is_tuple ||
+          (x->shape().layout && !x->shape().layout->tiles.empty())) {
+        continue;
+      }
+      Instruction* source = convert->operand(0);
+      isa::Shape moved_shape = x->shape();
+      moved_shape.element_type = source->shape().element_type;
+      Instruction* moved = AddInstructionFor(*x, x->name() + ".before_convert", x->opcode(), std::move(moved_shape));
+      moved->AddOperand(source);
+      for (const hlo::Attribute& attribute : x->attributes()) moved->AddAttribute(attribute);
+      Instruction* converted = AddInstructionFor(*x, x->name() + ".convert", Opcode::kConvert, x->shape());
+      converted->AddOperand(moved);
+      computation.ReplaceUses(x, converted);
+      bypassed.push_back(x);
+      changed = true;
+    }
+    if (!changed) break;
+    computation.OrderOperandsFirst();
+  }
+  return bypassed;
+}
+
 void SimplifyAlgebraically(hlo::Module& module) {
   for (const auto& computation : module.computations()) {
+    std::vector<Instruction*> bypassed = SinkConverts(*computation);  // instructions their readers no longer read
     std::vector<Instruction*> instructions;
     for (const auto& x : computation->instructions()) instructions.push_back(x.get());
-    std::vector<Instruction*> bypassed;  // instructions their readers no longer read
     for (Instruction* x : instructions) {
       // reshape(reshape(y)) reads y: the inner reshape may then go unread.
       if (x->opcode() == Opcode::kReshape && x->operand(0)->opcode() == Opcode::kReshape) {
@@ -130,7 +173,8 @@ void SimplifyAlgebraically(hlo::Module& module) {
     // Drop what nothing reads any more, and what only those read.
     RemoveUnread(*computation, std::move(bypassed), [](const Instruction& x) {
       return x.opcode() == Opcode::kBroadcast || x.opcode() == Opcode::kTranspose || x.opcode() == Opcode::kReshape ||
-             x.opcode() == Opcode::kMaximum || x.opcode() == Opcode::kMinimum || x.opcode() == Opcode::kConstant;
+             x.opcode() == Opcode::kMaximum || x.opcode() == Opcode::kMinimum || x.opcode() == Opcode::kConstant ||
+             x.opcode() == Opcode::kConvert;
     });
     // The transposes it appends are read by instructions written before them.
     computation->OrderOperandsFirst();

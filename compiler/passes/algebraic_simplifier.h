@@ -8,7 +8,8 @@
 // reshapes back and forth: two kernels of 1 us each.
 //   - a reshape that only drops size-1 dims of a transpose is the transpose of the operand without
 //     them (so a dot reading it folds the transpose);
-//   - maximum(x, -inf) and minimum(x, +inf) are x.
+//   - maximum(x, -inf) and minimum(x, +inf) are x;
+//   - a convert read only by a reshape or a broadcast goes after it.
 // Runs before layout assignment.
 #pragma once
 

@@ -108,3 +108,40 @@ ENTRY e {
   CHECK_THAT(out, Catch::Contains("q = bf16[12,128] maximum(x, pi.b)"));
   CHECK_THAT(out, !Catch::Contains("minimum(") && !Catch::Contains("constant(-inf)"));
 }
+
+TEST_CASE("algebraic simplifier: a convert read only by a reshape or a broadcast goes after it", "[algebraic_simplifier]") {
+  // The attention block's row sums: f32 -> bf16, reshaped, broadcast along the rows, read by a
+  // divide. The convert moves after the reshape and then after the broadcast: the divide's kernel
+  // converts, and no kernel of its own rounds the sums. A convert with another reader stays.
+  const std::string out = Simplified(R"(HloModule s
+
+ENTRY e {
+  x = bf16[12,128,128] parameter(0)
+  r = f32[12,128] parameter(1)
+  c = bf16[12,128] convert(r)
+  q = bf16[12,128,1] reshape(c)
+  b = bf16[12,128,128] broadcast(c), dimensions={0,1}
+  d = bf16[12,128,128] divide(x, b)
+  k = bf16[12,128] convert(r)
+  kb = bf16[12,128,128] broadcast(k), dimensions={0,1}
+  ROOT t = (bf16[12,128,128], bf16[12,128,1], bf16[12,128,128], bf16[12,128]) tuple(d, q, kb, k)
+}
+)");
+  // c has two readers (q, b): it stays; k has two (kb, the tuple): it stays too.
+  CHECK_THAT(out, Catch::Contains("c = bf16[12,128] convert(r)") && Catch::Contains("k = bf16[12,128] convert(r)"));
+  const std::string sunk = Simplified(R"(HloModule s
+
+ENTRY e {
+  x = bf16[12,128,128] parameter(0)
+  r = f32[12,128] parameter(1)
+  c = bf16[12,128] convert(r)
+  q = bf16[12,128,1] reshape(c)
+  p = bf16[12,128] reshape(q)
+  b = bf16[12,128,128] broadcast(p), dimensions={0,1}
+  ROOT d = bf16[12,128,128] divide(x, b)
+}
+)");
+  CHECK_THAT(sunk, Catch::Contains("f32[12,128,128] broadcast(r), dimensions={0,1}"));
+  CHECK_THAT(sunk, Catch::Contains("bf16[12,128,128] convert(") && Catch::Contains("ROOT d = bf16[12,128,128] divide(x, "));
+  CHECK_THAT(sunk, !Catch::Contains("bf16[12,128] convert(") && !Catch::Contains("reshape("));
+}
