@@ -121,8 +121,6 @@ class DotEmitter {
     const auto form = CanonicalDot(dot, &why);
     if (!form) Refuse(why);
     form_ = *form;
-    full_m_ = form_.m;
-    full_n_ = form_.n;
     if (c_.part.count > 1) {
       // Megacore: this core's rows [row0_, + m) or columns [col0_, + n) of the output; the kernel
       // is the dot of those.
@@ -282,8 +280,7 @@ class DotEmitter {
     bool k_minor = DotKernelWritesLayout(lhs);
     for (int64_t i = 0; i < rank; ++i) k_minor = k_minor && form_.lhs_perm[i] == i;
     if (k_minor && t_.k_stride == r_) {
-      const int64_t b = lhs.layout->tiles[0].dims[1];
-      view.dims[rank - 1] = CeilDiv(form_.k, b) * b;
+      view = PaddedView(lhs);
       lhs_k_ = std::min(view.dims[rank - 1], lhs_cols_);
     }
     lhs_view_ = isa::ToString(view);
@@ -293,18 +290,14 @@ class DotEmitter {
     // The output as an array of its padded dims (same bytes): boxes that reach the padding write
     // it, with zeros, as the kernels' invariant asks.
     const isa::Layout& layout = *result.layout;
-    const int64_t rank = result.rank();
     if (!DotKernelWritesLayout(result)) Refuse("its result layout " + isa::ToString(result) + " is not row-major with 2-D tiles");
     const int64_t a = layout.tiles[0].dims[0];
     const int64_t b = layout.tiles[0].dims[1];
     if (a > t_.chunk_rows && t_.m_chunks > 1) Refuse("its result tiles are taller than a row chunk");
-    isa::Shape padded = result;
     // (A core's part starts at a multiple of a and b: its box ends at its own padding.)
     padded_m_ = CeilDiv(form_.m, a) * a;
     padded_n_ = CeilDiv(form_.n, b) * b;
-    padded.dims[rank - 2] = CeilDiv(full_m_, a) * a;
-    padded.dims[rank - 1] = CeilDiv(full_n_, b) * b;
-    out_view_ = isa::ToString(padded);
+    out_view_ = isa::ToString(PaddedView(result));
     if (padded_n_ - (t_.n_groups - 1) * t_.group_cols > t_.mxus * t_.nc * l_) {
       Refuse("its result tiles are wider than an N group");
     }
@@ -951,7 +944,6 @@ class DotEmitter {
   std::string lhs_view_, rhs_view_, out_view_, lhs_panel_, weight_panel_, stage_;
   int64_t lhs_k_ = 0;  // lhs columns the DMAs copy (PlanLhsView)
   int64_t padded_m_ = 0, padded_n_ = 0;
-  int64_t full_m_ = 0, full_n_ = 0;  // the dot's M and N (form_'s are this core's part of them)
   int64_t row0_ = 0;                 // megacore: this core's first output row,
   int64_t col0_ = 0;                 // or column
   int64_t lhs_cols_ = 0, weight_rows_ = 0, width_ = 0;

@@ -162,7 +162,7 @@ class ReduceEmitter {
     int64_t block = lane_split_.unit_strips;
     if (fused_) {
       KernelContext planned = c_;
-      block = ElementwiseProducerBlockStrips(planned, Producer(), Sink(lane_split_.unit_strips));
+      block = ElementwiseProducerBlockStrips(planned, Producer(), Sink());
       if (block <= 0 || block % lane_split_.unit_strips != 0) return false;
     }
     const int64_t blocks = (plan_.in.strips + block - 1) / block;
@@ -195,7 +195,7 @@ class ReduceEmitter {
   // block into VMEM above the reduce's own state, and each block is folded as a loaded one is.
   void EmitProducer(bool plan_only) {
     const KernelGroup producer = Producer();
-    ProducerSink sink = Sink(lane_split_.unit_strips);
+    ProducerSink sink = Sink();
     sink.consume = [&](int64_t first, int64_t last, uint64_t address) {
       EmitFoldSetup();  // the producer's code used every vector register
       RunningFold(false);
@@ -221,8 +221,8 @@ class ReduceEmitter {
   }
 
   // Where the producer puts the operand (without its consumer), its blocks whole lane-fold
-  // groups, and whole units of the split over cores (`split_unit` strips) when split.
-  ProducerSink Sink(int64_t split_unit) const {
+  // groups, and whole units of the split over cores (PlanLaneSplit's) when split.
+  ProducerSink Sink() const {
     ProducerSink sink;
     sink.shape = c_.instruction.operand(0)->shape();
     sink.vmem_base = producer_vmem_;
@@ -230,7 +230,7 @@ class ReduceEmitter {
     // A lane fold keeps its place in scalar registers the producer leaves alone (EmitLaneStart,
     // before the producer): its code is the same for every block.
     sink.same_code_every_block = plan_.kind == ReduceKind::kLanes;
-    sink.strip_multiple = c_.part.count > 1 && split_unit > 0 ? split_unit : lane_group_;
+    sink.strip_multiple = c_.part.count > 1 && lane_split_.unit_strips > 0 ? lane_split_.unit_strips : lane_group_;
     return sink;
   }
 
@@ -302,29 +302,30 @@ class ReduceEmitter {
     b();
     capture_ = nullptr;
     st_ = &kStrandA;
-    for (std::size_t i = 0; i < std::max(la.size(), lb.size()); ++i) {
-      if (i < la.size()) out_.Emit("{}", la[i]);
-      if (i < lb.size()) out_.Emit("{}", lb[i]);
-    }
+    EmitInterleaved({la, lb});
   }
   // Emits f() once per group strand k < n (st_ its registers, strand_ = k), interleaved line by
   // line.
   void ZipStrands(int n, const std::function<void()>& f) {
     std::vector<std::vector<std::string>> lines(static_cast<std::size_t>(n));
-    std::size_t longest = 0;
     for (int k = 0; k < n; ++k) {
       capture_ = &lines[static_cast<std::size_t>(k)];
       st_ = &kGroupStrands[k];
       strand_ = k;
       f();
-      longest = std::max(longest, lines[static_cast<std::size_t>(k)].size());
     }
     capture_ = nullptr;
     st_ = &kStrandA;
     strand_ = 0;
+    EmitInterleaved(lines);
+  }
+  // Emits the strands' captured lines interleaved: line i of each, in strand order, then i + 1.
+  void EmitInterleaved(const std::vector<std::vector<std::string>>& strands) {
+    std::size_t longest = 0;
+    for (const auto& lines : strands) longest = std::max(longest, lines.size());
     for (std::size_t i = 0; i < longest; ++i) {
-      for (const auto& strand : lines) {
-        if (i < strand.size()) out_.Emit("{}", strand[i]);
+      for (const auto& lines : strands) {
+        if (i < lines.size()) out_.Emit("{}", lines[i]);
       }
     }
   }

@@ -19,34 +19,36 @@ std::optional<Opcode> SynchronousOf(Opcode start, Opcode done) {
   return std::nullopt;
 }
 
+bool IsAsyncDone(const Instruction& x) {
+  return x.operand_count() == 1 && SynchronousOf(x.operand(0)->opcode(), x.opcode()).has_value();
+}
+
+bool IsAsyncStart(const Instruction& x) {
+  return x.opcode() == Opcode::kAllReduceStart || x.opcode() == Opcode::kAllGatherStart ||
+         x.opcode() == Opcode::kCollectivePermuteStart;
+}
+
+// The synchronous collective of `done`'s start, with its operands and attributes.
+Instruction* Synchronous(Instruction& done) {
+  const Instruction& start = *done.operand(0);
+  Instruction* collective =
+      AddInstructionFor(done, start.name(), *SynchronousOf(start.opcode(), done.opcode()), done.shape());
+  for (Instruction* operand : start.operands()) collective->AddOperand(operand);
+  for (const hlo::Attribute& attribute : start.attributes()) collective->AddAttribute(attribute);
+  return collective;
+}
+
 }  // namespace
 
 void SynchronizeAsyncCollectives(hlo::Module& module) {
+  RewriteEach(module, IsAsyncDone, Synchronous);
+  // The starts their dones no longer read.
   for (const auto& computation : module.computations()) {
-    std::vector<Instruction*> dones;
-    for (const auto& x : computation->instructions()) {
-      if (x->operand_count() == 1 && SynchronousOf(x->operand(0)->opcode(), x->opcode())) dones.push_back(x.get());
-    }
-    if (dones.empty()) continue;
     std::vector<Instruction*> starts;
-    for (Instruction* done : dones) {
-      Instruction* start = done->operand(0);
-      Instruction* collective =
-          AddInstructionFor(*done, start->name(), *SynchronousOf(start->opcode(), done->opcode()), done->shape());
-      for (Instruction* operand : start->operands()) collective->AddOperand(operand);
-      for (const hlo::Attribute& attribute : start->attributes()) collective->AddAttribute(attribute);
-      computation->ReplaceUses(done, collective);
-      computation->RemoveInstruction(done);
-      starts.push_back(start);
+    for (const auto& x : computation->instructions()) {
+      if (IsAsyncStart(*x)) starts.push_back(x.get());
     }
-    computation->OrderOperandsFirst();
-    for (Instruction* start : starts) {
-      bool read = start == computation->root();
-      for (const auto& y : computation->instructions()) {
-        for (const Instruction* operand : y->operands()) read = read || operand == start;
-      }
-      if (!read) computation->RemoveInstruction(start);
-    }
+    RemoveUnread(*computation, std::move(starts), IsAsyncStart);
   }
 }
 

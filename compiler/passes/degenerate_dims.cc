@@ -1,6 +1,7 @@
 #include "compiler/passes/degenerate_dims.h"
 
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "compiler/lower/elementwise_expr.h"
@@ -71,7 +72,13 @@ class Rewriter {
   // block's f32 convert of its exponential and its scaled scores were kernels of their own, 1.5
   // and 1.7 us). The copies compute what x did, for the reduce alone (x stays for its other
   // readers, and goes where it has none).
+  // An operand read twice (multiply(d, d)) is squeezed once.
   Instruction* Squeezed(Instruction* x, const std::vector<int64_t>& dims, int depth) {
+    Instruction*& squeezed = squeezed_[x];
+    if (squeezed == nullptr) squeezed = SqueezedCopy(x, dims, depth);
+    return squeezed;
+  }
+  Instruction* SqueezedCopy(Instruction* x, const std::vector<int64_t>& dims, int depth) {
     if (x->opcode() == Opcode::kBroadcast && x->operand(0)->shape().rank() == 0) {
       Instruction* broadcast = Add(Opcode::kBroadcast, Array(x->shape().element_type, dims), "operand");
       broadcast->AddOperand(x->operand(0));
@@ -102,6 +109,7 @@ class Rewriter {
 
   Instruction& reduce_;
   hlo::Computation& computation_;
+  std::unordered_map<const Instruction*, Instruction*> squeezed_;  // Squeezed's, by original
 };
 
 // One array operand and init, and at least two dims left on the operand and on a result that

@@ -17,38 +17,34 @@ isa::Shape InHbm(isa::Shape shape) {
   return shape;
 }
 
+bool IsPrefetchDone(const Instruction& x) {
+  return x.opcode() == Opcode::kCopyDone && x.operand(0)->opcode() == Opcode::kCopyStart;
+}
+
+// What reads the copied array instead of `copy_done`: the array itself, or a copy where the
+// layouts differ.
+Instruction* Prefetched(Instruction& copy_done) {
+  Instruction* source = copy_done.operand(0)->operand(0);
+  if (source->shape() == copy_done.shape()) return source;
+  Instruction* copy = AddInstructionFor(copy_done, copy_done.name() + ".copy", Opcode::kCopy, copy_done.shape());
+  copy->AddOperand(source);
+  return copy;
+}
+
 }  // namespace
 
 void PlaceInHbm(hlo::Module& module) {
   for (const auto& computation : module.computations()) {
     for (const auto& x : computation->instructions()) x->set_shape(InHbm(x->shape()));
-    std::vector<Instruction*> done;
+  }
+  RewriteEach(module, IsPrefetchDone, Prefetched);
+  // The copy-starts their dones no longer read.
+  for (const auto& computation : module.computations()) {
+    std::vector<Instruction*> starts;
     for (const auto& x : computation->instructions()) {
-      if (x->opcode() == Opcode::kCopyDone && x->operand(0)->opcode() == Opcode::kCopyStart) done.push_back(x.get());
+      if (x->opcode() == Opcode::kCopyStart) starts.push_back(x.get());
     }
-    if (done.empty()) continue;
-    for (Instruction* copy_done : done) {
-      Instruction* copy_start = copy_done->operand(0);
-      Instruction* source = copy_start->operand(0);
-      Instruction* value = source;
-      if (source->shape() != copy_done->shape()) {
-        value = AddInstructionFor(*copy_done, copy_done->name() + ".copy", Opcode::kCopy, copy_done->shape());
-        value->AddOperand(source);
-      }
-      computation->ReplaceUses(copy_done, value);
-      computation->RemoveInstruction(copy_done);
-    }
-    std::vector<Instruction*> unread;
-    for (const auto& x : computation->instructions()) {
-      if (x->opcode() != Opcode::kCopyStart || x.get() == computation->root()) continue;
-      bool read = false;
-      for (const auto& y : computation->instructions()) {
-        for (const Instruction* operand : y->operands()) read = read || operand == x.get();
-      }
-      if (!read) unread.push_back(x.get());
-    }
-    for (Instruction* copy_start : unread) computation->RemoveInstruction(copy_start);
-    computation->OrderOperandsFirst();
+    RemoveUnread(*computation, std::move(starts), [](const Instruction& x) { return x.opcode() == Opcode::kCopyStart; });
   }
 }
 
