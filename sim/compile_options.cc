@@ -16,6 +16,20 @@ compiler::CompileOptions CompileOptionsFor(const ArchConfig& config) {
   options.hbm_bytes_per_ns = HbmBytesPerSecond(config) / 1e9;
   options.hbm_latency_ns = params.hbm.access_latency_ns;
   options.dma_engine_bytes_in_flight = uint64_t{params.dma.max_outstanding_requests} * params.dma.burst_bytes;
+  const auto slot = [](const models::VpuUnitParams& unit) {
+    return compiler::VpuSlotTiming{static_cast<double>(unit.latency_cycles), 1 / unit.throughput_vregs_per_cycle};
+  };
+  compiler::VpuTiming& vpu = options.vpu_timing;
+  vpu.issue_per_cycle = params.vpu.issue_instructions_per_cycle;
+  vpu.slots[static_cast<int>(compiler::VpuSlot::kElementwise)] = slot(params.vpu.elementwise);
+  vpu.slots[static_cast<int>(compiler::VpuSlot::kTranscendental)] = slot(params.vpu.transcendental);
+  vpu.slots[static_cast<int>(compiler::VpuSlot::kCrossLane)] = slot(params.vpu.cross_lane);
+  // A vector load's value is in its register after VMEM's access latency and a whole vreg's
+  // bytes at VMEM's read bandwidth (as models/vmem.h serves it).
+  const double vreg_bytes = 4.0 * params.vpu.sublanes * params.vpu.lanes;
+  const double read_bytes_per_cycle = params.vmem.read_bandwidth_gbps * 1e3 / params.vmem.clock_mhz;
+  vpu.slots[static_cast<int>(compiler::VpuSlot::kLoadStore)] = {
+      params.vmem.access_latency_cycles + vreg_bytes / read_bytes_per_cycle, 1};
   return options;
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "compiler/hlo/ir.h"
+#include "compiler/lower/vpu_issue_clock.h"
 #include "isa/program.pb.h"
 #include "isa/shape.h"
 
@@ -36,6 +37,10 @@ struct CompileOptions {
   // round trip on one engine, where spread over the engines it takes fewer; kernels split such
   // transfers (SplitOverEngines). 0: unknown, transfers stay whole.
   uint64_t dma_engine_bytes_in_flight = 0;
+  // When the VPU's instructions issue and their results are ready (tensor_core.vpu and VMEM's
+  // latency), for kernels that order their vector code by it (VpuIssueClock). All zero: unknown,
+  // kernels keep their own order.
+  VpuTiming vpu_timing;
   // The simulated device: its global id among the module's replica_count x num_partitions devices
   // (partition d % num_partitions of replica d / num_partitions), which partition-id and replica-id
   // return and which picks its collectives' groups.

@@ -12,6 +12,7 @@
 #include "compiler/lower/f16_emulation.h"
 #include "compiler/lower/megacore.h"
 #include "compiler/lower/vtile.h"
+#include "compiler/lower/vpu_issue_clock.h"
 #include "isa/error.h"
 
 namespace tpusim::compiler {
@@ -196,7 +197,14 @@ class Emitter {
       CannotLower(c_.instruction, "two strips of every stream of its fused operand need " + std::to_string(2 * strip_bytes) +
                                       " bytes of VMEM, more than the " + std::to_string(vmem_end_ - vmem_base_) + " left to them");
     }
-    if (!fits(depth_)) PlanPieces(strip_bytes, streams);
+    if (!fits(depth_)) PlanPieces(streams, vmem_end_ - vmem_base_);
+    // Few strips larger than a block (f32[8,47167]: one strip of 1.5 MB per array) stream in
+    // pieces too: a kernel of whole strips would be one block, loaded, computed and stored in
+    // turn, on one core.
+    const uint64_t block_bytes = BlockBytesPerArray(streams, widest_strip * grid_.strips);
+    if (pieces_ == 1 && sink_ == nullptr && widest_strip > block_bytes && grid_.strips < kTargetBlocks) {
+      PlanPieces(streams, block_bytes);
+    }
     if (pieces_ == 1) {
       const uint64_t budget =
           vmem_end_ - vmem_base_ - streams * depth_ * 4096 - pack_scratch_bytes_;  // alignment slack
@@ -223,19 +231,25 @@ class Emitter {
   }
 
   // Where not even two strips of every stream fit VMEM (Llama's vocabulary-wide rows: 128256
-  // columns, 4 MiB per f32 array), a block is a piece of one strip: its tiles are contiguous in
-  // every stream, and only the strip's last piece has the strip's last tile (lane mask). The
-  // pieces are the fewest that fit three deep. A broadcast operand's fill writes the piece's
-  // column tiles of the strip (EmitBlockLoads).
-  void PlanPieces(uint64_t /*strip_bytes*/, uint64_t streams) {
+  // columns, 4 MiB per f32 array), or a few strips are each larger than a block, a block is a
+  // piece of one strip: its tiles are contiguous in every stream, and only the strip's last piece
+  // has the strip's last tile (lane mask). The pieces are the fewest that fit three deep and hold
+  // at most `max_piece_bytes` of any stream. A broadcast operand's fill writes the piece's column
+  // tiles of the strip (EmitBlockLoads).
+  void PlanPieces(uint64_t streams, uint64_t max_piece_bytes) {
     depth_ = kBuffers;
     const int64_t strip_tiles = grid_.strip_tiles;
     uint64_t tile_bytes = 0;  // one tile of every stream
-    for (const Stream* stream : AllStreams()) tile_bytes += stream->geometry.tile_bytes;
+    uint64_t widest_tile = 0;
+    for (const Stream* stream : AllStreams()) {
+      tile_bytes += stream->geometry.tile_bytes;
+      widest_tile = std::max<uint64_t>(widest_tile, stream->geometry.tile_bytes);
+    }
     const uint64_t room = c_.options.vmem_capacity_bytes > pack_scratch_bytes_ + depth_ * streams * 4096
                               ? c_.options.vmem_capacity_bytes - pack_scratch_bytes_ - depth_ * streams * 4096
                               : 0;
-    piece_tiles_ = std::min<int64_t>(strip_tiles, static_cast<int64_t>(room / (depth_ * tile_bytes)));
+    piece_tiles_ = std::min<int64_t>({strip_tiles, static_cast<int64_t>(room / (depth_ * tile_bytes)),
+                                      std::max<int64_t>(1, static_cast<int64_t>(max_piece_bytes / widest_tile))});
     if (piece_tiles_ < 1) {
       CannotLower(c_.instruction, "one tile of every operand and result, " + std::to_string(depth_) + " times, needs " +
                                       std::to_string(depth_ * tile_bytes) + " bytes of VMEM");
@@ -649,8 +663,7 @@ class Emitter {
       const Variant base = IsPartialStrip(block / pieces_) ? kRow : kNone;
       const int64_t tiles = PieceTiles(block).second;
       if (lane_masked && block % pieces_ == pieces_ - 1) {
-        EmitTiles(base, tiles - 1);
-        EmitBody(static_cast<Variant>(base | kLane), 1);
+        EmitStripTail(base, tiles);
       } else {
         EmitTiles(base, tiles);
       }
@@ -666,13 +679,42 @@ class Emitter {
       if (!lane_masked) {
         EmitTiles(base, run * grid_.strip_tiles);
       } else {
-        EmitLoop(kStripCounter, run, [&] {
-          EmitTiles(base, grid_.strip_tiles - 1);
-          EmitBody(static_cast<Variant>(base | kLane), 1);
-        });
+        EmitLaneMaskedStrips(base, run);
       }
       s += run;
     }
+  }
+
+  // `strips` whole strips whose last tile has padding lanes to zero. Strips of at most copies_
+  // tiles go several to a body (a [34624,15] f32 array is one tile per strip: one tile per body
+  // would leave the in-order VPU waiting for each tile's whole chain, 4.5x its HBM time).
+  void EmitLaneMaskedStrips(Variant base, int64_t strips) {
+    const int64_t tiles = grid_.strip_tiles;
+    if (tiles > copies_) {
+      EmitLoop(kStripCounter, strips, [&] { EmitStripTail(base, tiles); });
+      return;
+    }
+    const int64_t per_body = copies_ / tiles;
+    const auto body = [&](int64_t body_strips) {
+      std::vector<Variant> variants;
+      for (int64_t s = 0; s < body_strips; ++s) {
+        variants.insert(variants.end(), tiles - 1, base);
+        variants.push_back(static_cast<Variant>(base | kLane));
+      }
+      EmitBody(variants);
+    };
+    EmitLoop(kStripCounter, strips / per_body, [&] { body(per_body); });
+    if (strips % per_body != 0) body(strips % per_body);
+  }
+
+  // `tiles` tiles ending a strip, its last tile's padding lanes zeroed: the last body interleaves
+  // that tile with the ones before it.
+  void EmitStripTail(Variant base, int64_t tiles) {
+    const int64_t last_body = (tiles - 1) % copies_ + 1;
+    EmitTiles(base, tiles - last_body);
+    std::vector<Variant> variants(last_body, base);
+    variants.back() = static_cast<Variant>(base | kLane);
+    EmitBody(variants);
   }
 
   template <typename Body>
@@ -721,7 +763,11 @@ class Emitter {
 
   // `copies` consecutive tiles, interleaved operation by operation so the in-order VPU overlaps
   // one tile's latencies with the others' work (what software pipelining buys on a TPU).
-  void EmitBody(Variant variant, int copies) {
+  void EmitBody(Variant variant, int copies) { EmitBody(std::vector<Variant>(copies, variant)); }
+
+  // One tile per entry of `variants`, each stored with its own padding masked.
+  void EmitBody(const std::vector<Variant>& variants) {
+    const int copies = static_cast<int>(variants.size());
     vreg_used_.assign(64, false);
     mask_used_.assign(kMaskRegisters, false);
     // Last use of each node within the body (outputs are used at the end).
@@ -732,64 +778,10 @@ class Emitter {
     }
     for (int output : expr_.outputs) last_use[output] = end;
     regs_.assign(copies, std::vector<int>(expr_.nodes.size(), -1));
-    for (int n = 0; n < end; ++n) {
-      const ExprNode& node = expr_.nodes[n];
-      if (last_use[n] < 0) continue;  // dead
-      const int kept_source = KeptRegisterSource(n);
-      for (copy_ = 0; copy_ < copies; ++copy_) {
-        if (pinned_.contains(n)) {
-          Regs()[n] = pinned_.at(n);
-        } else if (kept_source >= 0 && last_use[kept_source] == n) {
-          Regs()[n] = Regs()[kept_source];
-          continue;  // the register is n's now: its input is not released
-        } else if (node.kind == ExprNode::Kind::kLoad) {
-          const Stream& s = inputs_[loads_.at(KeyOf(node))];
-          const int r = AllocVreg();
-          if (s.geometry.element_bits == 8) {
-            EmitLoad8(s, r);
-          } else {
-            out_->Emit("vld v{}, {}{}", r, Address(s), s.geometry.element_bits == 32 ? "" : ", sublanes=0xf");
-          }
-          Regs()[n] = r;
-        } else {
-          EmitOp(n);
-        }
-        for (int input : node.inputs) {
-          if (last_use[input] == n) Release(input);
-        }
-      }
-      // An operation's bf16 roundings follow every copy's operation: right after each, the
-      // in-order VPU waited for each result (an exp's 16 cycles, once per tile).
-      for (int d : pending_bf16_rounds_) out_->Emit("vcvt.bf16.f32 v{}, v{}", d, d);
-      pending_bf16_rounds_.clear();
-      // A bf16 load is unpacked once every copy's load has issued: the in-order VPU then waits
-      // for the first load's latency once, not once per tile.
-      if (node.kind == ExprNode::Kind::kLoad && inputs_[loads_.at(KeyOf(node))].geometry.element_bits == 16) {
-        for (copy_ = 0; copy_ < copies; ++copy_) out_->Emit("vunpack.lo.bf16 v{}, v{}", Regs()[n], Regs()[n]);
-        if (inputs_[loads_.at(KeyOf(node))].buffer->shape.element_type == isa::ElementType::kF16) {
-          std::vector<F16Emulation::Regs> regs(copies);
-          for (copy_ = 0; copy_ < copies; ++copy_) regs[copy_] = F16Temps(Regs()[n], Regs()[n], false);
-          F16().EmitWiden(*out_, regs);
-          ReleaseF16Temps(regs);
-        }
-      }
-      if (node.kind == ExprNode::Kind::kLoad && inputs_[loads_.at(KeyOf(node))].geometry.element_bits == 8) {
-        for (copy_ = 0; copy_ < copies; ++copy_) {
-          out_->Emit("vshl v{}, v{}, v{}", Regs()[n], Regs()[n], load_shift_reg_);
-          out_->Emit("{} v{}, v{}, v{}", node.type == isa::ElementType::kS8 ? "vsra" : "vshr", Regs()[n], Regs()[n],
-                     c24_reg_);
-        }
-        if (node.type == isa::ElementType::kPred) {
-          // A pred byte is 0 or 1: the mask is set where it is not 0.
-          for (copy_ = 0; copy_ < copies; ++copy_) {
-            const int byte = Regs()[n];
-            const int mask = AllocMask();
-            out_->Emit("vcmp.ne.s32 m{}, v{}, v{}", mask, byte, zero_reg_);
-            vreg_used_[byte] = false;
-            Regs()[n] = mask;
-          }
-        }
-      }
+    if (ScheduledBody()) {
+      EmitScheduled(copies, last_use);
+    } else {
+      EmitPhased(copies, last_use);
     }
     // Results: mask the padding, pack bf16, store; each step for every copy before the next.
     for (std::size_t o = 0; o < outputs_.size(); ++o) {
@@ -806,6 +798,7 @@ class Emitter {
                                 std::count(expr_.outputs.begin(), expr_.outputs.end(), node) == 1;
       for (copy_ = 0; copy_ < copies; ++copy_) {
         values[copy_] = Regs()[expr_.outputs[o]];
+        const Variant variant = variants[copy_];
         if (!f16_in_place && (variant != kNone || packed || packed8)) temps[copy_] = AllocVreg();
         if (pred) {
           // The mask as bytes 0 and 1.
@@ -865,6 +858,227 @@ class Emitter {
     if (any8) out_->Emit("add s{}, s{}, {:#x}", kOffset8, kOffset8, copies * sublanes_ * lanes_);
   }
 
+  // The values of `copies` tiles, operation by operation, each for every copy before the next
+  // (f16 and 8-bit expressions: their conversions are interleaved over the copies as one step).
+  void EmitPhased(int copies, const std::vector<int>& last_use) {
+    const int end = static_cast<int>(expr_.nodes.size());
+    for (int n = 0; n < end; ++n) {
+      const ExprNode& node = expr_.nodes[n];
+      if (last_use[n] < 0) continue;  // dead
+      const int kept_source = KeptRegisterSource(n);
+      for (copy_ = 0; copy_ < copies; ++copy_) {
+        if (pinned_.contains(n)) {
+          Regs()[n] = pinned_.at(n);
+        } else if (kept_source >= 0 && last_use[kept_source] == n) {
+          Regs()[n] = Regs()[kept_source];
+          continue;  // the register is n's now: its input is not released
+        } else if (node.kind == ExprNode::Kind::kLoad) {
+          const Stream& s = inputs_[loads_.at(KeyOf(node))];
+          const int r = AllocVreg();
+          if (s.geometry.element_bits == 8) {
+            EmitLoad8(s, r);
+          } else {
+            out_->Emit("vld v{}, {}{}", r, Address(s), s.geometry.element_bits == 32 ? "" : ", sublanes=0xf");
+          }
+          Regs()[n] = r;
+        } else {
+          EmitOp(n);
+        }
+        for (int input : node.inputs) {
+          if (last_use[input] == n) Release(input);
+        }
+      }
+      // An operation's bf16 roundings follow every copy's operation: right after each, the
+      // in-order VPU waited for each result (an exp's 16 cycles, once per tile).
+      for (int d : pending_bf16_rounds_) out_->Emit("vcvt.bf16.f32 v{}, v{}", d, d);
+      pending_bf16_rounds_.clear();
+      // A bf16 load is unpacked once every copy's load has issued: the in-order VPU then waits
+      // for the first load's latency once, not once per tile.
+      if (node.kind == ExprNode::Kind::kLoad && inputs_[loads_.at(KeyOf(node))].geometry.element_bits == 16) {
+        for (copy_ = 0; copy_ < copies; ++copy_) out_->Emit("vunpack.lo.bf16 v{}, v{}", Regs()[n], Regs()[n]);
+        if (inputs_[loads_.at(KeyOf(node))].buffer->shape.element_type == isa::ElementType::kF16) {
+          std::vector<F16Emulation::Regs> regs(copies);
+          for (copy_ = 0; copy_ < copies; ++copy_) regs[copy_] = F16Temps(Regs()[n], Regs()[n], false);
+          F16().EmitWiden(*out_, regs);
+          ReleaseF16Temps(regs);
+        }
+      }
+      if (node.kind == ExprNode::Kind::kLoad && inputs_[loads_.at(KeyOf(node))].geometry.element_bits == 8) {
+        for (copy_ = 0; copy_ < copies; ++copy_) {
+          out_->Emit("vshl v{}, v{}, v{}", Regs()[n], Regs()[n], load_shift_reg_);
+          out_->Emit("{} v{}, v{}, v{}", node.type == isa::ElementType::kS8 ? "vsra" : "vshr", Regs()[n], Regs()[n],
+                     c24_reg_);
+        }
+        if (node.type == isa::ElementType::kPred) {
+          // A pred byte is 0 or 1: the mask is set where it is not 0.
+          for (copy_ = 0; copy_ < copies; ++copy_) {
+            const int byte = Regs()[n];
+            const int mask = AllocMask();
+            out_->Emit("vcmp.ne.s32 m{}, v{}, v{}", mask, byte, zero_reg_);
+            vreg_used_[byte] = false;
+            Regs()[n] = mask;
+          }
+        }
+      }
+    }
+  }
+
+  // Whether EmitScheduled orders the body: f16 and 8-bit values convert in multi-instruction
+  // steps that EmitPhased interleaves over the copies.
+  bool ScheduledBody() {
+    if (uses_f16_ || uses_8bit_) return false;
+    for (const Stream* s : AllStreams()) {
+      if (s->buffer->shape.element_type == isa::ElementType::kF16) return false;
+    }
+    return true;
+  }
+
+  VpuSlot SlotOf(const ExprNode& node) const {
+    if (node.kind == ExprNode::Kind::kLoad) return VpuSlot::kLoadStore;
+    switch (node.hlo->opcode()) {
+      case Opcode::kExp: case Opcode::kLog: case Opcode::kRsqrt: case Opcode::kSqrt: case Opcode::kTanh:
+      case Opcode::kLogistic: case Opcode::kSin: case Opcode::kCos: case Opcode::kPower:
+        return VpuSlot::kTranscendental;
+      default:
+        return VpuSlot::kElementwise;
+    }
+  }
+
+  // The values of `copies` tiles in the order the in-order VPU issues soonest: each step emits,
+  // of the operations whose inputs are computed, the one VpuIssueClock says issues first (the
+  // phase order on ties), so a copy's cheap operations fill the cycles another copy's
+  // transcendental result is in flight, where the phase order made every operation after an
+  // exp wait for its copy's result in turn. A value's bf16 rounding (or a bf16 load's unpack)
+  // is a step of its own. Steps are taken from a window of the phase order, which bounds how far
+  // a value moves ahead (and the registers held). Registers are taken as steps are emitted and
+  // freed after a value's last reader.
+  void EmitScheduled(int copies, const std::vector<int>& last_use) {
+    const int end = static_cast<int>(expr_.nodes.size());
+    struct Value {
+      bool issued = false;
+      bool done = false;      // issued and, where it has one, its rounding or unpack too
+      bool finish = false;    // a rounding or unpack is still to emit
+      double ready = 0;       // when its register holds it (VpuIssueClock's estimate)
+      int readers = 0;        // nodes yet to read it, plus one for an output (held to the stores)
+    };
+    std::vector<std::vector<int>> inputs(end);  // distinct, in node order
+    std::vector<int> readers(end, 0);
+    for (int n = 0; n < end; ++n) {
+      if (last_use[n] < 0) continue;
+      std::set<int> distinct(expr_.nodes[n].inputs.begin(), expr_.nodes[n].inputs.end());
+      inputs[n].assign(distinct.begin(), distinct.end());
+      for (int i : inputs[n]) ++readers[i];
+    }
+    for (int output : std::set<int>(expr_.outputs.begin(), expr_.outputs.end())) ++readers[output];
+    std::vector<std::vector<Value>> values(copies, std::vector<Value>(end));
+    // The phase order: a node's operation for every copy, then its roundings or unpacks.
+    struct Step {
+      int node, copy;
+      bool finish;
+    };
+    std::vector<Step> order;
+    for (int n = 0; n < end; ++n) {
+      if (last_use[n] < 0) continue;
+      for (int c = 0; c < copies; ++c) {
+        Value& v = values[c][n];
+        v.readers = readers[n];
+        if (pinned_.contains(n)) {
+          regs_[c][n] = pinned_.at(n);
+          v.issued = v.done = true;
+        } else {
+          order.push_back({n, c, false});
+        }
+      }
+      if (!pinned_.contains(n)) {
+        for (int c = 0; c < copies; ++c) order.push_back({n, c, true});
+      }
+    }
+    VpuIssueClock clock(c_.options.vpu_timing);
+    const std::size_t window = 6 * static_cast<std::size_t>(copies);  // three nodes
+    std::size_t first = 0;
+    const auto taken = [&](const Step& step) {
+      const Value& v = values[step.copy][step.node];
+      return step.finish ? v.done : v.issued;
+    };
+    while (true) {
+      while (first < order.size() && taken(order[first])) ++first;
+      if (first == order.size()) break;
+      std::size_t best = order.size();
+      double best_issue = 0;
+      for (std::size_t k = first; k < std::min(order.size(), first + window); ++k) {
+        const auto [n, c, finish] = order[k];
+        const Value& v = values[c][n];
+        if (taken(order[k]) || finish != v.issued) continue;
+        double issue = 0;
+        if (finish) {
+          issue = clock.EarliestIssue(VpuSlot::kElementwise, v.ready);
+        } else {
+          double sources = 0;
+          bool computed = true;
+          for (int i : inputs[n]) {
+            computed = computed && values[c][i].done;
+            sources = std::max(sources, values[c][i].ready);
+          }
+          if (!computed) continue;
+          issue = clock.EarliestIssue(SlotOf(expr_.nodes[n]), sources);
+        }
+        if (best == order.size() || issue < best_issue) {
+          best = k;
+          best_issue = issue;
+        }
+      }
+      const auto [n, c, finish] = order.at(best);  // the first step not taken is always ready
+      Value& v = values[c][n];
+      copy_ = c;
+      if (finish) {
+        EmitFinish(n);
+        v.ready = clock.Issue(VpuSlot::kElementwise, v.ready, 1);
+        v.done = true;
+        continue;
+      }
+      double sources = 0;
+      for (int i : inputs[n]) sources = std::max(sources, values[c][i].ready);
+      const ExprNode& node = expr_.nodes[n];
+      const int kept_source = KeptRegisterSource(n);
+      if (kept_source >= 0 && values[c][kept_source].readers == 1) {
+        // The register is n's now: its input is not released.
+        Regs()[n] = Regs()[kept_source];
+        values[c][kept_source].readers = 0;
+        v.ready = sources;
+        v.issued = v.done = true;
+        continue;
+      }
+      const std::size_t before = out_->instruction_count();
+      if (node.kind == ExprNode::Kind::kLoad) {
+        const Stream& s = inputs_[loads_.at(KeyOf(node))];
+        const int r = AllocVreg();
+        out_->Emit("vld v{}, {}{}", r, Address(s), s.geometry.element_bits == 32 ? "" : ", sublanes=0xf");
+        Regs()[n] = r;
+        v.finish = s.geometry.element_bits == 16;
+      } else {
+        EmitOp(n);
+        v.finish = !pending_bf16_rounds_.empty();
+        pending_bf16_rounds_.clear();
+      }
+      v.ready = clock.Issue(SlotOf(node), sources, static_cast<int>(out_->instruction_count() - before));
+      v.issued = true;
+      v.done = !v.finish;
+      for (int i : inputs[n]) {
+        if (--values[c][i].readers == 0) Release(i);
+      }
+    }
+    copy_ = 0;
+  }
+
+  // A scheduled value's second step: a bf16 load's unpack or a bf16 operation's rounding.
+  void EmitFinish(int n) {
+    if (expr_.nodes[n].kind == ExprNode::Kind::kLoad) {
+      out_->Emit("vunpack.lo.bf16 v{}, v{}", Regs()[n], Regs()[n]);
+    } else {
+      out_->Emit("vcvt.bf16.f32 v{}, v{}", Regs()[n], Regs()[n]);
+    }
+  }
+
   // An 8-bit tile into `r` as 32-bit words, row s still in byte s%4 (the caller shifts it out):
   // sublanes 4w..4w+3 all read word row w (stride 0), one load per word row, OR-ed together.
   void EmitLoad8(const Stream& s, int r) {
@@ -905,7 +1119,7 @@ class Emitter {
 
   // The most tiles (up to 8) whose interleaved body fits in the registers.
   int ChooseCopies() {
-    int copies = 8;
+    int copies = 16;
     while (copies > 1 && !BodyFits(copies)) --copies;
     return copies;
   }
