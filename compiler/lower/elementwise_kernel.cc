@@ -33,6 +33,10 @@ constexpr uint64_t kTargetBlocks = 32;
 // and stream), two: block b+1 loads while block b computes, and block b's stores overlap only
 // the next block's compute.
 constexpr int kBuffers = 3;
+// EmitScheduled: how many ranks past the first step not taken a step may be taken from, and the
+// vector registers a step that takes one leaves free.
+constexpr int kScheduleRanks = 8;
+constexpr int kReservedRegisters = 2;
 constexpr uint32_t kLoadSem[kBuffers] = {0, 1, 2};
 constexpr uint32_t kStoreSem[kBuffers] = {3, 4, 5};
 constexpr uint32_t kVpuSem = 6;
@@ -132,6 +136,22 @@ class Emitter {
   }
 
  private:
+  // EmitScheduled's state of one copy's value, and its steps.
+  struct ScheduledValue {
+    bool issued = false;
+    bool done = false;    // issued and, where it has one, its rounding or unpack too
+    bool finish = false;  // a rounding or unpack is still to emit
+    double ready = 0;     // when its register holds it (VpuIssueClock's estimate)
+    int readers = 0;      // nodes and stores yet to read it
+    int stored = -1;      // a result's masked or packed copy: its register
+  };
+  struct ScheduledStep {
+    enum class Kind { kCompute, kFinish, kPrepare, kStore };
+    int rank, copy;
+    Kind kind;
+    int index;  // a node; an output for kPrepare and kStore
+  };
+
   // ---- planning ----
   void Plan() {
     const DeviceBuffer* first_output = results_.at(0);
@@ -779,71 +799,10 @@ class Emitter {
     for (int output : expr_.outputs) last_use[output] = end;
     regs_.assign(copies, std::vector<int>(expr_.nodes.size(), -1));
     if (ScheduledBody()) {
-      EmitScheduled(copies, last_use);
+      EmitScheduled(variants, last_use);
     } else {
       EmitPhased(copies, last_use);
-    }
-    // Results: mask the padding, pack bf16, store; each step for every copy before the next.
-    for (std::size_t o = 0; o < outputs_.size(); ++o) {
-      const Stream& s = outputs_[o];
-      const bool packed = s.geometry.element_bits == 16;
-      const bool packed8 = s.geometry.element_bits == 8;
-      std::vector<int> values(copies);
-      std::vector<int> temps(copies, -1);
-      const bool pred = s.buffer->shape.element_type == isa::ElementType::kPred;
-      // An f16 result stored once is rounded and packed in its own register (one vreg per tile
-      // fewer: more tiles interleave, docs/validation.md).
-      const int node = expr_.outputs[o];
-      const bool f16_in_place = s.buffer->shape.element_type == isa::ElementType::kF16 && !pinned_.contains(node) &&
-                                std::count(expr_.outputs.begin(), expr_.outputs.end(), node) == 1;
-      for (copy_ = 0; copy_ < copies; ++copy_) {
-        values[copy_] = Regs()[expr_.outputs[o]];
-        const Variant variant = variants[copy_];
-        if (!f16_in_place && (variant != kNone || packed || packed8)) temps[copy_] = AllocVreg();
-        if (pred) {
-          // The mask as bytes 0 and 1.
-          out_->Emit("vbcast v{}, 1", temps[copy_]);
-          out_->Emit("vsel v{}, m{}, v{}, v{}", temps[copy_], values[copy_], temps[copy_], zero_reg_);
-          values[copy_] = temps[copy_];
-        }
-        if (variant != kNone) {
-          const int mask = variant == kRow ? kRowMask : variant == kLane ? kLaneMask : kBothMask;
-          const int into = temps[copy_] >= 0 ? temps[copy_] : values[copy_];
-          out_->Emit("vsel v{}, m{}, v{}, v{}", into, mask, values[copy_], zero_reg_);
-          values[copy_] = into;
-        }
-      }
-      if (s.buffer->shape.element_type == isa::ElementType::kF16) {
-        // f32 -> f16 in register form: vpack.bf16 then packs it unchanged (f16_emulation.h).
-        std::vector<F16Emulation::Regs> regs(copies);
-        for (copy_ = 0; copy_ < copies; ++copy_) {
-          const int into = temps[copy_] >= 0 ? temps[copy_] : values[copy_];
-          regs[copy_] = F16Temps(into, values[copy_], true);
-        }
-        F16().EmitNarrow(*out_, regs);
-        ReleaseF16Temps(regs);
-        for (copy_ = 0; copy_ < copies; ++copy_) values[copy_] = regs[copy_].d;
-      }
-      if (packed) {
-        for (copy_ = 0; copy_ < copies; ++copy_) {
-          const int into = temps[copy_] >= 0 ? temps[copy_] : values[copy_];
-          out_->Emit("vpack.bf16 v{}, v{}, v{}", into, values[copy_], values[copy_]);
-          values[copy_] = into;
-        }
-      }
-      if (packed8) {
-        EmitStore8(s, values, temps);
-      } else {
-        for (copy_ = 0; copy_ < copies; ++copy_) {
-          out_->Emit("vst v{}, {}{}", values[copy_], Address(s), packed ? ", sublanes=0xf" : "");
-        }
-      }
-      for (copy_ = 0; copy_ < copies; ++copy_) {
-        if (temps[copy_] >= 0) vreg_used_[temps[copy_]] = false;
-      }
-    }
-    for (copy_ = 0; copy_ < copies; ++copy_) {
-      for (int output : expr_.outputs) Release(output);
+      EmitPhasedStores(variants);
     }
     copy_ = 0;
     bool any32 = false;
@@ -923,6 +882,74 @@ class Emitter {
     }
   }
 
+  // The results of EmitPhased: mask the padding, pack, store; each step for every copy before
+  // the next.
+  void EmitPhasedStores(const std::vector<Variant>& variants) {
+    const int copies = static_cast<int>(variants.size());
+    // Results: mask the padding, pack bf16, store; each step for every copy before the next.
+    for (std::size_t o = 0; o < outputs_.size(); ++o) {
+      const Stream& s = outputs_[o];
+      const bool packed = s.geometry.element_bits == 16;
+      const bool packed8 = s.geometry.element_bits == 8;
+      std::vector<int> values(copies);
+      std::vector<int> temps(copies, -1);
+      const bool pred = s.buffer->shape.element_type == isa::ElementType::kPred;
+      // An f16 result stored once is rounded and packed in its own register (one vreg per tile
+      // fewer: more tiles interleave, docs/validation.md).
+      const int node = expr_.outputs[o];
+      const bool f16_in_place = s.buffer->shape.element_type == isa::ElementType::kF16 && !pinned_.contains(node) &&
+                                std::count(expr_.outputs.begin(), expr_.outputs.end(), node) == 1;
+      for (copy_ = 0; copy_ < copies; ++copy_) {
+        values[copy_] = Regs()[expr_.outputs[o]];
+        const Variant variant = variants[copy_];
+        if (!f16_in_place && (variant != kNone || packed || packed8)) temps[copy_] = AllocVreg();
+        if (pred) {
+          // The mask as bytes 0 and 1.
+          out_->Emit("vbcast v{}, 1", temps[copy_]);
+          out_->Emit("vsel v{}, m{}, v{}, v{}", temps[copy_], values[copy_], temps[copy_], zero_reg_);
+          values[copy_] = temps[copy_];
+        }
+        if (variant != kNone) {
+          const int mask = variant == kRow ? kRowMask : variant == kLane ? kLaneMask : kBothMask;
+          const int into = temps[copy_] >= 0 ? temps[copy_] : values[copy_];
+          out_->Emit("vsel v{}, m{}, v{}, v{}", into, mask, values[copy_], zero_reg_);
+          values[copy_] = into;
+        }
+      }
+      if (s.buffer->shape.element_type == isa::ElementType::kF16) {
+        // f32 -> f16 in register form: vpack.bf16 then packs it unchanged (f16_emulation.h).
+        std::vector<F16Emulation::Regs> regs(copies);
+        for (copy_ = 0; copy_ < copies; ++copy_) {
+          const int into = temps[copy_] >= 0 ? temps[copy_] : values[copy_];
+          regs[copy_] = F16Temps(into, values[copy_], true);
+        }
+        F16().EmitNarrow(*out_, regs);
+        ReleaseF16Temps(regs);
+        for (copy_ = 0; copy_ < copies; ++copy_) values[copy_] = regs[copy_].d;
+      }
+      if (packed) {
+        for (copy_ = 0; copy_ < copies; ++copy_) {
+          const int into = temps[copy_] >= 0 ? temps[copy_] : values[copy_];
+          out_->Emit("vpack.bf16 v{}, v{}, v{}", into, values[copy_], values[copy_]);
+          values[copy_] = into;
+        }
+      }
+      if (packed8) {
+        EmitStore8(s, values, temps);
+      } else {
+        for (copy_ = 0; copy_ < copies; ++copy_) {
+          out_->Emit("vst v{}, {}{}", values[copy_], Address(s), packed ? ", sublanes=0xf" : "");
+        }
+      }
+      for (copy_ = 0; copy_ < copies; ++copy_) {
+        if (temps[copy_] >= 0) vreg_used_[temps[copy_]] = false;
+      }
+    }
+    for (copy_ = 0; copy_ < copies; ++copy_) {
+      for (int output : expr_.outputs) Release(output);
+    }
+  }
+
   // Whether EmitScheduled orders the body: f16 and 8-bit values convert in multi-instruction
   // steps that EmitPhased interleaves over the copies.
   bool ScheduledBody() {
@@ -944,24 +971,22 @@ class Emitter {
     }
   }
 
-  // The values of `copies` tiles in the order the in-order VPU issues soonest: each step emits,
-  // of the operations whose inputs are computed, the one VpuIssueClock says issues first (the
-  // phase order on ties), so a copy's cheap operations fill the cycles another copy's
-  // transcendental result is in flight, where the phase order made every operation after an
-  // exp wait for its copy's result in turn. A value's bf16 rounding (or a bf16 load's unpack)
-  // is a step of its own. Steps are taken from a window of the phase order, which bounds how far
-  // a value moves ahead (and the registers held). Registers are taken as steps are emitted and
-  // freed after a value's last reader.
-  void EmitScheduled(int copies, const std::vector<int>& last_use) {
+  // `variants.size()` tiles computed and stored in the order the in-order VPU issues soonest.
+  // Steps (an operation, a bf16 rounding or unpack, a result's masking and packing, its store)
+  // are ranked node + copy: a wavefront in which copy c starts a node after copy c - 1, so a
+  // long body holds only the copies in flight, not all of them. Each step emits, among the steps
+  // of the next kScheduleRanks ranks whose inputs are computed, the one VpuIssueClock says issues
+  // first (the lowest rank on ties): a copy's cheap operations fill the cycles another copy's
+  // transcendental result is in flight, and one tile's stores overlap later tiles' loads, where
+  // in the phase order every operation after an exp waited for its copy's result in turn.
+  // Registers are taken as steps are emitted and freed after a value's last reader; a step that
+  // takes one leaves kReservedRegisters free, unless it is the first step not yet taken.
+  void EmitScheduled(const std::vector<Variant>& variants, const std::vector<int>& last_use) {
+    const int copies = static_cast<int>(variants.size());
     const int end = static_cast<int>(expr_.nodes.size());
-    struct Value {
-      bool issued = false;
-      bool done = false;      // issued and, where it has one, its rounding or unpack too
-      bool finish = false;    // a rounding or unpack is still to emit
-      double ready = 0;       // when its register holds it (VpuIssueClock's estimate)
-      int readers = 0;        // nodes yet to read it, plus one for an output (held to the stores)
-    };
-    std::vector<std::vector<int>> inputs(end);  // distinct, in node order
+    const int outputs = static_cast<int>(outputs_.size());
+    using Value = ScheduledValue;
+    std::vector<std::vector<int>> inputs(end);  // distinct
     std::vector<int> readers(end, 0);
     for (int n = 0; n < end; ++n) {
       if (last_use[n] < 0) continue;
@@ -969,105 +994,206 @@ class Emitter {
       inputs[n].assign(distinct.begin(), distinct.end());
       for (int i : inputs[n]) ++readers[i];
     }
-    for (int output : std::set<int>(expr_.outputs.begin(), expr_.outputs.end())) ++readers[output];
-    std::vector<std::vector<Value>> values(copies, std::vector<Value>(end));
-    // The phase order: a node's operation for every copy, then its roundings or unpacks.
-    struct Step {
-      int node, copy;
-      bool finish;
-    };
-    std::vector<Step> order;
-    for (int n = 0; n < end; ++n) {
-      if (last_use[n] < 0) continue;
-      for (int c = 0; c < copies; ++c) {
+    for (int output : expr_.outputs) ++readers[output];
+    // values[c][n] for nodes; values[c][end + o] for result o's masked and packed copy.
+    std::vector<std::vector<Value>> values(copies, std::vector<Value>(end + outputs));
+    using Kind = ScheduledStep::Kind;
+    using Step = ScheduledStep;
+    std::vector<Step> steps;
+    for (int c = 0; c < copies; ++c) {
+      for (int n = 0; n < end; ++n) {
+        if (last_use[n] < 0) continue;
         Value& v = values[c][n];
         v.readers = readers[n];
         if (pinned_.contains(n)) {
           regs_[c][n] = pinned_.at(n);
           v.issued = v.done = true;
-        } else {
-          order.push_back({n, c, false});
+          continue;
         }
+        steps.push_back({n + c, c, Kind::kCompute, n});
+        steps.push_back({n + c, c, Kind::kFinish, n});
       }
-      if (!pinned_.contains(n)) {
-        for (int c = 0; c < copies; ++c) order.push_back({n, c, true});
+      for (int o = 0; o < outputs; ++o) {
+        if (NeedsPrepare(o, variants[c])) steps.push_back({end + c, c, Kind::kPrepare, o});
+        steps.push_back({end + c, c, Kind::kStore, o});
       }
     }
-    VpuIssueClock clock(c_.options.vpu_timing);
-    const std::size_t window = 6 * static_cast<std::size_t>(copies);  // three nodes
-    std::size_t first = 0;
-    const auto taken = [&](const Step& step) {
-      const Value& v = values[step.copy][step.node];
-      return step.finish ? v.done : v.issued;
-    };
-    while (true) {
-      while (first < order.size() && taken(order[first])) ++first;
-      if (first == order.size()) break;
-      std::size_t best = order.size();
-      double best_issue = 0;
-      for (std::size_t k = first; k < std::min(order.size(), first + window); ++k) {
-        const auto [n, c, finish] = order[k];
-        const Value& v = values[c][n];
-        if (taken(order[k]) || finish != v.issued) continue;
-        double issue = 0;
-        if (finish) {
-          issue = clock.EarliestIssue(VpuSlot::kElementwise, v.ready);
-        } else {
-          double sources = 0;
-          bool computed = true;
-          for (int i : inputs[n]) {
-            computed = computed && values[c][i].done;
-            sources = std::max(sources, values[c][i].ready);
+    std::stable_sort(steps.begin(), steps.end(), [](const Step& x, const Step& y) {
+      return std::tie(x.rank, x.copy) < std::tie(y.rank, y.copy);
+    });
+    std::vector<bool> taken(steps.size(), false);
+    // Whether step k's inputs are computed, and when they are ready.
+    const auto sources = [&](const Step& step, double& ready) {
+      ready = 0;
+      const std::vector<Value>& v = values[step.copy];
+      switch (step.kind) {
+        case Kind::kCompute:
+          for (int i : inputs[step.index]) {
+            if (!v[i].done) return false;
+            ready = std::max(ready, v[i].ready);
           }
-          if (!computed) continue;
-          issue = clock.EarliestIssue(SlotOf(expr_.nodes[n]), sources);
+          return true;
+        case Kind::kFinish:
+          ready = v[step.index].ready;
+          return v[step.index].issued && v[step.index].finish;
+        case Kind::kPrepare:
+          ready = v[expr_.outputs[step.index]].ready;
+          return v[expr_.outputs[step.index]].done;
+        case Kind::kStore: {
+          const Value& prepared = v[end + step.index];
+          const Value& value = prepared.issued ? prepared : v[expr_.outputs[step.index]];
+          ready = value.ready;
+          return value.done && (prepared.issued || !NeedsPrepare(step.index, variants[step.copy]));
         }
-        if (best == order.size() || issue < best_issue) {
+      }
+      return false;
+    };
+    const auto slot = [&](const Step& step) {
+      if (step.kind == Kind::kCompute) return SlotOf(expr_.nodes[step.index]);
+      return step.kind == Kind::kStore ? VpuSlot::kLoadStore : VpuSlot::kElementwise;
+    };
+    const auto allocates = [&](const Step& step) {
+      if (step.kind == Kind::kPrepare) return true;
+      if (step.kind != Kind::kCompute) return false;
+      const int kept = KeptRegisterSource(step.index);
+      return kept < 0 || values[step.copy][kept].readers != 1;
+    };
+    VpuIssueClock clock(c_.options.vpu_timing);
+    std::size_t first = 0;
+    while (true) {
+      while (first < steps.size() && (taken[first] || Skipped(steps[first], values))) {
+        taken[first] = true;
+        ++first;
+      }
+      if (first == steps.size()) break;
+      const int free = FreeVregs();
+      std::size_t best = first;
+      double best_issue = 0;
+      double ready = 0;
+      sources(steps[first], ready);
+      best_issue = clock.EarliestIssue(slot(steps[first]), ready);
+      for (std::size_t k = first + 1; k < steps.size() && steps[k].rank <= steps[first].rank + kScheduleRanks; ++k) {
+        if (taken[k] || Skipped(steps[k], values) || !sources(steps[k], ready)) continue;
+        if (allocates(steps[k]) && free <= kReservedRegisters) continue;
+        const double issue = clock.EarliestIssue(slot(steps[k]), ready);
+        if (issue < best_issue) {
           best = k;
           best_issue = issue;
         }
       }
-      const auto [n, c, finish] = order.at(best);  // the first step not taken is always ready
-      Value& v = values[c][n];
-      copy_ = c;
-      if (finish) {
-        EmitFinish(n);
-        v.ready = clock.Issue(VpuSlot::kElementwise, v.ready, 1);
-        v.done = true;
-        continue;
-      }
-      double sources = 0;
-      for (int i : inputs[n]) sources = std::max(sources, values[c][i].ready);
-      const ExprNode& node = expr_.nodes[n];
-      const int kept_source = KeptRegisterSource(n);
-      if (kept_source >= 0 && values[c][kept_source].readers == 1) {
-        // The register is n's now: its input is not released.
-        Regs()[n] = Regs()[kept_source];
-        values[c][kept_source].readers = 0;
-        v.ready = sources;
-        v.issued = v.done = true;
-        continue;
-      }
+      taken[best] = true;
+      const Step& step = steps[best];
+      sources(step, ready);
+      copy_ = step.copy;
+      std::vector<Value>& v = values[step.copy];
       const std::size_t before = out_->instruction_count();
-      if (node.kind == ExprNode::Kind::kLoad) {
-        const Stream& s = inputs_[loads_.at(KeyOf(node))];
-        const int r = AllocVreg();
-        out_->Emit("vld v{}, {}{}", r, Address(s), s.geometry.element_bits == 32 ? "" : ", sublanes=0xf");
-        Regs()[n] = r;
-        v.finish = s.geometry.element_bits == 16;
-      } else {
-        EmitOp(n);
-        v.finish = !pending_bf16_rounds_.empty();
-        pending_bf16_rounds_.clear();
-      }
-      v.ready = clock.Issue(SlotOf(node), sources, static_cast<int>(out_->instruction_count() - before));
-      v.issued = true;
-      v.done = !v.finish;
-      for (int i : inputs[n]) {
-        if (--values[c][i].readers == 0) Release(i);
+      switch (step.kind) {
+        case Kind::kCompute: {
+          Value& value = v[step.index];
+          if (EmitCompute(step.index, v)) {
+            value.ready = ready;  // took over its input's register: no instruction
+            break;
+          }
+          value.ready = clock.Issue(slot(step), ready, static_cast<int>(out_->instruction_count() - before));
+          for (int i : inputs[step.index]) {
+            if (--v[i].readers == 0) Release(i);
+          }
+          break;
+        }
+        case Kind::kFinish:
+          EmitFinish(step.index);
+          v[step.index].ready = clock.Issue(VpuSlot::kElementwise, ready, 1);
+          v[step.index].done = true;
+          break;
+        case Kind::kPrepare: {
+          const int o = step.index;
+          Value& prepared = v[end + o];
+          prepared.stored = EmitPrepare(o, variants[step.copy]);
+          prepared.ready = clock.Issue(VpuSlot::kElementwise, ready, static_cast<int>(out_->instruction_count() - before));
+          prepared.issued = prepared.done = true;
+          if (--v[expr_.outputs[o]].readers == 0) Release(expr_.outputs[o]);
+          break;
+        }
+        case Kind::kStore: {
+          const int o = step.index;
+          const Stream& s = outputs_[o];
+          Value& prepared = v[end + o];
+          const int reg = prepared.issued ? prepared.stored : Regs()[expr_.outputs[o]];
+          out_->Emit("vst v{}, {}{}", reg, Address(s), s.geometry.element_bits == 16 ? ", sublanes=0xf" : "");
+          clock.Issue(VpuSlot::kLoadStore, ready, 1);
+          if (prepared.issued) {
+            vreg_used_[reg] = false;
+          } else if (--v[expr_.outputs[o]].readers == 0) {
+            Release(expr_.outputs[o]);
+          }
+          break;
+        }
       }
     }
     copy_ = 0;
+  }
+
+  // A finish step its value turned out not to need.
+  static bool Skipped(const ScheduledStep& step, const std::vector<std::vector<ScheduledValue>>& values) {
+    if (step.kind != ScheduledStep::Kind::kFinish) return false;
+    const ScheduledValue& v = values[step.copy][step.index];
+    return v.issued && !v.finish;
+  }
+
+  int FreeVregs() const {
+    int free = 0;
+    for (int r = 0; r < first_pinned_; ++r) free += vreg_used_[r] ? 0 : 1;
+    return free;
+  }
+
+  // Whether result o's store reads a masked or packed copy of its value.
+  bool NeedsPrepare(int o, Variant variant) const {
+    return variant != kNone || outputs_[o].geometry.element_bits == 16;
+  }
+
+  // Result o's value for the current copy masked to zero in the padding (`variant`) and packed to
+  // bf16, into a register of its own; returns that register.
+  int EmitPrepare(int o, Variant variant) {
+    const Stream& s = outputs_[o];
+    int value = Regs()[expr_.outputs[o]];
+    const int into = AllocVreg();
+    if (variant != kNone) {
+      const int mask = variant == kRow ? kRowMask : variant == kLane ? kLaneMask : kBothMask;
+      out_->Emit("vsel v{}, m{}, v{}, v{}", into, mask, value, zero_reg_);
+      value = into;
+    }
+    if (s.geometry.element_bits == 16) out_->Emit("vpack.bf16 v{}, v{}, v{}", into, value, value);
+    return into;
+  }
+
+  // Node n's operation for the current copy (a load or an operation), recording whether a
+  // rounding or unpack is to follow; or, for a convert that is its input's last reader and
+  // keeps its register form, nothing: n takes over the register (returns true).
+  bool EmitCompute(int n, std::vector<ScheduledValue>& values) {
+    const ExprNode& node = expr_.nodes[n];
+    ScheduledValue& value = values[n];
+    const int kept_source = KeptRegisterSource(n);
+    if (kept_source >= 0 && values[kept_source].readers == 1) {
+      // The register is n's now: its input is not released.
+      Regs()[n] = Regs()[kept_source];
+      values[kept_source].readers = 0;
+      value.issued = value.done = true;
+      return true;
+    }
+    if (node.kind == ExprNode::Kind::kLoad) {
+      const Stream& s = inputs_[loads_.at(KeyOf(node))];
+      const int r = AllocVreg();
+      out_->Emit("vld v{}, {}{}", r, Address(s), s.geometry.element_bits == 32 ? "" : ", sublanes=0xf");
+      Regs()[n] = r;
+      value.finish = s.geometry.element_bits == 16;
+    } else {
+      EmitOp(n);
+      value.finish = !pending_bf16_rounds_.empty();
+      pending_bf16_rounds_.clear();
+    }
+    value.issued = true;
+    value.done = !value.finish;
+    return false;
   }
 
   // A scheduled value's second step: a bf16 load's unpack or a bf16 operation's rounding.
@@ -1119,7 +1245,7 @@ class Emitter {
 
   // The most tiles (up to 8) whose interleaved body fits in the registers.
   int ChooseCopies() {
-    int copies = 16;
+    int copies = ScheduledBody() ? 32 : 8;
     while (copies > 1 && !BodyFits(copies)) --copies;
     return copies;
   }

@@ -1,0 +1,111 @@
+// The element-wise kernel's body order (compiler/lower/elementwise_kernel.cc, EmitScheduled):
+// given the VPU's latencies (CompileOptions::vpu_timing), the in-order VPU is given, step by
+// step, the operation that issues first, so no bf16 rounding waits right behind its own exp and
+// a tile's store goes out while later tiles load.
+#include <catch2/catch.hpp>
+
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "tests/compiler/compile_test_support.h"
+
+namespace {
+
+using tpusim::compiler::VpuSlot;
+
+// tpu_v4's tensor_core.vpu (configs/tpu_v4.pbtxt): 2 instructions a cycle; element-wise latency
+// 2, 2 a cycle; transcendental latency 16, one every 4 cycles; a load 4 cycles of VMEM latency
+// plus 4 for a vreg's 4 KiB at about 1 KiB a cycle.
+tpusim::compiler::CompileOptions WithVpuTiming() {
+  tpusim::compiler::CompileOptions options = tpusim::compiler_test::SmallTargetOptions();
+  options.vpu_timing.issue_per_cycle = 2;
+  options.vpu_timing.slots[static_cast<int>(VpuSlot::kElementwise)] = {2, 0.5};
+  options.vpu_timing.slots[static_cast<int>(VpuSlot::kTranscendental)] = {16, 4};
+  options.vpu_timing.slots[static_cast<int>(VpuSlot::kCrossLane)] = {16, 2};
+  options.vpu_timing.slots[static_cast<int>(VpuSlot::kLoadStore)] = {8, 1};
+  return options;
+}
+
+// The first loop body's instructions, from its label to its `loop`.
+std::vector<std::string> FirstLoopBody(const std::string& text) {
+  std::vector<std::string> body;
+  std::size_t at = text.find("loop:\n");
+  REQUIRE(at != std::string::npos);
+  at += 6;
+  while (at < text.size()) {
+    const std::size_t eol = text.find('\n', at);
+    const std::string line = text.substr(at, eol - at);
+    if (line.rfind("  loop ", 0) == 0) break;
+    body.push_back(line);
+    at = eol + 1;
+  }
+  return body;
+}
+
+std::string Mnemonic(const std::string& line) { return line.substr(2, line.find(' ', 2) - 2); }
+std::string Destination(const std::string& line) {
+  const std::size_t begin = line.find(' ', 2) + 1;
+  return line.substr(begin, line.find(',', begin) - begin);
+}
+
+}  // namespace
+
+TEST_CASE("element-wise kernel: with the VPU's latencies, no bf16 rounding waits behind its own exp, and stores overlap loads",
+          "[compiler][elementwise]") {
+  auto module = tpusim::hlo::ParseModule(R"(HloModule m
+
+ENTRY e {
+  x = bf16[1024,1024] parameter(0)
+  a = bf16[1024,1024] exponential(x)
+  ROOT b = bf16[1024,1024] multiply(a, x)
+}
+)", "test.hlo");
+  const std::vector<std::string> body = FirstLoopBody(tpusim::compiler::Compile(*module, WithVpuTiming()).assembly);
+  int exps = 0, roundings = 0, rounded_at_once = 0;
+  std::size_t first_store = body.size(), last_load = 0;
+  for (std::size_t i = 0; i < body.size(); ++i) {
+    const std::string op = Mnemonic(body[i]);
+    if (op == "vexp.f32") ++exps;
+    if (op == "vld") last_load = i;
+    if (op == "vst" && first_store == body.size()) first_store = i;
+    if (op != "vcvt.bf16.f32") continue;
+    ++roundings;
+    // The instruction that last wrote the rounded register, and how far back.
+    for (std::size_t j = i; j-- > 0;) {
+      if (Destination(body[j]) != Destination(body[i])) continue;
+      if (Mnemonic(body[j]) == "vexp.f32" && i - j < 3) ++rounded_at_once;
+      break;
+    }
+  }
+  INFO("tiles in the body: " << exps);
+  CHECK(exps >= 16);                // the body streams many tiles: its first loads and last stores are few of its cycles
+  CHECK(roundings == 2 * exps);     // the exp's and the multiply's, per tile
+  CHECK(rounded_at_once == 0);      // each exp's 16 cycles are filled with other tiles' work
+  CHECK(first_store < last_load);   // tile 0 is stored before the last tile is loaded
+}
+
+TEST_CASE("element-wise kernel: without the VPU's latencies, tiles go in a wavefront, each a step behind the one before",
+          "[compiler][elementwise]") {
+  // CompileOptions without vpu_timing: every step issues at once, so the order is the ranks'
+  // (node + tile; within a rank, the lower tile first): tile 0's exp before tile 1's load, tile
+  // 0's store before tile 1's exp.
+  auto module = tpusim::hlo::ParseModule(R"(HloModule m
+
+ENTRY e {
+  x = f32[1024,1024] parameter(0)
+  ROOT a = f32[1024,1024] exponential(x)
+}
+)", "test.hlo");
+  const std::vector<std::string> body =
+      FirstLoopBody(tpusim::compiler::Compile(*module, tpusim::compiler_test::SmallTargetOptions()).assembly);
+  std::vector<std::string> ops;
+  for (const std::string& line : body) ops.push_back(Mnemonic(line));
+  REQUIRE(ops.size() >= 6);
+  CHECK(ops[0] == "vld");       // tile 0, rank 0
+  CHECK(ops[1] == "vexp.f32");  // tile 0, rank 1
+  CHECK(ops[2] == "vld");       // tile 1, rank 1
+  CHECK(ops[3] == "vst");       // tile 0, rank 2
+  CHECK(ops[4] == "vexp.f32");  // tile 1, rank 2
+  CHECK(ops[5] == "vld");       // tile 2, rank 2
+}
