@@ -33,10 +33,8 @@ constexpr uint64_t kTargetBlocks = 32;
 // and stream), two: block b+1 loads while block b computes, and block b's stores overlap only
 // the next block's compute.
 constexpr int kBuffers = 3;
-// EmitScheduled: how many ranks past the first step not taken a step may be taken from, and the
-// vector registers a step that takes one leaves free.
-constexpr int kScheduleRanks = 8;
-constexpr int kReservedRegisters = 2;
+// Tiles in a body of EmitScheduled.
+constexpr int kScheduledTiles = 32;
 constexpr uint32_t kLoadSem[kBuffers] = {0, 1, 2};
 constexpr uint32_t kStoreSem[kBuffers] = {3, 4, 5};
 constexpr uint32_t kVpuSem = 6;
@@ -766,6 +764,7 @@ class Emitter {
     for (int r = 0; r < first_pinned_; ++r) {
       if (!vreg_used_[r]) {
         vreg_used_[r] = true;
+        peak_vregs_ = std::max<int>(peak_vregs_, std::count(vreg_used_.begin(), vreg_used_.begin() + first_pinned_, true));
         return r;
       }
     }
@@ -775,6 +774,7 @@ class Emitter {
     for (int r = kFirstTempMask; r < kMaskRegisters; ++r) {
       if (r >= next_pinned_mask_ && !mask_used_[r]) {
         mask_used_[r] = true;
+        peak_masks_ = std::max<int>(peak_masks_, std::count(mask_used_.begin() + kFirstTempMask, mask_used_.end(), true));
         return r;
       }
     }
@@ -790,6 +790,8 @@ class Emitter {
     const int copies = static_cast<int>(variants.size());
     vreg_used_.assign(64, false);
     mask_used_.assign(kMaskRegisters, false);
+    peak_vregs_ = 0;
+    peak_masks_ = 0;
     // Last use of each node within the body (outputs are used at the end).
     const int end = static_cast<int>(expr_.nodes.size());
     std::vector<int> last_use(expr_.nodes.size(), -1);
@@ -972,15 +974,15 @@ class Emitter {
   }
 
   // `variants.size()` tiles computed and stored in the order the in-order VPU issues soonest.
-  // Steps (an operation, a bf16 rounding or unpack, a result's masking and packing, its store)
-  // are ranked node + copy: a wavefront in which copy c starts a node after copy c - 1, so a
-  // long body holds only the copies in flight, not all of them. Each step emits, among the steps
-  // of the next kScheduleRanks ranks whose inputs are computed, the one VpuIssueClock says issues
-  // first (the lowest rank on ties): a copy's cheap operations fill the cycles another copy's
-  // transcendental result is in flight, and one tile's stores overlap later tiles' loads, where
-  // in the phase order every operation after an exp waited for its copy's result in turn.
-  // Registers are taken as steps are emitted and freed after a value's last reader; a step that
-  // takes one leaves kReservedRegisters free, unless it is the first step not yet taken.
+  // Each tile's steps (an operation, a bf16 rounding or unpack, a result's masking and packing,
+  // its store) go in its own order; each step emits, of the tiles' next steps, the one
+  // VpuIssueClock says issues first (on ties the lowest rank, node + tile: a wavefront in which
+  // tile t is a node behind tile t - 1). So a tile's cheap operations fill the cycles another
+  // tile's transcendental result is in flight, and tiles' stores overlap later tiles' loads, where
+  // in the phase order every operation after an exp waited for its tile's result in turn. Tiles
+  // begin in order, at most max_in_flight_ at a time: each holds at most one tile's peak of
+  // registers (its steps go in the same order as alone), so the body never needs more than
+  // max_in_flight_ times that.
   void EmitScheduled(const std::vector<Variant>& variants, const std::vector<int>& last_use) {
     const int copies = static_cast<int>(variants.size());
     const int end = static_cast<int>(expr_.nodes.size());
@@ -999,7 +1001,8 @@ class Emitter {
     std::vector<std::vector<Value>> values(copies, std::vector<Value>(end + outputs));
     using Kind = ScheduledStep::Kind;
     using Step = ScheduledStep;
-    std::vector<Step> steps;
+    // Each copy's steps in its own order: its nodes' operations (and roundings), then its stores.
+    std::vector<std::vector<Step>> steps(copies);
     for (int c = 0; c < copies; ++c) {
       for (int n = 0; n < end; ++n) {
         if (last_use[n] < 0) continue;
@@ -1010,80 +1013,64 @@ class Emitter {
           v.issued = v.done = true;
           continue;
         }
-        steps.push_back({n + c, c, Kind::kCompute, n});
-        steps.push_back({n + c, c, Kind::kFinish, n});
+        steps[c].push_back({n + c, c, Kind::kCompute, n});
+        steps[c].push_back({n + c, c, Kind::kFinish, n});
       }
       for (int o = 0; o < outputs; ++o) {
-        if (NeedsPrepare(o, variants[c])) steps.push_back({end + c, c, Kind::kPrepare, o});
-        steps.push_back({end + c, c, Kind::kStore, o});
+        if (NeedsPrepare(o, variants[c])) steps[c].push_back({end + c, c, Kind::kPrepare, o});
+        steps[c].push_back({end + c, c, Kind::kStore, o});
       }
     }
-    std::stable_sort(steps.begin(), steps.end(), [](const Step& x, const Step& y) {
-      return std::tie(x.rank, x.copy) < std::tie(y.rank, y.copy);
-    });
-    std::vector<bool> taken(steps.size(), false);
-    // Whether step k's inputs are computed, and when they are ready.
-    const auto sources = [&](const Step& step, double& ready) {
-      ready = 0;
+    // When step's inputs are ready (they are computed: a copy's steps go in its order).
+    const auto sources = [&](const Step& step) {
+      double ready = 0;
       const std::vector<Value>& v = values[step.copy];
       switch (step.kind) {
         case Kind::kCompute:
-          for (int i : inputs[step.index]) {
-            if (!v[i].done) return false;
-            ready = std::max(ready, v[i].ready);
-          }
-          return true;
+          for (int i : inputs[step.index]) ready = std::max(ready, v[i].ready);
+          break;
         case Kind::kFinish:
           ready = v[step.index].ready;
-          return v[step.index].issued && v[step.index].finish;
+          break;
         case Kind::kPrepare:
           ready = v[expr_.outputs[step.index]].ready;
-          return v[expr_.outputs[step.index]].done;
-        case Kind::kStore: {
-          const Value& prepared = v[end + step.index];
-          const Value& value = prepared.issued ? prepared : v[expr_.outputs[step.index]];
-          ready = value.ready;
-          return value.done && (prepared.issued || !NeedsPrepare(step.index, variants[step.copy]));
-        }
+          break;
+        case Kind::kStore:
+          ready = v[end + step.index].issued ? v[end + step.index].ready : v[expr_.outputs[step.index]].ready;
+          break;
       }
-      return false;
+      return ready;
     };
     const auto slot = [&](const Step& step) {
       if (step.kind == Kind::kCompute) return SlotOf(expr_.nodes[step.index]);
       return step.kind == Kind::kStore ? VpuSlot::kLoadStore : VpuSlot::kElementwise;
     };
-    const auto allocates = [&](const Step& step) {
-      if (step.kind == Kind::kPrepare) return true;
-      if (step.kind != Kind::kCompute) return false;
-      const int kept = KeptRegisterSource(step.index);
-      return kept < 0 || values[step.copy][kept].readers != 1;
-    };
     VpuIssueClock clock(c_.options.vpu_timing);
-    std::size_t first = 0;
+    std::vector<std::size_t> next(copies, 0);  // each copy's next step
+    int started = 0;                           // copies 0 .. started - 1 have begun
+    int in_flight = 0;                         // begun and not yet stored
     while (true) {
-      while (first < steps.size() && (taken[first] || Skipped(steps[first], values))) {
-        taken[first] = true;
-        ++first;
-      }
-      if (first == steps.size()) break;
-      const int free = FreeVregs();
-      std::size_t best = first;
+      const Step* best = nullptr;
       double best_issue = 0;
-      double ready = 0;
-      sources(steps[first], ready);
-      best_issue = clock.EarliestIssue(slot(steps[first]), ready);
-      for (std::size_t k = first + 1; k < steps.size() && steps[k].rank <= steps[first].rank + kScheduleRanks; ++k) {
-        if (taken[k] || Skipped(steps[k], values) || !sources(steps[k], ready)) continue;
-        if (allocates(steps[k]) && free <= kReservedRegisters) continue;
-        const double issue = clock.EarliestIssue(slot(steps[k]), ready);
-        if (issue < best_issue) {
-          best = k;
+      for (int c = 0; c < std::min(copies, started + 1); ++c) {
+        if (c == started && in_flight >= max_in_flight_) break;
+        while (next[c] < steps[c].size() && Skipped(steps[c][next[c]], values)) ++next[c];
+        if (next[c] == steps[c].size()) continue;
+        const Step& step = steps[c][next[c]];
+        const double issue = clock.EarliestIssue(slot(step), sources(step));
+        if (best == nullptr || issue < best_issue || (issue == best_issue && step.rank < best->rank)) {
+          best = &step;
           best_issue = issue;
         }
       }
-      taken[best] = true;
-      const Step& step = steps[best];
-      sources(step, ready);
+      if (best == nullptr) break;
+      const Step& step = *best;
+      if (step.copy == started) {
+        ++started;
+        ++in_flight;
+      }
+      if (++next[step.copy] == steps[step.copy].size()) --in_flight;
+      const double ready = sources(step);
       copy_ = step.copy;
       std::vector<Value>& v = values[step.copy];
       const std::size_t before = out_->instruction_count();
@@ -1140,11 +1127,7 @@ class Emitter {
     return v.issued && !v.finish;
   }
 
-  int FreeVregs() const {
-    int free = 0;
-    for (int r = 0; r < first_pinned_; ++r) free += vreg_used_[r] ? 0 : 1;
-    return free;
-  }
+
 
   // Whether result o's store reads a masked or packed copy of its value.
   bool NeedsPrepare(int o, Variant variant) const {
@@ -1243,9 +1226,18 @@ class Emitter {
     vreg_used_[part] = false;
   }
 
-  // The most tiles (up to 8) whose interleaved body fits in the registers.
+  // Phase order: the most tiles (up to 8) whose interleaved body fits in the registers.
+  // Scheduled: kScheduledTiles, as many in flight as one tile's peak of registers allows.
   int ChooseCopies() {
-    int copies = ScheduledBody() ? 32 : 8;
+    if (ScheduledBody()) {
+      max_in_flight_ = 1;
+      if (!BodyFits(1)) CannotLower(c_.instruction, "its expression needs more registers than the machine has");
+      const int free_masks = kMaskRegisters - std::max(kFirstTempMask, next_pinned_mask_);
+      max_in_flight_ = std::max(1, first_pinned_ / std::max(1, peak_vregs_));
+      if (peak_masks_ > 0) max_in_flight_ = std::max(1, std::min(max_in_flight_, free_masks / peak_masks_));
+      return kScheduledTiles;
+    }
+    int copies = 8;
     while (copies > 1 && !BodyFits(copies)) --copies;
     return copies;
   }
@@ -1538,6 +1530,9 @@ class Emitter {
   int64_t piece_tiles_ = 0;
   int buffer_ = 0;
   int copies_ = 1;  // tiles per unrolled body
+  int max_in_flight_ = 1;  // EmitScheduled: tiles begun and not yet stored, at most
+  int peak_vregs_ = 0;     // the most vector and mask registers held at once in the last body
+  int peak_masks_ = 0;
   uint32_t next_engine_ = 0;  // DMAs go round-robin over the engines
   std::map<uint64_t, int> offset_registers_;  // a loop over blocks: tile bytes -> kBlockOffset register
   std::vector<std::vector<int>> regs_;  // per tile copy of the unrolled body: node -> register

@@ -109,3 +109,29 @@ ENTRY e {
   CHECK(ops[4] == "vexp.f32");  // tile 1, rank 2
   CHECK(ops[5] == "vld");       // tile 2, rank 2
 }
+
+TEST_CASE("element-wise kernel: a chain whose values are read far apart fits the registers, tiles in flight bounded",
+          "[compiler][elementwise]") {
+  // v0 and p1 are read again at the chain's end: each tile holds several registers for long.
+  // Taking steps greedily once ran out of registers here (every tile's loads pulled ahead);
+  // tiles in flight are bounded by one tile's peak now, and a body is still a whole strip of 29
+  // tiles (3686 columns; the last tile's padding lanes masked).
+  auto module = tpusim::hlo::ParseModule(R"(HloModule m
+
+ENTRY e {
+  p0 = bf16[618,3686] parameter(0)
+  p1 = bf16[618,3686] parameter(1)
+  v0 = bf16[618,3686] exponential(p1)
+  v1 = bf16[618,3686] exponential(v0)
+  v2 = bf16[618,3686] add(v1, p0)
+  v3 = bf16[618,3686] multiply(v2, v1)
+  v4 = bf16[618,3686] tanh(v3)
+  v5 = bf16[618,3686] add(v4, v0)
+  ROOT v6 = bf16[618,3686] multiply(v5, p1)
+}
+)", "test.hlo");
+  const std::vector<std::string> body = FirstLoopBody(tpusim::compiler::Compile(*module, WithVpuTiming()).assembly);
+  int tanhs = 0;
+  for (const std::string& line : body) tanhs += Mnemonic(line) == "vtanh.f32" ? 1 : 0;
+  CHECK(tanhs == 29);
+}
