@@ -108,14 +108,22 @@ class ReduceEmitter {
     if (target.semaphores() < 5) CannotLower(c_.instruction, "the reduce kernel needs 5 semaphores");
     if (target.vector_registers() < 32) CannotLower(c_.instruction, "the reduce kernel needs 32 vector registers");
     fused_ = c_.group.fused();
+    // A fused operand that is only a bf16 array widened to f32 (reduce(convert(x)): every bf16
+    // sum XLA writes) is read as bf16 and widened as each tile loads, as a plain bf16 reduce is:
+    // no producer writing an f32 copy to VMEM for the fold to read back (VMEM's reads were a
+    // layer norm's mean's bound: 2 + 4 + 4 bytes per element at about 1 KiB a cycle).
+    const DeviceBuffer* widened = fused_ ? WidenedBf16Operand() : nullptr;
     if ((!fused_ && c_.operands.size() != 2) || c_.results.size() != 1) {
       CannotLower(c_.instruction, "variadic (tuple-result) reduce is not lowered yet");
     }
     // Fused: the operand is computed block by block in VMEM (EmitProducer); the kernel reads the
     // group's operands, the init among them.
-    const isa::Shape& operand = fused_ ? c_.instruction.operand(0)->shape() : c_.operands[0].at(0)->shape;
-    if (!fused_) operand_ = c_.operands[0].at(0);
     init_ = c_.operands.at(fused_ ? InitOperand() : 1).at(0);
+    if (widened != nullptr) fused_ = false;
+    const isa::Shape& operand = widened != nullptr ? widened->shape
+                                : fused_          ? c_.instruction.operand(0)->shape()
+                                                  : c_.operands[0].at(0)->shape;
+    if (!fused_) operand_ = widened != nullptr ? widened : c_.operands[0].at(0);
     result_ = c_.results[0];
     plan_ = PlanReduce(c_.instruction, operand, result_->shape, S_, L_);
     is_float_ = plan_.type == isa::ElementType::kF32 || plan_.type == isa::ElementType::kBF16;
@@ -182,6 +190,19 @@ class ReduceEmitter {
     int64_t n = kMaxLaneGroup;
     while (n > 1 && ((L_ / S_) % n != 0 || plan_.in.strips_per_matrix % n != 0)) n /= 2;
     if (n >= 4) lane_group_ = n;
+  }
+
+  // The bf16 array the fused group only widens to f32 for the reduce, or null.
+  const DeviceBuffer* WidenedBf16Operand() const {
+    const hlo::Instruction* convert = c_.instruction.operand(0);
+    if (c_.group.members.size() != 2 || convert->opcode() != hlo::Opcode::kConvert) return nullptr;
+    if (convert->shape().element_type != isa::ElementType::kF32) return nullptr;
+    const hlo::Instruction* source = convert->operand(0);
+    if (source->shape().element_type != isa::ElementType::kBF16) return nullptr;
+    const auto& operands = c_.group.operands;
+    const auto it = std::find(operands.begin(), operands.end(), source);
+    if (it == operands.end()) return nullptr;
+    return c_.operands.at(static_cast<std::size_t>(it - operands.begin())).at(0);
   }
 
   std::size_t InitOperand() const {
@@ -349,7 +370,7 @@ class ReduceEmitter {
   void FoldValue(int p, int x) { Op(p, p, x); }
 
   void LoadTile(int vd, const std::string& address) {
-    if (plan_.type == isa::ElementType::kBF16) {
+    if (plan_.load_type == isa::ElementType::kBF16) {
       Emit("vld v{}, {}, sublanes=0xf", vd, address);
       Emit("vunpack.lo.bf16 v{}, v{}", vd, vd);
     } else {

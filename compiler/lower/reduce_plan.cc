@@ -76,6 +76,8 @@ ReducePlan PlanReduce(const hlo::Instruction& reduce, const isa::Shape& operand,
   ReducePlan plan;
   plan.op = *op;
   plan.type = operand.element_type;
+  plan.load_type = operand.element_type;
+  if (plan.type == isa::ElementType::kBF16 && result.element_type == isa::ElementType::kF32) plan.type = result.element_type;
   if (result.element_type != plan.type) {
     CannotLower(reduce, "its operand is " + TypeName(plan.type) + " but its result " + TypeName(result.element_type));
   }

@@ -37,7 +37,10 @@ enum class ReduceKind {
 struct ReducePlan {
   ReduceOp op = ReduceOp::kAdd;
   ReduceKind kind = ReduceKind::kMajor;
-  isa::ElementType type = isa::ElementType::kF32;  // operand, init and result
+  isa::ElementType type = isa::ElementType::kF32;  // init, result and the values folded
+  // The operand's elements as stored: `type`, or bf16 for an f32 reduce of bf16 values widened to
+  // f32 (reduce(convert(x)), read through: PlanReduce given a bf16 operand and an f32 result).
+  isa::ElementType load_type = isa::ElementType::kF32;
   VtileGeometry in;          // the operand's tiles (rank 1: one strip per tile)
   VtileGeometry out;         // the result's tiles
   std::vector<int64_t> major_dims;  // operand dims above R and C (rank 1: none)
@@ -53,7 +56,8 @@ struct ReducePlan {
 };
 
 // The plan for `reduce` with operand and result shapes `operand`, `result` (with layouts), or a
-// CannotLower error naming why it is not lowered.
+// CannotLower error naming why it is not lowered. A bf16 operand with an f32 result is read as
+// bf16 and folded as its f32 values (the reduce's own operand is that array widened).
 ReducePlan PlanReduce(const hlo::Instruction& reduce, const isa::Shape& operand, const isa::Shape& result,
                       int64_t sublanes, int64_t lanes);
 
