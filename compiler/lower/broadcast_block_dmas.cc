@@ -91,6 +91,17 @@ int EmitBroadcastBlockDmas(AsmBuilder& out, const BroadcastBlock& block, uint32_
     const std::vector<int64_t> zeros(rank, 0);
     EmitDma(out, "hbm", block.source_address, block.source, src_start, to, dst, zeros, size, semaphore, engine);
     ++count;
+    if (block.lanes_in_registers && size[column] == 1 && dst.dims[column] > 1) {
+      // Lane 0 of the further tile columns the kernel reads: it replicates the lanes.
+      const int64_t stride = block.lane_tile_stride * block.tiles.layout->tiles.at(0).dims.back();
+      for (int64_t at_column = stride; stride > 0 && at_column < dst.dims[column]; at_column += stride) {
+        std::vector<int64_t> at(rank, 0);
+        at[column] = at_column;
+        EmitDma(out, "hbm", block.source_address, block.source, src_start, to, dst, at, size, semaphore, engine);
+        ++count;
+      }
+      size[column] = dst.dims[column];
+    }
     // Doubling along the replicated dims: [0, filled) -> [filled, 2 filled).
     std::vector<int64_t> replicated = {column, row};
     if (outer >= 0) replicated.push_back(outer);

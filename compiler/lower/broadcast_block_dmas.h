@@ -8,7 +8,8 @@
 // one strip, where not even two strips fit VMEM) a run of column tiles of one strip -- one DMA reads the
 // operand's box from HBM into the first column / row / matrix of the tiles, then VMEM-to-VMEM DMAs
 // double it along the broadcast dims (lanes, rows, then matrices), each reading what the previous
-// wrote -- so a piece's DMAs go on one engine, which runs its DMAs in order (docs/isa.md). The
+// wrote (or, lanes_in_registers, one DMA per tile column the kernel reads fills its lane 0) -- so
+// a piece's DMAs go on one engine, which runs its DMAs in order (docs/isa.md). The
 // other major dims are one index per piece, so need no replication.
 // Only the elements are written: the tiles' padding keeps whatever VMEM held (the kernel masks
 // its results where the layout has padding).
@@ -36,6 +37,13 @@ struct BroadcastBlock {
   // tile's columns, so the tiles are contiguous. columns == 0: the block is whole strips.
   int64_t first_column = 0;
   int64_t columns = 0;
+  // The kernel replicates the operand along the lanes itself (a per-row value broadcast across
+  // its row: vperm from lane 0), reading only lane 0 of the tile columns that are multiples of
+  // `lane_tile_stride` (0: the first alone) in each piece: the DMAs fill those, where the element
+  // columns were doubled by DMA (a whole block of VMEM copied per broadcast operand, which kept a
+  // layer norm's normalization DMA-bound).
+  bool lanes_in_registers = false;
+  int64_t lane_tile_stride = 0;
 };
 
 // Emits the block's DMAs, each signalling `semaphore`; a matrix's DMAs go on one engine, the

@@ -80,6 +80,9 @@ struct Stream {
   const hlo::Instruction* broadcast = nullptr;
   isa::Shape source_view;
   isa::Shape tiles;
+  // A broadcast along the lanes (one value per row): its tiles hold the value in lane 0 and each
+  // load replicates it across the lanes (vperm), rather than DMAs writing every lane.
+  bool lanes_in_registers = false;
 };
 
 // Streams are one per (operand, broadcast): an operand may be read plain and broadcast.
@@ -142,6 +145,7 @@ class Emitter {
     double ready = 0;     // when its register holds it (VpuIssueClock's estimate)
     int readers = 0;      // nodes and stores yet to read it
     int stored = -1;      // a result's masked or packed copy: its register
+    int owner = -1;       // a lane broadcast shared with an earlier tile of its strip: that tile
   };
   struct ScheduledStep {
     enum class Kind { kCompute, kFinish, kPrepare, kStore };
@@ -295,6 +299,9 @@ class Emitter {
     stream.geometry = *geometry;
     stream.tiles = WithoutMemorySpace(tiles);
     stream.source_view = ExpandedView(operand, result.rank(), node.broadcast->GetIntList("dimensions"));
+    const int64_t minor = result.layout->minor_to_major.at(0);
+    stream.lanes_in_registers =
+        stream.source_view.dims[minor] == 1 && result.dims[minor] > 1 && stream.geometry.element_bits != 8;
     return stream;
   }
 
@@ -461,7 +468,8 @@ class Emitter {
       out_->Emit("vmul.s32 v{}, v{}, v{}", store_shift_reg_, store_shift_reg_, load_shift_reg_);
       out_->Emit("vsub.s32 v{}, v{}, v{}", load_shift_reg_, c24_reg_, store_shift_reg_);
     }
-    if (masked_ || converts_pred || moves_pred_) out_->Emit("vbcast v{}, 0", zero_reg_);
+    // Zero: the masks' fill, and the lane index every lane of a lane broadcast reads.
+    if (masked_ || converts_pred || moves_pred_ || LaneBroadcasts()) out_->Emit("vbcast v{}, 0", zero_reg_);
     if (converts_pred) out_->Emit("vbcast v{}, 0x3f800000", one_reg_);  // 1.0f
     if (masked_) {
       if (grid_.partial_elements != 0) {
@@ -542,6 +550,10 @@ class Emitter {
       fill.strips_per_matrix = grid_.strips_per_matrix;
       fill.strip_bytes = s.geometry.strip_tiles * s.geometry.tile_bytes;
       fill.sublanes = sublanes_;
+      fill.lanes_in_registers = s.lanes_in_registers;
+      // The tiles that load a lane broadcast: each strip's first (EmitStrips), or each body's
+      // first where a strip or piece takes several bodies.
+      fill.lane_tile_stride = pieces_ > 1 || grid_.strip_tiles > copies_ ? copies_ : 0;
       count += EmitBroadcastBlockDmas(*out_, fill, kLoadSem[buffer], next_engine_);
     }
     return count;
@@ -678,13 +690,13 @@ class Emitter {
     out_->Emit("mov s{}, 0", kOffset8);
     const bool lane_masked = masked_ && grid_.partial_lanes != 0;
     if (pieces_ > 1) {
+      // A piece is part of one strip: its tiles share their lane broadcasts.
       const Variant base = IsPartialStrip(block / pieces_) ? kRow : kNone;
       const int64_t tiles = PieceTiles(block).second;
-      if (lane_masked && block % pieces_ == pieces_ - 1) {
-        EmitStripTail(base, tiles);
-      } else {
-        EmitTiles(base, tiles);
-      }
+      shared_tiles_ = copies_;
+      const bool last_piece = block % pieces_ == pieces_ - 1;
+      EmitStripTail(base, lane_masked && last_piece ? static_cast<Variant>(base | kLane) : base, tiles);
+      shared_tiles_ = 1;
       return;
     }
     const int64_t first = block * block_strips_;
@@ -694,22 +706,27 @@ class Emitter {
       int64_t run = 0;
       while (s + run < last && IsPartialStrip(s + run) == partial) ++run;
       const Variant base = partial ? kRow : kNone;
-      if (!lane_masked) {
+      if (!lane_masked && !LaneBroadcasts()) {
         EmitTiles(base, run * grid_.strip_tiles);
       } else {
-        EmitLaneMaskedStrips(base, run);
+        EmitStrips(base, run, lane_masked);
       }
       s += run;
     }
   }
 
-  // `strips` whole strips whose last tile has padding lanes to zero. Strips of at most copies_
-  // tiles go several to a body (a [34624,15] f32 array is one tile per strip: one tile per body
-  // would leave the in-order VPU waiting for each tile's whole chain, 4.5x its HBM time).
-  void EmitLaneMaskedStrips(Variant base, int64_t strips) {
+  // `strips` whole strips in bodies aligned to them: a strip's last tile has padding lanes to
+  // zero where `lane_masked`, and its tiles share their lane broadcasts (shared_tiles_). Strips of
+  // at most copies_ tiles go several to a body (a [34624,15] f32 array is one tile per strip: one
+  // tile per body would leave the in-order VPU waiting for each tile's whole chain, 4.5x its HBM
+  // time); a longer strip goes in bodies of its own.
+  void EmitStrips(Variant base, int64_t strips, bool lane_masked) {
     const int64_t tiles = grid_.strip_tiles;
+    const Variant last = lane_masked ? static_cast<Variant>(base | kLane) : base;
     if (tiles > copies_) {
-      EmitLoop(kStripCounter, strips, [&] { EmitStripTail(base, tiles); });
+      shared_tiles_ = copies_;
+      EmitLoop(kStripCounter, strips, [&] { EmitStripTail(base, last, tiles); });
+      shared_tiles_ = 1;
       return;
     }
     const int64_t per_body = copies_ / tiles;
@@ -717,22 +734,31 @@ class Emitter {
       std::vector<Variant> variants;
       for (int64_t s = 0; s < body_strips; ++s) {
         variants.insert(variants.end(), tiles - 1, base);
-        variants.push_back(static_cast<Variant>(base | kLane));
+        variants.push_back(last);
       }
       EmitBody(variants);
     };
+    shared_tiles_ = static_cast<int>(tiles);
     EmitLoop(kStripCounter, strips / per_body, [&] { body(per_body); });
     if (strips % per_body != 0) body(strips % per_body);
+    shared_tiles_ = 1;
   }
 
-  // `tiles` tiles ending a strip, its last tile's padding lanes zeroed: the last body interleaves
-  // that tile with the ones before it.
-  void EmitStripTail(Variant base, int64_t tiles) {
+  // `tiles` tiles of one strip, the last of them `last`: the last body interleaves that tile with
+  // the ones before it.
+  void EmitStripTail(Variant base, Variant last, int64_t tiles) {
     const int64_t last_body = (tiles - 1) % copies_ + 1;
     EmitTiles(base, tiles - last_body);
     std::vector<Variant> variants(last_body, base);
-    variants.back() = static_cast<Variant>(base | kLane);
+    variants.back() = last;
     EmitBody(variants);
+  }
+
+  bool LaneBroadcasts() const {
+    for (const Stream& s : inputs_) {
+      if (s.lanes_in_registers) return true;
+    }
+    return false;
   }
 
   template <typename Body>
@@ -839,7 +865,11 @@ class Emitter {
           if (s.geometry.element_bits == 8) {
             EmitLoad8(s, r);
           } else {
+            // A lane broadcast's value is in the first tile of its strip's tiles (shared_tiles_).
+            const int copy = copy_;
+            if (s.lanes_in_registers) copy_ -= copy_ % shared_tiles_;
             out_->Emit("vld v{}, {}{}", r, Address(s), s.geometry.element_bits == 32 ? "" : ", sublanes=0xf");
+            copy_ = copy;
           }
           Regs()[n] = r;
         } else {
@@ -863,6 +893,9 @@ class Emitter {
           F16().EmitWiden(*out_, regs);
           ReleaseF16Temps(regs);
         }
+      }
+      if (IsLaneBroadcast(n)) {
+        for (copy_ = 0; copy_ < copies; ++copy_) out_->Emit("vperm v{}, v{}, v{}", Regs()[n], Regs()[n], zero_reg_);
       }
       if (node.kind == ExprNode::Kind::kLoad && inputs_[loads_.at(KeyOf(node))].geometry.element_bits == 8) {
         for (copy_ = 0; copy_ < copies; ++copy_) {
@@ -962,6 +995,12 @@ class Emitter {
     return true;
   }
 
+  // Whether node n loads a broadcast the kernel replicates along the lanes.
+  bool IsLaneBroadcast(int n) const {
+    const ExprNode& node = expr_.nodes[n];
+    return node.kind == ExprNode::Kind::kLoad && inputs_[loads_.at(KeyOf(node))].lanes_in_registers;
+  }
+
   VpuSlot SlotOf(const ExprNode& node) const {
     if (node.kind == ExprNode::Kind::kLoad) return VpuSlot::kLoadStore;
     switch (node.hlo->opcode()) {
@@ -1013,6 +1052,14 @@ class Emitter {
           v.issued = v.done = true;
           continue;
         }
+        if (IsLaneBroadcast(n) && c % shared_tiles_ != 0) {
+          // A tile of the strip of tile `owner`: that tile's load is this one's value too, its
+          // register held until every tile of the strip has read it.
+          v.owner = c - c % shared_tiles_;
+          values[v.owner][n].readers += readers[n];
+          v.readers = 0;
+          continue;
+        }
         steps[c].push_back({n + c, c, Kind::kCompute, n});
         steps[c].push_back({n + c, c, Kind::kFinish, n});
       }
@@ -1021,13 +1068,26 @@ class Emitter {
         steps[c].push_back({end + c, c, Kind::kStore, o});
       }
     }
-    // When step's inputs are ready (they are computed: a copy's steps go in its order).
+    // A value as copy c reads it: its own, or the strip's shared lane broadcast.
+    const auto value_of = [&](int c, int n) -> Value& {
+      Value& v = values[c][n];
+      return v.owner >= 0 ? values[v.owner][n] : v;
+    };
+    // Whether step's inputs are computed (a copy's own are, its steps going in its order; a shared
+    // one may not be yet), and when they are ready.
+    const auto computed = [&](const Step& step) {
+      if (step.kind != Kind::kCompute) return true;
+      for (int i : inputs[step.index]) {
+        if (!value_of(step.copy, i).done) return false;
+      }
+      return true;
+    };
     const auto sources = [&](const Step& step) {
       double ready = 0;
       const std::vector<Value>& v = values[step.copy];
       switch (step.kind) {
         case Kind::kCompute:
-          for (int i : inputs[step.index]) ready = std::max(ready, v[i].ready);
+          for (int i : inputs[step.index]) ready = std::max(ready, value_of(step.copy, i).ready);
           break;
         case Kind::kFinish:
           ready = v[step.index].ready;
@@ -1043,6 +1103,7 @@ class Emitter {
     };
     const auto slot = [&](const Step& step) {
       if (step.kind == Kind::kCompute) return SlotOf(expr_.nodes[step.index]);
+      if (step.kind == Kind::kFinish && IsLaneBroadcast(step.index)) return VpuSlot::kCrossLane;
       return step.kind == Kind::kStore ? VpuSlot::kLoadStore : VpuSlot::kElementwise;
     };
     VpuIssueClock clock(c_.options.vpu_timing);
@@ -1057,6 +1118,7 @@ class Emitter {
         while (next[c] < steps[c].size() && Skipped(steps[c][next[c]], values)) ++next[c];
         if (next[c] == steps[c].size()) continue;
         const Step& step = steps[c][next[c]];
+        if (!computed(step)) continue;
         const double issue = clock.EarliestIssue(slot(step), sources(step));
         if (best == nullptr || issue < best_issue || (issue == best_issue && step.rank < best->rank)) {
           best = &step;
@@ -1083,14 +1145,17 @@ class Emitter {
           }
           value.ready = clock.Issue(slot(step), ready, static_cast<int>(out_->instruction_count() - before));
           for (int i : inputs[step.index]) {
-            if (--v[i].readers == 0) Release(i);
+            if (--value_of(step.copy, i).readers == 0) Release(i);
           }
           break;
         }
         case Kind::kFinish:
           EmitFinish(step.index);
-          v[step.index].ready = clock.Issue(VpuSlot::kElementwise, ready, 1);
+          v[step.index].ready = clock.Issue(slot(step), ready, static_cast<int>(out_->instruction_count() - before));
           v[step.index].done = true;
+          for (int c = step.copy + 1; c < copies && values[c][step.index].owner == step.copy; ++c) {
+            regs_[c][step.index] = regs_[step.copy][step.index];
+          }
           break;
         case Kind::kPrepare: {
           const int o = step.index;
@@ -1168,7 +1233,7 @@ class Emitter {
       const int r = AllocVreg();
       out_->Emit("vld v{}, {}{}", r, Address(s), s.geometry.element_bits == 32 ? "" : ", sublanes=0xf");
       Regs()[n] = r;
-      value.finish = s.geometry.element_bits == 16;
+      value.finish = s.geometry.element_bits == 16 || s.lanes_in_registers;
     } else {
       EmitOp(n);
       value.finish = !pending_bf16_rounds_.empty();
@@ -1179,10 +1244,14 @@ class Emitter {
     return false;
   }
 
-  // A scheduled value's second step: a bf16 load's unpack or a bf16 operation's rounding.
+  // A scheduled value's second step: a bf16 load's unpack and a lane broadcast's replication, or
+  // a bf16 operation's rounding.
   void EmitFinish(int n) {
-    if (expr_.nodes[n].kind == ExprNode::Kind::kLoad) {
-      out_->Emit("vunpack.lo.bf16 v{}, v{}", Regs()[n], Regs()[n]);
+    const ExprNode& node = expr_.nodes[n];
+    if (node.kind == ExprNode::Kind::kLoad) {
+      const Stream& s = inputs_[loads_.at(KeyOf(node))];
+      if (s.geometry.element_bits == 16) out_->Emit("vunpack.lo.bf16 v{}, v{}", Regs()[n], Regs()[n]);
+      if (s.lanes_in_registers) out_->Emit("vperm v{}, v{}, v{}", Regs()[n], Regs()[n], zero_reg_);
     } else {
       out_->Emit("vcvt.bf16.f32 v{}, v{}", Regs()[n], Regs()[n]);
     }
@@ -1531,6 +1600,9 @@ class Emitter {
   int buffer_ = 0;
   int copies_ = 1;  // tiles per unrolled body
   int max_in_flight_ = 1;  // EmitScheduled: tiles begun and not yet stored, at most
+  // EmitScheduled: copies c and c' of a body are tiles of one strip, sharing their lane
+  // broadcasts, where c / shared_tiles_ == c' / shared_tiles_ (1: none share).
+  int shared_tiles_ = 1;
   int peak_vregs_ = 0;     // the most vector and mask registers held at once in the last body
   int peak_masks_ = 0;
   uint32_t next_engine_ = 0;  // DMAs go round-robin over the engines
