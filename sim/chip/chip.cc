@@ -37,6 +37,7 @@ ChipParams ChipParamsFromConfig(const ArchConfig& config) {
   p.hbm.capacity_bytes = MibToBytes(config.hbm().capacity_mib());
   p.hbm.channel_count = config.hbm().channel_count();
   p.hbm.interleave_bytes = config.hbm().interleave_bytes();
+  p.hbm.fold_channel_stripes = config.hbm().fold_channel_stripes();
   p.hbm.channel_bandwidth_gbps = config.hbm().channel_bandwidth_gbps();
   p.hbm.access_latency_ns = config.hbm().access_latency_ns();
 

@@ -1,6 +1,8 @@
 // Memory blocks: sparse contents, request timing from first principles, statistics, errors.
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -110,6 +112,37 @@ TEST_CASE("an HBM request split across channels uses them in parallel", "[models
   one_channel.channel_count = 1;
   Hbm one("hbm", one_channel);
   CHECK(Ps(one.Access(AccessKind::kRead, 256, 2048, t0)) == Ps(t0) + 64'000 + 300'000);
+}
+
+TEST_CASE("HBM channels: stripes in turn, or folded so that a stride of whole rounds spreads", "[models]") {
+  HbmParams plain = TestHbm();  // 4 channels of 512-byte stripes
+  HbmParams folded = plain;
+  folded.fold_channel_stripes = true;
+  Hbm a("plain", plain);
+  Hbm b("folded", folded);
+  // Stripe s: s % 4, or the sum of its base-4 digits % 4. Stripes 0..3 are 0..3 either way;
+  // stripe 5 = 11 in base 4 is channel 2 folded; 16 = 100 is 1; 17 = 101 is 2; 63 = 333 is 1.
+  for (uint64_t s : {0, 1, 2, 3}) CHECK(b.ChannelOf(s * 512) == s);
+  CHECK(a.ChannelOf(5 * 512) == 1);
+  CHECK(b.ChannelOf(5 * 512) == 2);
+  CHECK(b.ChannelOf(16 * 512) == 1);
+  CHECK(b.ChannelOf(17 * 512) == 2);
+  CHECK(b.ChannelOf(63 * 512) == 1);
+  // Every aligned group of 4 stripes still takes each channel once.
+  for (uint64_t group = 0; group < 64; ++group) {
+    std::set<uint32_t> channels;
+    for (uint64_t s = 4 * group; s < 4 * group + 4; ++s) channels.insert(b.ChannelOf(s * 512));
+    CHECK(channels.size() == 4);
+  }
+  // A stride of 4 stripes (one stripe per round, as a column panel of a tiled array reads) is
+  // channel 0 every time in turn; folded it takes all four channels.
+  std::set<uint32_t> plain_channels, folded_channels;
+  for (uint64_t k = 0; k < 16; ++k) {
+    plain_channels.insert(a.ChannelOf(k * 4 * 512));
+    folded_channels.insert(b.ChannelOf(k * 4 * 512));
+  }
+  CHECK(plain_channels.size() == 1);
+  CHECK(folded_channels.size() == 4);
 }
 
 TEST_CASE("VMEM has separate read and write ports and serializes within a bank", "[models]") {
