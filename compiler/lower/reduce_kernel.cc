@@ -90,7 +90,7 @@ class ReduceEmitter {
   // Plans a fused reduce without emitting: throws CannotLower where it would not lower.
   void PlanOnly() {
     Setup();
-    EmitProducer(true);
+    if (fused_) EmitProducer(true);  // a widened bf16 operand has no producer
   }
 
   // Whether the kernel splits over context.part.count cores (PlanCoreStrips).
@@ -120,8 +120,11 @@ class ReduceEmitter {
     // group's operands, the init among them.
     init_ = c_.operands.at(fused_ ? InitOperand() : 1).at(0);
     if (widened != nullptr) fused_ = false;
+    // A producer ending in a widening of bf16 to f32 hands the fold its bf16 values (half the
+    // VMEM bytes to write and read back); the fold widens them as it loads them.
+    produced_ = fused_ ? ProducedValue() : nullptr;
     const isa::Shape& operand = widened != nullptr ? widened->shape
-                                : fused_          ? c_.instruction.operand(0)->shape()
+                                : fused_          ? produced_->shape()
                                                   : c_.operands[0].at(0)->shape;
     if (!fused_) operand_ = widened != nullptr ? widened : c_.operands[0].at(0);
     result_ = c_.results[0];
@@ -230,12 +233,36 @@ class ReduceEmitter {
     }
   }
 
-  // The fused group's element-wise producers of the operand.
+  // The value the producer computes for the fold: the reduce's operand, or, where that is a bf16
+  // value computed in the group widened to f32 and read by nothing else, the bf16 value.
+  const hlo::Instruction* ProducedValue() const {
+    const hlo::Instruction* operand = c_.instruction.operand(0);
+    if (operand->opcode() != hlo::Opcode::kConvert || operand->shape().element_type != isa::ElementType::kF32) {
+      return operand;
+    }
+    const hlo::Instruction* source = operand->operand(0);
+    const auto& members = c_.group.members;
+    if (source->shape().element_type != isa::ElementType::kBF16 ||
+        std::find(members.begin(), members.end(), source) == members.end()) {
+      return operand;
+    }
+    for (const hlo::Instruction* member : members) {
+      if (member == &c_.instruction) continue;
+      for (const hlo::Instruction* read : member->operands()) {
+        if (read == operand) return operand;
+      }
+    }
+    return source;
+  }
+
+  // The fused group's element-wise producers of the produced value.
   KernelGroup Producer() const {
     KernelGroup producer;
-    producer.root = c_.instruction.operand(0);
+    producer.root = produced_;
     for (const hlo::Instruction* member : c_.group.members) {
-      if (member != &c_.instruction) producer.members.push_back(member);
+      if (member != &c_.instruction && (member != c_.instruction.operand(0) || produced_ == member)) {
+        producer.members.push_back(member);
+      }
     }
     producer.operands = c_.group.operands;
     return producer;
@@ -245,7 +272,7 @@ class ReduceEmitter {
   // groups, and whole units of the split over cores (PlanLaneSplit's) when split.
   ProducerSink Sink() const {
     ProducerSink sink;
-    sink.shape = c_.instruction.operand(0)->shape();
+    sink.shape = produced_->shape();
     sink.vmem_base = producer_vmem_;
     sink.vmem_end = c_.options.vmem_capacity_bytes;
     // A lane fold keeps its place in scalar registers the producer leaves alone (EmitLaneStart,
@@ -1035,6 +1062,7 @@ class ReduceEmitter {
   uint64_t acc_ = 0, stage_ = 0, scratch_ = 0;
   uint64_t in_[2] = {0, 0};
   bool fused_ = false;        // the operand is computed in the kernel (input fusion)
+  const hlo::Instruction* produced_ = nullptr;  // fused: what the producer computes (ProducedValue)
   uint64_t spill_ = 0;         // fused: the running fold between blocks (RunningFold)
   uint64_t producer_vmem_ = 0;  // fused: the producer's VMEM starts here
   uint64_t strip_bytes_ = 0;
