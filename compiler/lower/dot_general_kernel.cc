@@ -153,6 +153,10 @@ void EmitGeneralDotKernel(KernelContext& context) {
   const std::optional<InPlaceOperand> lhs_side = InPlace(lhs, lb, lf, lc);
   const std::optional<InPlaceOperand> rhs_side = InPlace(rhs, rb, rf, rc);
   const bool out_in_place = SameRowMajorImage(result.shape, RowMajorTpuArray(out_type, Cat(batch, {m, n})));
+  // A result whose dims are the canonical ones in another layout (a matrix-vector product's
+  // [M, 1]{0,1}: the default layout puts size-1 dims major) is one re-tiling DMA away from the
+  // canonical result, not two through untiled rows (which merge or split dims).
+  const bool out_same_dims = result.shape.dims == Cat(batch, {m, n});
   DeviceBuffer lhs_rows, rhs_rows, lhs_canonical, rhs_canonical, out_canonical, out_rows;
   if (!lhs_side) lhs_rows = scratch.Take(dot.name() + ".lhs_rows", RowMajorUntiled(in_type, Pick(lhs.shape.dims, lhs_order)), dot);
   if (!rhs_side) rhs_rows = scratch.Take(dot.name() + ".rhs_rows", RowMajorUntiled(rhs.shape.element_type, Pick(rhs.shape.dims, rhs_order)), dot);
@@ -163,7 +167,7 @@ void EmitGeneralDotKernel(KernelContext& context) {
     out_canonical.shape = RowMajorTpuArray(out_type, Cat(batch, {m, n}));
   } else {
     out_canonical = scratch.Take(dot.name() + ".out", RowMajorTpuArray(out_type, Cat(batch, {m, n})), dot);
-    out_rows = scratch.Take(dot.name() + ".out_rows", RowMajorUntiled(out_type, Cat(batch, {m, n})), dot);
+    if (!out_same_dims) out_rows = scratch.Take(dot.name() + ".out_rows", RowMajorUntiled(out_type, Cat(batch, {m, n})), dot);
   }
 
   const auto origin = [](std::size_t rank) { return std::vector<int64_t>(rank, 0); };
@@ -219,8 +223,16 @@ void EmitGeneralDotKernel(KernelContext& context) {
                       scratch.next(), scratch.left(), {}};
   EmitDotKernel(inner);
 
+  if (!out_in_place && out_same_dims) {
+    DmaEmitter e(context);
+    e.ZeroLayoutPadding(HbmArray(result));
+    e.WaitDmas();
+    e.SplitDma(HbmArray(out_canonical), origin(result.shape.rank()), HbmArray(result), origin(result.shape.rank()),
+               result.shape.dims);
+    e.WaitDmas();
+  }
   // [batch..., M, N] -> row-major untiled (the result's dims' row-major image) -> the result.
-  if (!out_in_place) {
+  if (!out_in_place && !out_same_dims) {
     DmaEmitter e(context);
     e.SplitDma(HbmArray(out_canonical), origin(batch.size() + 2), HbmArray(out_rows), origin(batch.size() + 2),
                out_rows.shape.dims);
