@@ -134,7 +134,7 @@ int CorePartsOf(const KernelContext& context) {
   if (IsElementwiseGroup(context.group)) return ElementwiseCoreParts(context);
   if (IsDataMovementOpcode(instruction.opcode())) return 1;
   std::string why;
-  if (instruction.opcode() == Opcode::kDot && CanonicalDot(instruction, &why)) return DotCoreParts(context);
+  if (instruction.opcode() == Opcode::kDot) return GeneralDotCoreParts(context);
   if (instruction.opcode() == Opcode::kConvolution) return ConvolutionCoreParts(context);
   if (instruction.opcode() == Opcode::kReduce && !IsUnitReduce(instruction)) return ReduceCoreParts(context);
   return 1;

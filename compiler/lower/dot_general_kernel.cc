@@ -9,6 +9,7 @@
 
 #include "compiler/lower/dma_region.h"
 #include "compiler/lower/dot_kernel.h"
+#include "isa/program_check.h"
 #include "compiler/lower/mxu_tiling.h"
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/layout_assignment.h"
@@ -113,35 +114,90 @@ std::optional<InPlaceOperand> InPlace(const DeviceBuffer& operand, const std::ve
   return in_place;
 }
 
+// The dot's dims grouped: each operand's batch, free and contracting dims, and the canonical
+// [batch..., M, K] x [batch..., K, N] sizes.
+struct GeneralDims {
+  std::vector<int64_t> lb, rb, lc, rc, lf, rf;
+  std::vector<int64_t> batch;
+  int64_t m = 0, k = 0, n = 0;
+};
+
+GeneralDims DimsOf(const KernelContext& context) {
+  const hlo::Instruction& dot = context.instruction;
+  if (context.operands.size() != 2 || context.results.size() != 1) CannotLower(dot, "expected two operands and one result");
+  const isa::Shape& lhs = context.operands[0].at(0)->shape;
+  const isa::Shape& rhs = context.operands[1].at(0)->shape;
+  GeneralDims g;
+  g.lb = dot.GetIntListOrEmpty("lhs_batch_dims");
+  g.rb = dot.GetIntListOrEmpty("rhs_batch_dims");
+  g.lc = dot.GetIntListOrEmpty("lhs_contracting_dims");
+  g.rc = dot.GetIntListOrEmpty("rhs_contracting_dims");
+  if (g.lb.size() != g.rb.size() || g.lc.size() != g.rc.size()) {
+    CannotLower(dot, "its lhs and rhs dimension numbers differ in count");
+  }
+  for (int64_t d = 0; d < lhs.rank(); ++d) {
+    if (!Contains(g.lb, d) && !Contains(g.lc, d)) g.lf.push_back(d);  // free dims in order
+  }
+  for (int64_t d = 0; d < rhs.rank(); ++d) {
+    if (!Contains(g.rb, d) && !Contains(g.rc, d)) g.rf.push_back(d);
+  }
+  g.batch = Pick(lhs.dims, g.lb);
+  g.m = Product(lhs.dims, g.lf);
+  g.k = Product(lhs.dims, g.lc);
+  g.n = Product(rhs.dims, g.rf);
+  return g;
+}
+
+bool DotKernelTakesAsWritten(const KernelContext& context) {
+  std::string why;
+  return CanonicalDot(context.instruction, &why) && context.results.size() == 1 &&
+         DotKernelWritesLayout(context.results[0]->shape);
+}
+
 }  // namespace
+
+int GeneralDotCoreParts(const KernelContext& context) {
+  if (DotKernelTakesAsWritten(context)) return DotCoreParts(context);
+  const int cores = static_cast<int>(isa::TensorCores(context.options.target));
+  if (cores <= 1) return 1;
+  // The canonical dot's split (DotCoreSlice), which the copies around it do not change.
+  const GeneralDims g = DimsOf(context);
+  DotForm form;
+  form.batch_dims = g.batch;
+  for (int64_t b : g.batch) form.batch *= b;
+  form.m = g.m;
+  form.k = g.k;
+  form.n = g.n;
+  DeviceBuffer canonical;
+  canonical.shape = RowMajorTpuArray(context.results[0]->shape.element_type, Cat(g.batch, {g.m, g.n}));
+  const CoreSlice last = DotCoreSlice(form, context.options.target, {cores - 1, cores}, canonical);
+  return last.end > last.first ? cores : 1;
+}
 
 void EmitGeneralDotKernel(KernelContext& context) {
   const hlo::Instruction& dot = context.instruction;
-  std::string why;
-  if (CanonicalDot(dot, &why) && context.results.size() == 1 && DotKernelWritesLayout(context.results[0]->shape)) {
+  if (DotKernelTakesAsWritten(context)) {
     EmitDotKernel(context);
     return;
   }
-  if (context.operands.size() != 2 || context.results.size() != 1) CannotLower(dot, "expected two operands and one result");
+  const GeneralDims g = DimsOf(context);
   const DeviceBuffer& lhs = *context.operands[0].at(0);
   const DeviceBuffer& rhs = *context.operands[1].at(0);
   const DeviceBuffer& result = *context.results[0];
-  const std::vector<int64_t> lb = dot.GetIntListOrEmpty("lhs_batch_dims");
-  const std::vector<int64_t> rb = dot.GetIntListOrEmpty("rhs_batch_dims");
-  const std::vector<int64_t> lc = dot.GetIntListOrEmpty("lhs_contracting_dims");
-  const std::vector<int64_t> rc = dot.GetIntListOrEmpty("rhs_contracting_dims");
-  if (lb.size() != rb.size() || lc.size() != rc.size()) CannotLower(dot, "its lhs and rhs dimension numbers differ in count");
-  std::vector<int64_t> lf, rf;  // free dims in order
-  for (int64_t d = 0; d < lhs.shape.rank(); ++d) {
-    if (!Contains(lb, d) && !Contains(lc, d)) lf.push_back(d);
-  }
-  for (int64_t d = 0; d < rhs.shape.rank(); ++d) {
-    if (!Contains(rb, d) && !Contains(rc, d)) rf.push_back(d);
-  }
-  const std::vector<int64_t> batch = Pick(lhs.shape.dims, lb);
-  const int64_t m = Product(lhs.shape.dims, lf);
-  const int64_t k = Product(lhs.shape.dims, lc);
-  const int64_t n = Product(rhs.shape.dims, rf);
+  const std::vector<int64_t>& lb = g.lb;
+  const std::vector<int64_t>& rb = g.rb;
+  const std::vector<int64_t>& lc = g.lc;
+  const std::vector<int64_t>& rc = g.rc;
+  const std::vector<int64_t>& lf = g.lf;
+  const std::vector<int64_t>& rf = g.rf;
+  const std::vector<int64_t>& batch = g.batch;
+  const int64_t m = g.m;
+  const int64_t k = g.k;
+  const int64_t n = g.n;
+  // Megacore: the cores split the canonical dot; core 0 alone makes the copies before and after
+  // it, the cores meeting (core.sync) between.
+  const bool split = context.part.count > 1;
+  const bool copier = context.part.index == 0;
   const std::vector<int64_t> lhs_order = Cat(Cat(lb, lf), lc);
   const std::vector<int64_t> rhs_order = Cat(Cat(rb, rc), rf);
   const isa::ElementType in_type = lhs.shape.element_type;
@@ -172,7 +228,7 @@ void EmitGeneralDotKernel(KernelContext& context) {
 
   const auto origin = [](std::size_t rank) { return std::vector<int64_t>(rank, 0); };
   // Operands: permuted view -> row-major untiled -> the merged dims' TPU layout.
-  if (!lhs_side || !rhs_side) {
+  if ((!lhs_side || !rhs_side) && copier) {
     DmaEmitter e(context);
     const auto rows = [&](const DeviceBuffer& operand, const std::vector<int64_t>& order, const DeviceBuffer& to) {
       e.SplitDma(DmaArray{"hbm", operand.address, PermutedView(operand.shape, order)}, origin(order.size()),
@@ -220,8 +276,11 @@ void EmitGeneralDotKernel(KernelContext& context) {
   group.root = &canonical;
   group.members = {&canonical};
   KernelContext inner{context.out, context.options, canonical, group, {{&lhs_in}, {&rhs_in}}, {&out},
-                      scratch.next(), scratch.left(), {}};
+                      scratch.next(), scratch.left(), context.part};
+  if (split && (!lhs_side || !rhs_side)) context.out.Emit("core.sync");  // the operands' copies are done
   EmitDotKernel(inner);
+  if (split && !out_in_place) context.out.Emit("core.sync");  // every core's part of the result is in
+  if (!copier) return;
 
   if (!out_in_place && out_same_dims) {
     DmaEmitter e(context);

@@ -20,4 +20,8 @@ namespace tpusim::compiler {
 // The dot kernel when the dot is canonical (mxu_tiling.h's CanonicalDot), else the above.
 void EmitGeneralDotKernel(KernelContext& context);
 
+// Megacore: the TensorCores the dot splits over: the dot kernel's split of the canonical dot
+// (DotCoreParts), which the copies before and after it, on core 0, do not change.
+int GeneralDotCoreParts(const KernelContext& context);
+
 }  // namespace tpusim::compiler

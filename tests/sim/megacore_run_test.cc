@@ -245,3 +245,31 @@ TEST_CASE("megacore: the trace has a process per TensorCore, the XLA lines on co
   CHECK_THAT(trace, Catch::Contains("/device:TPU:0 TensorCore 1 (tpu_v4)"));
   CHECK_THAT(trace, Catch::Contains("XLA Ops"));
 }
+
+TEST_CASE("megacore: a dot in the general form splits its canonical dot over both cores, copies on core 0, --check",
+          "[megacore]") {
+  // Gemma 3's MLP up-projection, [1,11,1152] x [2,6912,1152] -> [1,11,2,6912]: the operands are
+  // read in place, the result copied from the canonical [11,13824] (74.5 us on one core, 42.9 us
+  // split by columns); and a dot whose lhs is copied first ([64,300] contracting its major dim),
+  // split by rows. Every core has MXU work; the values are the evaluator's.
+  struct Case {
+    const char* name;
+    const char* hlo;
+  };
+  for (const Case& c : {Case{"mlp", "HloModule m\nENTRY e {\n  a = bf16[1,11,1152] parameter(0)\n  w = bf16[2,6912,1152] parameter(1)\n"
+                                    "  ROOT d = bf16[1,11,2,6912] dot(a, w), lhs_contracting_dims={2}, rhs_contracting_dims={2}\n}\n"},
+                        Case{"copied_lhs", "HloModule m\nENTRY e {\n  a = bf16[64,300] parameter(0)\n  b = bf16[2,400,64] parameter(1)\n"
+                                           "  ROOT d = bf16[300,2,400] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={2}\n}\n"}}) {
+    INFO(c.name);
+    const fs::path dir = TempDir(std::string("megacore_general_dot_") + c.name);
+    WriteText(dir / "m.hlo", c.hlo);
+    CHECK_THAT(RunOk("run " + (dir / "m.hlo").string() + " --check --report " + (dir / "r.json").string()),
+               Catch::Contains("check passed"));
+    const std::string report = ReadText(dir / "r.json");
+    for (int core = 0; core < 2; ++core) {
+      INFO("core " << core);
+      const std::string section = CoreSection(report, core);
+      CHECK(JsonNumber(section, "macs", section.find("\"mxus\"")) > 0);
+    }
+  }
+}
