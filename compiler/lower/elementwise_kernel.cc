@@ -224,7 +224,7 @@ class Emitter {
     // pieces too: a kernel of whole strips would be one block, loaded, computed and stored in
     // turn, on one core.
     const uint64_t block_bytes = BlockBytesPerArray(streams, widest_strip * grid_.strips);
-    if (pieces_ == 1 && sink_ == nullptr && widest_strip > block_bytes && grid_.strips < kTargetBlocks) {
+    if (pieces_ == 1 && sink_ == nullptr && widest_strip > block_bytes && static_cast<uint64_t>(grid_.strips) < kTargetBlocks) {
       PlanPieces(streams, block_bytes);
     }
     if (pieces_ == 1) {
@@ -1093,10 +1093,11 @@ class Emitter {
           ready = v[step.index].ready;
           break;
         case Kind::kPrepare:
-          ready = v[expr_.outputs[step.index]].ready;
+          ready = value_of(step.copy, expr_.outputs[step.index]).ready;
           break;
         case Kind::kStore:
-          ready = v[end + step.index].issued ? v[end + step.index].ready : v[expr_.outputs[step.index]].ready;
+          ready = v[end + step.index].issued ? v[end + step.index].ready
+                                             : value_of(step.copy, expr_.outputs[step.index]).ready;
           break;
       }
       return ready;
@@ -1163,7 +1164,7 @@ class Emitter {
           prepared.stored = EmitPrepare(o, variants[step.copy]);
           prepared.ready = clock.Issue(VpuSlot::kElementwise, ready, static_cast<int>(out_->instruction_count() - before));
           prepared.issued = prepared.done = true;
-          if (--v[expr_.outputs[o]].readers == 0) Release(expr_.outputs[o]);
+          if (--value_of(step.copy, expr_.outputs[o]).readers == 0) Release(expr_.outputs[o]);
           break;
         }
         case Kind::kStore: {
@@ -1175,7 +1176,7 @@ class Emitter {
           clock.Issue(VpuSlot::kLoadStore, ready, 1);
           if (prepared.issued) {
             vreg_used_[reg] = false;
-          } else if (--v[expr_.outputs[o]].readers == 0) {
+          } else if (--value_of(step.copy, expr_.outputs[o]).readers == 0) {
             Release(expr_.outputs[o]);
           }
           break;
