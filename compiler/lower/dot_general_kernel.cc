@@ -180,20 +180,10 @@ void EmitGeneralDotKernel(KernelContext& context) {
     EmitDotKernel(context);
     return;
   }
-  const GeneralDims g = DimsOf(context);
+  const auto [lb, rb, lc, rc, lf, rf, batch, m, k, n] = DimsOf(context);
   const DeviceBuffer& lhs = *context.operands[0].at(0);
   const DeviceBuffer& rhs = *context.operands[1].at(0);
   const DeviceBuffer& result = *context.results[0];
-  const std::vector<int64_t>& lb = g.lb;
-  const std::vector<int64_t>& rb = g.rb;
-  const std::vector<int64_t>& lc = g.lc;
-  const std::vector<int64_t>& rc = g.rc;
-  const std::vector<int64_t>& lf = g.lf;
-  const std::vector<int64_t>& rf = g.rf;
-  const std::vector<int64_t>& batch = g.batch;
-  const int64_t m = g.m;
-  const int64_t k = g.k;
-  const int64_t n = g.n;
   // Megacore: the cores split the canonical dot; core 0 alone makes the copies before and after
   // it, the cores meeting (core.sync) between.
   const bool split = context.part.count > 1;

@@ -1162,7 +1162,7 @@ class Emitter {
           const int o = step.index;
           Value& prepared = v[end + o];
           prepared.stored = EmitPrepare(o, variants[step.copy]);
-          prepared.ready = clock.Issue(VpuSlot::kElementwise, ready, static_cast<int>(out_->instruction_count() - before));
+          prepared.ready = clock.Issue(slot(step), ready, static_cast<int>(out_->instruction_count() - before));
           prepared.issued = prepared.done = true;
           if (--value_of(step.copy, expr_.outputs[o]).readers == 0) Release(expr_.outputs[o]);
           break;
@@ -1173,7 +1173,7 @@ class Emitter {
           Value& prepared = v[end + o];
           const int reg = prepared.issued ? prepared.stored : Regs()[expr_.outputs[o]];
           out_->Emit("vst v{}, {}{}", reg, Address(s), s.geometry.element_bits == 16 ? ", sublanes=0xf" : "");
-          clock.Issue(VpuSlot::kLoadStore, ready, 1);
+          clock.Issue(slot(step), ready, 1);
           if (prepared.issued) {
             vreg_used_[reg] = false;
           } else if (--value_of(step.copy, expr_.outputs[o]).readers == 0) {
@@ -1192,8 +1192,6 @@ class Emitter {
     const ScheduledValue& v = values[step.copy][step.index];
     return v.issued && !v.finish;
   }
-
-
 
   // Whether result o's store reads a masked or packed copy of its value.
   bool NeedsPrepare(int o, Variant variant) const {

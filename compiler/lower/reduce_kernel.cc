@@ -195,13 +195,18 @@ class ReduceEmitter {
     if (n >= 4) lane_group_ = n;
   }
 
+  // The bf16 value the reduce's operand widens to f32 (the operand a convert), or null.
+  const hlo::Instruction* WidenedBf16() const {
+    const hlo::Instruction* convert = c_.instruction.operand(0);
+    if (convert->opcode() != hlo::Opcode::kConvert || convert->shape().element_type != isa::ElementType::kF32) return nullptr;
+    const hlo::Instruction* source = convert->operand(0);
+    return source->shape().element_type == isa::ElementType::kBF16 ? source : nullptr;
+  }
+
   // The bf16 array the fused group only widens to f32 for the reduce, or null.
   const DeviceBuffer* WidenedBf16Operand() const {
-    const hlo::Instruction* convert = c_.instruction.operand(0);
-    if (c_.group.members.size() != 2 || convert->opcode() != hlo::Opcode::kConvert) return nullptr;
-    if (convert->shape().element_type != isa::ElementType::kF32) return nullptr;
-    const hlo::Instruction* source = convert->operand(0);
-    if (source->shape().element_type != isa::ElementType::kBF16) return nullptr;
+    const hlo::Instruction* source = WidenedBf16();
+    if (c_.group.members.size() != 2 || source == nullptr) return nullptr;
     const auto& operands = c_.group.operands;
     const auto it = std::find(operands.begin(), operands.end(), source);
     if (it == operands.end()) return nullptr;
@@ -237,15 +242,9 @@ class ReduceEmitter {
   // value computed in the group widened to f32 and read by nothing else, the bf16 value.
   const hlo::Instruction* ProducedValue() const {
     const hlo::Instruction* operand = c_.instruction.operand(0);
-    if (operand->opcode() != hlo::Opcode::kConvert || operand->shape().element_type != isa::ElementType::kF32) {
-      return operand;
-    }
-    const hlo::Instruction* source = operand->operand(0);
+    const hlo::Instruction* source = WidenedBf16();
     const auto& members = c_.group.members;
-    if (source->shape().element_type != isa::ElementType::kBF16 ||
-        std::find(members.begin(), members.end(), source) == members.end()) {
-      return operand;
-    }
+    if (source == nullptr || std::find(members.begin(), members.end(), source) == members.end()) return operand;
     for (const hlo::Instruction* member : members) {
       if (member == &c_.instruction) continue;
       for (const hlo::Instruction* read : member->operands()) {
@@ -260,9 +259,9 @@ class ReduceEmitter {
     KernelGroup producer;
     producer.root = produced_;
     for (const hlo::Instruction* member : c_.group.members) {
-      if (member != &c_.instruction && (member != c_.instruction.operand(0) || produced_ == member)) {
-        producer.members.push_back(member);
-      }
+      // Not the reduce, nor a widening the fold does itself (ProducedValue).
+      const bool widening_skipped = member == c_.instruction.operand(0) && member != produced_;
+      if (member != &c_.instruction && !widening_skipped) producer.members.push_back(member);
     }
     producer.operands = c_.group.operands;
     return producer;
