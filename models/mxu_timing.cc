@@ -56,7 +56,12 @@ MxuGroupTiming MxuTimer::Group(uint64_t cycle, uint32_t rows, double passes) {
   array_free_ = group.pass_begin + rows * passes;
   last_leave_ = group.end();
   rows_entered_ = true;
-  if (!tile_leave_.empty()) tile_leave_.back() = last_leave_;
+  // The buffer of the current tile frees behind its last row. With one buffer the next load
+  // overwrites the weights in use, so it waits for every row to leave; with two or more it fills
+  // the freed buffer behind the last row's wavefront, one row of PEs after another, as the row
+  // leaves them: from the end of its pass (TPUv1 [J1]: weights take effect "with the advancing
+  // wave"), not after its results drain.
+  if (!tile_leave_.empty()) tile_leave_.back() = params_.weight_buffer_count > 1 ? array_free_ : last_leave_;
   last_begin_ = group.begin;
   busy_cycles_ += fill + rows * passes;
   pass_cycles_ += rows * passes;

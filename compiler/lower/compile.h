@@ -20,6 +20,17 @@
 
 namespace tpusim::compiler {
 
+// The MXUs' timing, for cost models that weigh a dot's MXU work against its HBM traffic (the
+// megacore split, DotCoreSlice): the TensorCore's clock, one weight tile's load, and the passes a
+// row of each input type takes (tensor_core.clock_mhz and tensor_core.mxu). clock_mhz 0: unknown.
+struct MxuRates {
+  double clock_mhz = 0;
+  double weight_load_cycles = 0;
+  double bf16_passes = 1;
+  double f16_passes = 1;
+  double f32_passes = 1;
+};
+
 // What the compiler needs to know of the machine (sim/ fills it from the ArchConfig).
 struct CompileOptions {
   isa::Target target;
@@ -41,6 +52,7 @@ struct CompileOptions {
   // latency), for kernels that order their vector code by it (VpuIssueClock). All zero: unknown,
   // kernels keep their own order.
   VpuTiming vpu_timing;
+  MxuRates mxu_rates;
   // The simulated device: its global id among the module's replica_count x num_partitions devices
   // (partition d % num_partitions of replica d / num_partitions), which partition-id and replica-id
   // return and which picks its collectives' groups.

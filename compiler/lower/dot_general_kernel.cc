@@ -115,12 +115,46 @@ std::optional<InPlaceOperand> InPlace(const DeviceBuffer& operand, const std::ve
 }
 
 // The dot's dims grouped: each operand's batch, free and contracting dims, and the canonical
-// [batch..., M, K] x [batch..., K, N] sizes.
+// [batch..., M, K] x [batch..., K, N] sizes. `swapped`: the canonical dot's lhs is the HLO's rhs
+// and its rhs the HLO's lhs (dot(a, b) = transpose(dot(b, a)), the result's bytes being those of
+// the transpose: Transposes).
 struct GeneralDims {
   std::vector<int64_t> lb, rb, lc, rc, lf, rf;
   std::vector<int64_t> batch;
   int64_t m = 0, k = 0, n = 0;
+  bool swapped = false;
 };
+
+// `shape` seen with dim i being its dim order[i], over the same bytes (a bitcast transpose).
+isa::Shape Transposed(const isa::Shape& shape, const std::vector<int64_t>& order) {
+  isa::Shape view = shape;
+  view.dims = Pick(shape.dims, order);
+  if (!shape.dynamic_dims.empty()) {
+    for (std::size_t i = 0; i < order.size(); ++i) view.dynamic_dims[i] = shape.dynamic_dims[order[i]];
+  }
+  if (view.layout) {
+    std::vector<int64_t> position(order.size());
+    for (std::size_t i = 0; i < order.size(); ++i) position[order[i]] = static_cast<int64_t>(i);
+    for (int64_t& d : view.layout->minor_to_major) d = position[d];
+    if (!view.layout->padded_dimensions.empty()) view.layout->padded_dimensions = Pick(shape.layout->padded_dimensions, order);
+  }
+  return view;
+}
+
+// Whether the result [batch..., M..., N...] holds the bytes of the canonical transposed result
+// [batch..., N, M] and not those of [batch..., M, N]: a matrix-vector product's [M, 1]{0,1} is
+// the row [1, M]. The dot is then computed as dot(rhs, lhs), written in place.
+bool Transposes(const isa::Shape& result, const GeneralDims& g) {
+  const auto nb = static_cast<int64_t>(g.batch.size());
+  const auto m_dims = static_cast<int64_t>(g.lf.size());
+  const int64_t rank = result.rank();
+  if (SameRowMajorImage(result, RowMajorTpuArray(result.element_type, Cat(g.batch, {g.m, g.n})))) return false;
+  std::vector<int64_t> order(static_cast<std::size_t>(nb));
+  std::iota(order.begin(), order.end(), int64_t{0});
+  for (int64_t d = nb + m_dims; d < rank; ++d) order.push_back(d);
+  for (int64_t d = nb; d < nb + m_dims; ++d) order.push_back(d);
+  return SameRowMajorImage(Transposed(result, order), RowMajorTpuArray(result.element_type, Cat(g.batch, {g.n, g.m})));
+}
 
 GeneralDims DimsOf(const KernelContext& context) {
   const hlo::Instruction& dot = context.instruction;
@@ -145,6 +179,13 @@ GeneralDims DimsOf(const KernelContext& context) {
   g.m = Product(lhs.dims, g.lf);
   g.k = Product(lhs.dims, g.lc);
   g.n = Product(rhs.dims, g.rf);
+  if (Transposes(context.results.at(0)->shape, g)) {
+    std::swap(g.lb, g.rb);
+    std::swap(g.lc, g.rc);
+    std::swap(g.lf, g.rf);
+    std::swap(g.m, g.n);
+    g.swapped = true;
+  }
   return g;
 }
 
@@ -170,7 +211,8 @@ int GeneralDotCoreParts(const KernelContext& context) {
   form.n = g.n;
   DeviceBuffer canonical;
   canonical.shape = RowMajorTpuArray(context.results[0]->shape.element_type, Cat(g.batch, {g.m, g.n}));
-  const CoreSlice last = DotCoreSlice(form, context.options.target, {cores - 1, cores}, canonical);
+  const CoreSlice last = DotCoreSlice(form, context.options, {cores - 1, cores}, canonical,
+                                      context.operands.at(0).at(0)->shape.element_type);
   return last.end > last.first ? cores : 1;
 }
 
@@ -180,9 +222,9 @@ void EmitGeneralDotKernel(KernelContext& context) {
     EmitDotKernel(context);
     return;
   }
-  const auto [lb, rb, lc, rc, lf, rf, batch, m, k, n] = DimsOf(context);
-  const DeviceBuffer& lhs = *context.operands[0].at(0);
-  const DeviceBuffer& rhs = *context.operands[1].at(0);
+  const auto [lb, rb, lc, rc, lf, rf, batch, m, k, n, swapped] = DimsOf(context);
+  const DeviceBuffer& lhs = *context.operands[swapped ? 1 : 0].at(0);
+  const DeviceBuffer& rhs = *context.operands[swapped ? 0 : 1].at(0);
   const DeviceBuffer& result = *context.results[0];
   // Megacore: the cores split the canonical dot; core 0 alone makes the copies before and after
   // it, the cores meeting (core.sync) between.
@@ -198,7 +240,7 @@ void EmitGeneralDotKernel(KernelContext& context) {
   // else copied through scratch.
   const std::optional<InPlaceOperand> lhs_side = InPlace(lhs, lb, lf, lc);
   const std::optional<InPlaceOperand> rhs_side = InPlace(rhs, rb, rf, rc);
-  const bool out_in_place = SameRowMajorImage(result.shape, RowMajorTpuArray(out_type, Cat(batch, {m, n})));
+  const bool out_in_place = swapped || SameRowMajorImage(result.shape, RowMajorTpuArray(out_type, Cat(batch, {m, n})));
   // A result whose dims are the canonical ones in another layout (a matrix-vector product's
   // [M, 1]{0,1}: the default layout puts size-1 dims major) is one re-tiling DMA away from the
   // canonical result, not two through untiled rows (which merge or split dims).

@@ -81,6 +81,7 @@ class DotEmitter {
     for (int64_t j = 1; j < slices_ && sliced_weights_; ++j) {
       out_.Emit("sem.wait sem[{}], {}", WeightSliceSem(j), weight_slice_pieces_[j]);
     }
+    EmitLhsRelease();
   }
 
  private:
@@ -124,7 +125,7 @@ class DotEmitter {
     if (c_.part.count > 1) {
       // Megacore: this core's rows [row0_, + m) or columns [col0_, + n) of the output; the kernel
       // is the dot of those.
-      const CoreSlice slice = DotCoreSlice(form_, target, c_.part, *c_.results.at(0));
+      const CoreSlice slice = DotCoreSlice(form_, c_.options, c_.part, *c_.results.at(0), lhs.element_type);
       if (slice.end <= slice.first) Refuse("its core part is empty");
       (slice.rows ? row0_ : col0_) = slice.first;
       (slice.rows ? form_.m : form_.n) = slice.end - slice.first;
@@ -234,6 +235,9 @@ class DotEmitter {
       slices_ = 1;
     }
     sliced_weights_ = slices_ > 1 && form_.batch * t_.n_groups == 1;
+    // One row chunk and one batch: every job multiplies the same lhs panel, loaded once and kept
+    // (it was loaded again for every N group: a 218 x 931 lhs 8 times against 3867 columns).
+    lhs_resident_ = t_.m_chunks == 1 && form_.batch == 1;
     const int64_t engines = target.dma_engines();
     lhs_slice_pieces_ = std::min(engines, CeilDiv(t_.chunk_rows, t_.rows_per_vreg));
     weight_slice_pieces_.clear();
@@ -617,15 +621,21 @@ class DotEmitter {
     if (col0_ != 0) out_.Emit("add s{}, s{}, {}", kNextCol0, kNextCol0, col0_);
     EmitWeightDmasFor(kNextBatch, kNextGroup, kNextCol0, kOtherWeights);
     out_.Bind(same_group);
-    // This job's lhs panel (parity kJob & 1) has landed; prefetch the next job's.
-    out_.Emit("and s{}, s{}, 1", kTemp, kJob);
+    // This job's lhs panel (parity kJob & 1; a resident panel's is 0) has landed; prefetch the
+    // next job's.
+    if (lhs_resident_) {
+      out_.Emit("mov s{}, 0", kTemp);
+    } else {
+      out_.Emit("and s{}, s{}, 1", kTemp, kJob);
+    }
     out_.Emit("mul s{}, s{}, {:#x}", kLhs, kTemp, t_.lhs_panel_bytes);
     if (slices_ > 1) {
       out_.Emit("mul s{}, s{}, {}", kSliceSem, kTemp, slices_);
-      out_.Emit("sem.wait sem[s{} + {}], {}", kSliceSem, kFirstSliceSem, lhs_slice_pieces_);  // slice 0
+      WaitLhs(fmt::format("s{} + {}", kSliceSem, kFirstSliceSem), lhs_slice_pieces_);  // slice 0
     } else {
-      out_.Emit("sem.wait sem[s{} + {}], {}", kTemp, kLhsSem, lhs_dmas_);
+      WaitLhs(fmt::format("s{} + {}", kTemp, kLhsSem), lhs_dmas_);
     }
+    if (lhs_resident_) return EmitJobBody(loop);
     out_.Emit("xor s{}, s{}, 1", kTemp, kTemp);
     out_.Emit("mul s{}, s{}, {:#x}", kOtherLhs, kTemp, t_.lhs_panel_bytes);
     const std::string no_prefetch = out_.NewLabel(c_.instruction.name() + ".no_lhs_prefetch");
@@ -637,7 +647,11 @@ class DotEmitter {
     out_.Emit("and s{}, s{}, 1", kTemp, kNextJob);
     EmitLhsDmasFor(kNextBatch, kNextRow0, kNextRowChunk, kOtherLhs, kTemp);
     out_.Bind(no_prefetch);
+    EmitJobBody(loop);
+  }
 
+  // The job's K blocks and read-out, then the next job.
+  void EmitJobBody(const std::string& loop) {
     EmitKBlocks();
     EmitReadOutVariants();
 
@@ -650,6 +664,21 @@ class DotEmitter {
     out_.Bind(keep);
     out_.Emit("add s{}, s{}, 1", kJob, kJob);
     out_.Emit("loop s{}, {}", kJobsLeft, loop);
+  }
+
+  // Waits for an lhs panel's DMAs (`sem`: the semaphore operand). A resident panel's semaphores
+  // are signalled back for the later jobs, and taken back at the kernel's end (EmitLhsRelease).
+  void WaitLhs(const std::string& sem, int64_t count) {
+    out_.Emit("sem.wait sem[{}], {}", sem, count);
+    if (lhs_resident_) out_.Emit("sem.signal sem[{}], {}", sem, count);
+  }
+  void EmitLhsRelease() {
+    if (!lhs_resident_) return;
+    if (slices_ == 1) {
+      out_.Emit("sem.wait sem[{}], {}", kLhsSem, lhs_dmas_);
+      return;
+    }
+    for (int64_t j = 0; j < slices_; ++j) out_.Emit("sem.wait sem[{}], {}", kFirstSliceSem + j, lhs_slice_pieces_);
   }
 
   // The MXU of K block kb's set, replica r, that holds N block q of the group.
@@ -730,7 +759,7 @@ class DotEmitter {
       const std::vector<int64_t> blocks = round_blocks(round);
       const std::vector<int64_t> next = round_blocks(round + 1);
       for (; waited_lhs_slice < blocks.back() / slice_blocks_; ++waited_lhs_slice) {
-        out_.Emit("sem.wait sem[s{} + {}], {}", kSliceSem, kFirstSliceSem + waited_lhs_slice + 1, lhs_slice_pieces_);
+        WaitLhs(fmt::format("s{} + {}", kSliceSem, kFirstSliceSem + waited_lhs_slice + 1), lhs_slice_pieces_);
       }
       for (int64_t i = 0; i < t_.groups; ++i) {
         for (int64_t kb : blocks) EmitPushes(kb, i);
@@ -962,6 +991,7 @@ class DotEmitter {
   int64_t slices_ = 1;                       // K slices of the panels' DMAs
   int64_t slice_blocks_ = 1;                 // K blocks per slice
   bool sliced_weights_ = false;              // the single weight panel goes out by slices too
+  bool lhs_resident_ = false;                // one lhs panel for every job (PlanSlices)
   int64_t lhs_slice_pieces_ = 1;             // DMAs (or signals) per lhs slice
   std::vector<int64_t> weight_slice_pieces_; // per weight slice
   int64_t weight_count_ = 0, lhs_count_ = 0, read_count_ = 0;
@@ -979,7 +1009,36 @@ bool DotKernelWritesLayout(const isa::Shape& result) {
   return !layout.tiles.empty() && layout.tiles[0].dims.size() == 2;
 }
 
-CoreSlice DotCoreSlice(const DotForm& form, const isa::Target& target, const CorePart& part, const DeviceBuffer& result) {
+namespace {
+
+// A core's estimated time for its part of a dot, [m, n] of the output with all of K (every core
+// runs alike, sharing HBM): the longer of its MXU work and the chip's HBM traffic over the
+// bandwidth. MXU: the kernel's N groups (an MXU's C columns each, mxus x C a group) pass the
+// part's m rows at `passes` cycles each over every K block, a block taking at least a weight
+// tile's load (mxu_tiling.h). HBM: every core reads its rows of the lhs and its columns of the
+// weights, and writes its part; a split by rows reads all the weights once per core, a split by
+// columns all of the lhs.
+double CorePartNs(const DotForm& form, const CompileOptions& options, int64_t m, int64_t n, int64_t cores,
+                  bool rows, int in_bytes, int out_bytes, double passes) {
+  const isa::Target& target = options.target;
+  const MxuRates& mxu = options.mxu_rates;
+  const int64_t blocks =
+      form.batch * CeilDiv(form.k, target.mxu_rows()) * CeilDiv(n, target.mxu_count() * target.mxu_columns());
+  const double block_cycles = std::max(mxu.weight_load_cycles, static_cast<double>(m) * passes);
+  const double mxu_ns = static_cast<double>(blocks) * block_cycles * 1e3 / mxu.clock_mhz;
+  const double lhs = static_cast<double>(form.batch * form.m * form.k * in_bytes);
+  const double weights = static_cast<double>(form.batch * form.k * form.n * in_bytes);
+  const double out = static_cast<double>(form.batch * form.m * form.n * out_bytes);
+  const double c = static_cast<double>(cores);
+  const double bytes = rows ? lhs + c * weights + out : c * lhs + weights + out;
+  return std::max(mxu_ns, bytes / options.hbm_bytes_per_ns);
+}
+
+}  // namespace
+
+CoreSlice DotCoreSlice(const DotForm& form, const CompileOptions& options, const CorePart& part,
+                       const DeviceBuffer& result, isa::ElementType in_type) {
+  const isa::Target& target = options.target;
   const int64_t cores = part.count;
   const auto tile = [&](std::size_t dim) -> int64_t {
     const isa::Shape& shape = result.shape;
@@ -988,21 +1047,39 @@ CoreSlice DotCoreSlice(const DotForm& form, const isa::Target& target, const Cor
   };
   const auto share = [&](int64_t size, int64_t unit) { return CeilDiv(CeilDiv(size, cores), unit) * unit; };
   // Rows where there are more than a pass of MXU rows (R): every K block's pushes, R cycles or
-  // more on one core, shorten on each, down to the R cycles a weight tile takes to load. Else
-  // columns where there are more than an MXU's (C). With fewer, a core's passes are mostly
-  // pipeline fill, drain and weight loading, which every core would repeat, and one core alone is
-  // as fast. Each core's part: whole result tiles and packed 16-bit vregs (2 x sublanes rows), or
-  // whole result tiles, lanes and MXU column blocks; every core must get one.
+  // more on one core, shorten on each, down to the R cycles a weight tile takes to load. Columns
+  // where there are more than an MXU's (C). With fewer, a core's passes are mostly pipeline fill,
+  // drain and weight loading, which every core would repeat, and one core alone is as fast. Where
+  // both are possible, columns only when the estimated time (CorePartNs) is shorter: a split by
+  // rows has every core read all the weights, which for few rows against many columns doubles
+  // the traffic of an HBM-bound dot. Each core's part: whole result tiles and packed 16-bit vregs
+  // (2 x sublanes rows), or whole result tiles, lanes and MXU column blocks; every core must get
+  // one.
   const int64_t r = target.mxu_rows(), c = target.mxu_columns();
   const int64_t row_unit = std::lcm(int64_t{2} * target.sublanes(), tile(0));
   const int64_t col_unit = std::lcm(std::lcm(static_cast<int64_t>(target.lanes()), tile(1)), c);
+  const bool by_rows = form.m > r && share(form.m, row_unit) * (cores - 1) < form.m;
+  const bool by_cols = form.n > c && share(form.n, col_unit) * (cores - 1) < form.n;
+  bool rows = by_rows;
+  if (by_rows && by_cols && options.mxu_rates.clock_mhz > 0 && options.hbm_bytes_per_ns > 0) {
+    const int in_bytes = isa::ElementBitWidth(in_type) / 8;
+    const int out_bytes = isa::ElementBitWidth(result.shape.element_type) / 8;
+    const double passes = in_type == isa::ElementType::kF32   ? options.mxu_rates.f32_passes
+                          : in_type == isa::ElementType::kF16 ? options.mxu_rates.f16_passes
+                                                              : options.mxu_rates.bf16_passes;
+    const double by_rows_ns = CorePartNs(form, options, share(form.m, row_unit), form.n, cores, true, in_bytes,
+                                         out_bytes, passes);
+    const double by_cols_ns = CorePartNs(form, options, form.m, share(form.n, col_unit), cores, false, in_bytes,
+                                         out_bytes, passes);
+    rows = by_rows_ns <= by_cols_ns;
+  }
   CoreSlice slice;
   int64_t size = 0, per_core = 0;
-  if (form.m > r && share(form.m, row_unit) * (cores - 1) < form.m) {
+  if (rows) {
     slice.rows = true;
     size = form.m;
     per_core = share(form.m, row_unit);
-  } else if (form.n > c && share(form.n, col_unit) * (cores - 1) < form.n) {
+  } else if (by_cols) {
     size = form.n;
     per_core = share(form.n, col_unit);
   } else {
@@ -1018,7 +1095,8 @@ int DotCoreParts(const KernelContext& context) {
   std::string why;
   const auto form = CanonicalDot(context.instruction, &why);
   if (cores <= 1 || !form || context.results.size() != 1 || !DotKernelWritesLayout(context.results[0]->shape)) return 1;
-  const CoreSlice last = DotCoreSlice(*form, context.options.target, {cores - 1, cores}, *context.results[0]);
+  const CoreSlice last = DotCoreSlice(*form, context.options, {cores - 1, cores}, *context.results[0],
+                                      context.operands.at(0).at(0)->shape.element_type);
   return last.end > last.first ? cores : 1;
 }
 

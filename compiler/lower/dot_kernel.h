@@ -22,15 +22,18 @@ bool DotKernelWritesLayout(const isa::Shape& result);
 // DotCoreSlice gives the last core a part, else 1.
 int DotCoreParts(const KernelContext& context);
 
-// Core part.index's share of a dot's output: rows [first, end) where M exceeds a pass of MXU rows,
-// else columns where N exceeds an MXU's columns, in equal shares of whole result tiles and packed
-// vregs (rows) or MXU column blocks (columns); empty where neither (one core: a dot that cannot
-// fill more than one core's MXU rows or columns only repeats its weight loading on every core).
+// Core part.index's share of a dot's output (operands of `in_type`): rows [first, end) where M
+// exceeds a pass of MXU rows, or columns where N exceeds an MXU's columns (where both do, the one
+// whose estimated MXU and HBM time is shorter, rows on a tie), in equal shares of whole result
+// tiles and packed vregs (rows) or MXU column blocks (columns); empty where neither (one core: a
+// dot that cannot fill more than one core's MXU rows or columns only repeats its weight loading
+// on every core).
 struct CoreSlice {
   bool rows = false;
   int64_t first = 0;
   int64_t end = 0;
 };
-CoreSlice DotCoreSlice(const DotForm& form, const isa::Target& target, const CorePart& part, const DeviceBuffer& result);
+CoreSlice DotCoreSlice(const DotForm& form, const CompileOptions& options, const CorePart& part,
+                       const DeviceBuffer& result, isa::ElementType in_type);
 
 }  // namespace tpusim::compiler

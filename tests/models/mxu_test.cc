@@ -580,6 +580,37 @@ TEST_CASE("two weight buffers hide weight loads and one does not", "[models][mxu
   CHECK(sequential.stats().fills == tiles);
 }
 
+TEST_CASE("with two buffers a tile's buffer reloads once its last row has passed, not after the drain",
+          "[models][mxu][timing]") {
+  // A few-row dot streams one group per tile (decode's matrix-vector products): the load of tile
+  // n + 2 goes into tile n's buffer, filled behind tile n's last row as it leaves the PEs.
+  const Vreg zero(kS, kL);
+  Mxu mxu(Params(128, 128, 2));
+  for (int b = 0; b < 8; ++b) mxu.WeightPush(ElementType::kBF16, zero, 0);  // tile 0: 0..128
+  CHECK(mxu.Latch(0).done == 129);
+  // Group 1 enters at 129, pays the fill, passes 257..273, its results ready at 401.
+  CHECK(mxu.Push(ElementType::kBF16, zero, 0).done == 401);
+  // Tile 1 loads 129..257 (in order: after the push that began at 129).
+  for (int b = 0; b < 8; ++b) mxu.WeightPush(ElementType::kBF16, zero, 0);
+  CHECK(mxu.Latch(0).done == 258);
+  // Group 2 follows group 1 without a gap: passes 273..289, ready 417.
+  CHECK(mxu.Push(ElementType::kBF16, zero, 0).done == 417);
+  // Tile 2 loads into tile 0's buffer from group 1's pass end (273), not its results (401).
+  const MxuTiming first_load = mxu.WeightPush(ElementType::kBF16, zero, 0);
+  CHECK(first_load.start == 273);
+  for (int b = 1; b < 8; ++b) mxu.WeightPush(ElementType::kBF16, zero, 0);
+  CHECK(mxu.Latch(0).done == 273 + 128 + 1);
+  // Group 3 enters at 402 while group 2 still drains (ready 417): no fill.
+  CHECK(mxu.Push(ElementType::kBF16, zero, 0).done == 402 + 16 + 128);
+  CHECK(mxu.stats().fills == 1);
+  // One buffer: the load overwrites the weights in use, so it waits for every row to leave.
+  Mxu one(Params(128, 128, 1));
+  for (int b = 0; b < 8; ++b) one.WeightPush(ElementType::kBF16, zero, 0);
+  one.Latch(0);
+  CHECK(one.Push(ElementType::kBF16, zero, 0).done == 401);
+  CHECK(one.WeightPush(ElementType::kBF16, zero, 0).start == 401);
+}
+
 TEST_CASE("timing-only MXU runs give identical times", "[models][mxu][timing]") {
   const Matrix w = RandomFloats(ElementType::kBF16, 256, 256, 16);
   const Matrix lhs = RandomFloats(ElementType::kBF16, 64, 256, 17);

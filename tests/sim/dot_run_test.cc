@@ -498,11 +498,12 @@ TEST_CASE("dot kernel: a short-K dot spreads its lhs panels and output stages ov
   CHECK(time_us <= 1.5 * (2.0 * 2728 * 128 * 2 / 1228.8e9 * 1e6) + 1.5);
 }
 
-TEST_CASE("dot kernel: a matrix-vector product's [M,1]{0,1} result is one re-tiling DMA from the kernel's, --check",
+TEST_CASE("dot kernel: a matrix-vector product's [M,1]{0,1} result is written in place as the transposed dot, --check",
           "[dot]") {
-  // The default layout puts a size-1 dim major: [92,1]{0,1}, where the dot kernel writes
-  // row-major tiles. The dims are the same, so one DMA re-tiles it (it went through untiled rows
-  // in two: 2.44 -> 2.17 us on tpu_v4).
+  // The default layout puts a size-1 dim major: [92,1]{0,1}, whose bytes are the row [1,92]. The
+  // kernel computes dot(b, a) = [1,81] x [81,92] (b's [81,1]{0,1} is the row [1,81]; a is read
+  // with its K minor) and writes the result's own bytes: no copy through HBM (one re-tiling DMA
+  // took 2.17 us on tpu_v4 where the dot now takes 1.14).
   const fs::path dir = TempDir("dot_matvec");
   WriteText(dir / "m.hlo",
             "HloModule m\nENTRY e {\n  a = bf16[92,81] parameter(0)\n  b = bf16[81,1] parameter(1)\n"
@@ -511,6 +512,10 @@ TEST_CASE("dot kernel: a matrix-vector product's [M,1]{0,1} result is one re-til
   RunOk("compile " + (dir / "m.hlo").string() + " -o " + (dir / "m.s").string());
   const std::string assembly = ReadText(dir / "m.s");
   CHECK(assembly.find(".out_rows") == std::string::npos);
-  const std::regex relayout(R"(dma hbm\[0x[0-9a-f]+\] -> hbm\[)");
-  CHECK(std::distance(std::sregex_iterator(assembly.begin(), assembly.end(), relayout), std::sregex_iterator()) == 1);
+  const std::regex hbm_to_hbm(R"(dma hbm\[0x[0-9a-f]+\] -> hbm\[)");
+  CHECK(std::distance(std::sregex_iterator(assembly.begin(), assembly.end(), hbm_to_hbm), std::sregex_iterator()) == 0);
+  RunOk("run " + (dir / "m.hlo").string() + " --timing-only --config tpu_v4 --report " + (dir / "r.json").string());
+  const std::string report = ReadText(dir / "r.json");
+  // The issue's physics bound: 1.5 x the roofline (here its HBM bytes, under 0.1 us) + 1.5 us.
+  CHECK(JsonNumber(report, "time_us", report.find("\"opcode\": \"dot\"")) < 1.65);
 }
