@@ -1012,11 +1012,49 @@ class Emitter {
     }
   }
 
+  // The live nodes (last_use >= 0) in an order where each comes after its inputs (`inputs`: each
+  // node's distinct inputs) and, of those whose inputs are placed, the one with the longest chain
+  // of latencies to the end of the expression goes first (lowest index on ties): a list
+  // scheduler's critical-path priority. A lane broadcast's load and cross-lane spread (and an
+  // exp's operand) then start before the cheap operations that do not wait for them.
+  std::vector<int> CriticalOrder(const std::vector<std::vector<int>>& inputs, const std::vector<int>& last_use) const {
+    const int end = static_cast<int>(expr_.nodes.size());
+    const VpuTiming& timing = c_.options.vpu_timing;
+    const auto latency = [&](VpuSlot slot) { return timing.slots[static_cast<int>(slot)].latency_cycles; };
+    std::vector<double> tail(end, 0);
+    for (int n = end - 1; n >= 0; --n) {
+      if (last_use[n] < 0) continue;
+      tail[n] += latency(SlotOf(expr_.nodes[n])) + (IsLaneBroadcast(n) ? latency(VpuSlot::kCrossLane) : 0);
+      for (int i : inputs[n]) tail[i] = std::max(tail[i], tail[n]);
+    }
+    std::vector<int> waiting(end, 0);
+    std::vector<std::vector<int>> readers(end);
+    for (int n = 0; n < end; ++n) {
+      if (last_use[n] < 0) continue;
+      waiting[n] = static_cast<int>(inputs[n].size());
+      for (int i : inputs[n]) readers[i].push_back(n);
+    }
+    std::vector<int> order;
+    std::vector<bool> placed(end, false);
+    while (true) {
+      int best = -1;
+      for (int n = 0; n < end; ++n) {
+        if (last_use[n] < 0 || placed[n] || waiting[n] > 0) continue;
+        if (best < 0 || tail[n] > tail[best]) best = n;
+      }
+      if (best < 0) break;
+      placed[best] = true;
+      order.push_back(best);
+      for (int r : readers[best]) --waiting[r];
+    }
+    return order;
+  }
+
   // `variants.size()` tiles computed and stored in the order the in-order VPU issues soonest.
   // Each tile's steps (an operation, a bf16 rounding or unpack, a result's masking and packing,
-  // its store) go in its own order; each step emits, of the tiles' next steps, the one
-  // VpuIssueClock says issues first (on ties the lowest rank, node + tile: a wavefront in which
-  // tile t is a node behind tile t - 1). So a tile's cheap operations fill the cycles another
+  // its store) go in its own order, the nodes' longest chains of latency first (CriticalOrder);
+  // each step emits, of the tiles' next steps, the one VpuIssueClock says issues first (on ties
+  // the lowest rank, position + tile: a wavefront in which tile t is a node behind tile t - 1). So a tile's cheap operations fill the cycles another
   // tile's transcendental result is in flight, and tiles' stores overlap later tiles' loads, where
   // in the phase order every operation after an exp waited for its tile's result in turn. Tiles
   // begin in order, at most max_in_flight_ at a time: each holds at most one tile's peak of
@@ -1038,13 +1076,15 @@ class Emitter {
     for (int output : expr_.outputs) ++readers[output];
     // values[c][n] for nodes; values[c][end + o] for result o's masked and packed copy.
     std::vector<std::vector<Value>> values(copies, std::vector<Value>(end + outputs));
+    const std::vector<int> order = CriticalOrder(inputs, last_use);
     using Kind = ScheduledStep::Kind;
     using Step = ScheduledStep;
     // Each copy's steps in its own order: its nodes' operations (and roundings), then its stores.
     std::vector<std::vector<Step>> steps(copies);
     for (int c = 0; c < copies; ++c) {
-      for (int n = 0; n < end; ++n) {
-        if (last_use[n] < 0) continue;
+      for (std::size_t position = 0; position < order.size(); ++position) {
+        const int n = order[position];
+        const int rank = static_cast<int>(position) + c;
         Value& v = values[c][n];
         v.readers = readers[n];
         if (pinned_.contains(n)) {
@@ -1060,8 +1100,8 @@ class Emitter {
           v.readers = 0;
           continue;
         }
-        steps[c].push_back({n + c, c, Kind::kCompute, n});
-        steps[c].push_back({n + c, c, Kind::kFinish, n});
+        steps[c].push_back({rank, c, Kind::kCompute, n});
+        steps[c].push_back({rank, c, Kind::kFinish, n});
       }
       for (int o = 0; o < outputs; ++o) {
         if (NeedsPrepare(o, variants[c])) steps[c].push_back({end + c, c, Kind::kPrepare, o});
