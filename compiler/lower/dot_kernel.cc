@@ -234,7 +234,9 @@ class DotEmitter {
       slice_blocks_ = t_.k_blocks;
       slices_ = 1;
     }
-    sliced_weights_ = slices_ > 1 && form_.batch * t_.n_groups == 1;
+    // The first weight panel goes out by slices too, so the MXUs start on its first K slice; the
+    // later panels land whole during the group before theirs.
+    sliced_weights_ = slices_ > 1;
     // One row chunk and one batch: every job multiplies the same lhs panel, loaded once and kept
     // (it was loaded again for every N group: a 218 x 931 lhs 8 times against 3867 columns).
     lhs_resident_ = t_.m_chunks == 1 && form_.batch == 1;
@@ -436,8 +438,9 @@ class DotEmitter {
                 List(Start(-1, {std::to_string(k0), "0"})), List(Size(rows, cols)), kWeightSem, (p + 1) % engines_);
     }
   }
-  // Weight slice j of the single panel (sliced_weights_): its K rows split over the engines.
+  // Weight slice j of the first panel (sliced_weights_): its K rows split over the engines.
   void EmitWeightSliceDmas(int64_t j) {
+    const int64_t cols = t_.n_groups == 1 ? last_cols_ : t_.group_cols;
     const uint64_t rhs = c_.operands[1][0]->address;
     const int64_t k_begin = j * slice_blocks_ * r_;
     const int64_t k_end = std::min(form_.k, k_begin + slice_blocks_ * r_);
@@ -452,7 +455,7 @@ class DotEmitter {
       }
       out_.Emit("dma hbm[{:#x}] -> vmem[{:#x}], src={}, dst={}, src_start={}, dst_start={}, size={}, sem=sem[{}], engine={}",
                 rhs, weight_base_[0], rhs_view_, weight_panel_, List(Start(kBatch, {std::to_string(k0), std::to_string(col0_)})),
-                List(Start(-1, {std::to_string(k0), "0"})), List(Size(rows, last_cols_)), WeightSliceSem(j),
+                List(Start(-1, {std::to_string(k0), "0"})), List(Size(rows, cols)), WeightSliceSem(j),
                 (p + 1) % engines_);
     }
   }
@@ -550,7 +553,7 @@ class DotEmitter {
     out_.Emit("mov s{}, 0", kTemp2);
     if (sliced_weights_) {
       // Slice 0 of both panels first on every engine, then slice 1, ...: the engines' queues
-      // deliver the slices in K order. (One N group: job 0's chunk is the first, rows known.)
+      // deliver the slices in K order. (Job 0's chunk is the first, its rows known.)
       const int64_t rows = t_.m_chunks == 1 ? last_rows_ : t_.chunk_rows;
       for (int64_t j = 0; j < slices_; ++j) {
         EmitWeightSliceDmas(j);
@@ -604,10 +607,20 @@ class DotEmitter {
     // VPU before its output DMA).
     const std::string same_group = out_.NewLabel(c_.instruction.name() + ".same_group");
     out_.Emit("bne s{}, 0, {}", kRowChunk, same_group);
-    if (sliced_weights_) {
+    if (!sliced_weights_) {
+      out_.Emit("sem.wait sem[{}], {}", kWeightSem, WeightPieces());
+    } else if (form_.batch * t_.n_groups == 1) {
       out_.Emit("sem.wait sem[{}], {}", WeightSliceSem(0), weight_slice_pieces_[0]);
     } else {
+      // The first panel's slice 0, or a later panel whole.
+      const std::string later = out_.NewLabel(c_.instruction.name() + ".later_panel");
+      const std::string waited = out_.NewLabel(c_.instruction.name() + ".panel_waited");
+      out_.Emit("bne s{}, 0, {}", kPanel, later);
+      out_.Emit("sem.wait sem[{}], {}", WeightSliceSem(0), weight_slice_pieces_[0]);
+      out_.Emit("br {}", waited);
+      out_.Bind(later);
       out_.Emit("sem.wait sem[{}], {}", kWeightSem, WeightPieces());
+      out_.Bind(waited);
     }
     out_.Emit("bge s{}, {}, {}", kPanel, form_.batch * t_.n_groups - 1, same_group);
     out_.Emit("add s{}, s{}, 1", kTemp, kPanel);
@@ -697,7 +710,7 @@ class DotEmitter {
     for (int64_t r = 0; r < replicas_; ++r) out_.Emit("mxu.wpush.{} mxu{}, v{}", in_type_, Mxu(kb, r, q), reg);
   }
 
-  // The single weight panel's slice holding K block kb has landed (sliced_weights_): waited for
+  // The first weight panel's slice holding K block kb has landed (sliced_weights_): waited for
   // before the first push from it, and left signalled for the later jobs (the kernel's end takes
   // it back). Slice 0 is waited for at the job's start.
   void WaitForWeightSlice(int64_t kb) {
