@@ -21,11 +21,13 @@
 namespace tpusim::compiler {
 
 // The MXUs' timing, for cost models that weigh a dot's MXU work against its HBM traffic (the
-// megacore split, DotCoreSlice): the TensorCore's clock, one weight tile's load, and the passes a
-// row of each input type takes (tensor_core.clock_mhz and tensor_core.mxu). clock_mhz 0: unknown.
+// megacore split, DotCoreSlice) and for placing weight pushes: the TensorCore's clock, one weight
+// tile's load, the weight buffers, and the passes a row of each input type takes
+// (tensor_core.clock_mhz and tensor_core.mxu). clock_mhz 0: unknown.
 struct MxuRates {
   double clock_mhz = 0;
   double weight_load_cycles = 0;
+  int weight_buffers = 2;
   double bf16_passes = 1;
   double f16_passes = 1;
   double f32_passes = 1;

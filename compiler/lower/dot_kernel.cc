@@ -763,8 +763,14 @@ class DotEmitter {
       for (int64_t kb : round_blocks(0)) EmitWeightPush(kb, w % t_.mxus, w / t_.mxus);
     }
     for (int64_t kb : round_blocks(0)) EmitLatches(kb);
-    // An MXU sums every replicas-th group: its lag, in groups of the chunk, is replicas times longer.
-    const int64_t weight_start = std::min(t_.lag * replicas_, t_.groups - 1);
+    // The next round's weight pushes, spread over the round's groups from the first: with two
+    // or more weight buffers tile n + 1 loads into tile n - 1's buffer, free once tile n - 1's
+    // last row has passed (docs/timing.md, MXU), before tile n's first group, so the pushes never
+    // hold the in-order queue up. (They waited 8 groups into the block, for tile n - 1's drain:
+    // a few-row dot's K block took its rows and then a tile's load, 105 rows 240 cycles where
+    // 128 are the load.) With one buffer they wait for the tile's rows to leave wherever they
+    // are, so they go after its last group.
+    const int64_t weight_start = c_.options.mxu_rates.weight_buffers >= 2 ? 0 : t_.groups - 1;
     const int64_t weight_groups = t_.groups - weight_start;
     const int64_t per_group = CeilDiv(total, weight_groups);
     const int64_t rounds = CeilDiv(t_.k_blocks, k_sets_);

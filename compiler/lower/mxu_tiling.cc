@@ -93,9 +93,6 @@ std::optional<MxuTiling> PlanMxuTiling(const DotForm& form, const isa::Target& t
   t.group_cols = t.mxus * c;
   t.n_groups = CeilDiv(form.n, t.group_cols);
   t.weight_pushes = (r / t.rows_per_vreg) * t.nc;
-  // The next tile's pushes wait (in the MXU's queue) until the tile before the current one has
-  // left the array, a drain (C cycles on the presets) after the current tile's first rows.
-  t.lag = CeilDiv(c, t.rows_per_vreg);
   const uint64_t k_rows = static_cast<uint64_t>(t.k_blocks * r);
   const uint64_t k_cols = static_cast<uint64_t>(t.k_blocks * t.k_stride);
   const uint64_t width = static_cast<uint64_t>(t.mxus * t.nc * l);

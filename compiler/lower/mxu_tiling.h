@@ -48,7 +48,6 @@ struct MxuTiling {
   int64_t chunk_rows = 16;     // Mc = G x P <= the accumulator rows
   int64_t m_chunks = 1;        // ceil(M / Mc)
   int64_t weight_pushes = 8;   // per tile: (R / P) x nc
-  int64_t lag = 8;             // the next tile's weight pushes start this many groups into a K block
   // VMEM: two lhs panels [Mc, k_blocks x k_stride], two weight panels [k_blocks x R, Qa x nc x L],
   // and output stages [Mc, Qa x nc x L] of the output type: two where they fit, so one job's
   // output DMAs overlap the next job's read-out, else one.
