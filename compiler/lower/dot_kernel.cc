@@ -123,13 +123,28 @@ class DotEmitter {
     if (!form) Refuse(why);
     form_ = *form;
     if (c_.part.count > 1) {
-      // Megacore: this core's rows [row0_, + m) or columns [col0_, + n) of the output; the kernel
-      // is the dot of those.
+      // Megacore: this core's rows [row0_, + m), columns [col0_, + n) or batch elements
+      // [batch_first_, + batch_count_) of the output; the kernel is the dot of those.
       const CoreSlice slice = DotCoreSlice(form_, c_.options, c_.part, *c_.results.at(0), lhs.element_type);
       if (slice.end <= slice.first) Refuse("its core part is empty");
-      (slice.rows ? row0_ : col0_) = slice.first;
-      (slice.rows ? form_.m : form_.n) = slice.end - slice.first;
+      switch (slice.split) {
+        case CoreSplit::kRows:
+          row0_ = slice.first;
+          form_.m = slice.end - slice.first;
+          break;
+        case CoreSplit::kColumns:
+          col0_ = slice.first;
+          form_.n = slice.end - slice.first;
+          break;
+        case CoreSplit::kBatch:
+          batch_first_ = slice.first;
+          batch_count_ = slice.end - slice.first;
+          break;
+        case CoreSplit::kNone:
+          Refuse("internal: split over cores where it cannot be");
+      }
     }
+    if (batch_count_ < 0) batch_count_ = form_.batch;
     if (static_cast<int64_t>(form_.batch_dims.size()) > kMaxBatchDims) Refuse("more than 4 batch dims");
     if (target.semaphores() < 6) Refuse("the dot kernel needs 6 semaphores");
     const auto tiling =
@@ -212,7 +227,7 @@ class DotEmitter {
     // be busy writing it longer than a round trip: more than its share of the bytes HBM keeps in
     // flight (bandwidth x latency over the engines; tpu_v4: 46 KB; unknown HBM: never). Smaller,
     // a piece per engine only adds a VPU wait each.
-    const bool single_job = form_.batch * t_.n_groups * t_.m_chunks == 1;
+    const bool single_job = batch_count_ * t_.n_groups * t_.m_chunks == 1;
     const double engine_share = c_.options.hbm_bytes_per_ns * c_.options.hbm_latency_ns / static_cast<double>(engines_);
     const bool progressive = single_job && engine_share > 0 && static_cast<double>(t_.stage_bytes) > engine_share;
     if (SplitOverEngines(c_.options, static_cast<int64_t>(t_.stage_bytes)) || progressive) {
@@ -239,7 +254,7 @@ class DotEmitter {
     sliced_weights_ = slices_ > 1;
     // One row chunk and one batch: every job multiplies the same lhs panel, loaded once and kept
     // (it was loaded again for every N group: a 218 x 931 lhs 8 times against 3867 columns).
-    lhs_resident_ = t_.m_chunks == 1 && form_.batch == 1;
+    lhs_resident_ = t_.m_chunks == 1 && batch_count_ == 1;
     const int64_t engines = target.dma_engines();
     lhs_slice_pieces_ = std::min(engines, CeilDiv(t_.chunk_rows, t_.rows_per_vreg));
     weight_slice_pieces_.clear();
@@ -541,8 +556,12 @@ class DotEmitter {
     for (int64_t stage = 0; stage < t_.stages; ++stage) {
       out_.Emit("sem.signal sem[{}], {}", kOutSem + 2 * stage, out_pieces_);  // the stages start free
     }
-    // Job 0's panels: the weights of (batch 0, group 0), then the lhs of chunk 0.
-    for (std::size_t i = 0; i < form_.batch_dims.size(); ++i) out_.Emit("mov s{}, 0", kBatch + static_cast<int>(i));
+    // Job 0's panels: the weights of (the first batch element, group 0), then the lhs of chunk 0.
+    int64_t first = batch_first_;
+    for (std::size_t i = form_.batch_dims.size(); i-- > 0;) {
+      out_.Emit("mov s{}, {}", kBatch + static_cast<int>(i), first % form_.batch_dims[i]);
+      first /= form_.batch_dims[i];
+    }
     out_.Emit("mov s{}, {}", kCol0, col0_);
     out_.Emit("mov s{}, 0", kGroup);
     out_.Emit("mov s{}, {:#x}", kWeights, weight_base_[0]);
@@ -585,6 +604,7 @@ class DotEmitter {
     out_.Emit("div s{}, s{}, {}", panel_reg, job_reg, t_.m_chunks);
     out_.Emit("rem s{}, s{}, {}", group_reg, panel_reg, t_.n_groups);
     out_.Emit("div s{}, s{}, {}", kTemp2, panel_reg, t_.n_groups);
+    if (batch_first_ != 0) out_.Emit("add s{}, s{}, {}", kTemp2, kTemp2, batch_first_);
     for (int64_t i = static_cast<int64_t>(form_.batch_dims.size()) - 1; i >= 0; --i) {
       out_.Emit("rem s{}, s{}, {}", first + i, kTemp2, form_.batch_dims[i]);
       out_.Emit("div s{}, s{}, {}", kTemp2, kTemp2, form_.batch_dims[i]);
@@ -592,7 +612,7 @@ class DotEmitter {
   }
 
   void EmitJobLoop() {
-    const int64_t jobs = form_.batch * t_.n_groups * t_.m_chunks;
+    const int64_t jobs = batch_count_ * t_.n_groups * t_.m_chunks;
     out_.Emit("mov s{}, 0", kJob);
     out_.Emit("mov s{}, {}", kJobsLeft, jobs);
     const std::string loop = out_.NewLabel(c_.instruction.name() + ".job");
@@ -609,7 +629,7 @@ class DotEmitter {
     out_.Emit("bne s{}, 0, {}", kRowChunk, same_group);
     if (!sliced_weights_) {
       out_.Emit("sem.wait sem[{}], {}", kWeightSem, WeightPieces());
-    } else if (form_.batch * t_.n_groups == 1) {
+    } else if (batch_count_ * t_.n_groups == 1) {
       out_.Emit("sem.wait sem[{}], {}", WeightSliceSem(0), weight_slice_pieces_[0]);
     } else {
       // The first panel's slice 0, or a later panel whole.
@@ -622,10 +642,11 @@ class DotEmitter {
       out_.Emit("sem.wait sem[{}], {}", kWeightSem, WeightPieces());
       out_.Bind(waited);
     }
-    out_.Emit("bge s{}, {}, {}", kPanel, form_.batch * t_.n_groups - 1, same_group);
+    out_.Emit("bge s{}, {}, {}", kPanel, batch_count_ * t_.n_groups - 1, same_group);
     out_.Emit("add s{}, s{}, 1", kTemp, kPanel);
     out_.Emit("rem s{}, s{}, {}", kNextGroup, kTemp, t_.n_groups);
     out_.Emit("div s{}, s{}, {}", kTemp2, kTemp, t_.n_groups);
+    if (batch_first_ != 0) out_.Emit("add s{}, s{}, {}", kTemp2, kTemp2, batch_first_);
     for (int64_t i = static_cast<int64_t>(form_.batch_dims.size()) - 1; i >= 0; --i) {
       out_.Emit("rem s{}, s{}, {}", kNextBatch + i, kTemp2, form_.batch_dims[i]);
       out_.Emit("div s{}, s{}, {}", kTemp2, kTemp2, form_.batch_dims[i]);
@@ -993,7 +1014,9 @@ class DotEmitter {
   int64_t lhs_k_ = 0;  // lhs columns the DMAs copy (PlanLhsView)
   int64_t padded_m_ = 0, padded_n_ = 0;
   int64_t row0_ = 0;                 // megacore: this core's first output row,
-  int64_t col0_ = 0;                 // or column
+  int64_t col0_ = 0;                 // or column,
+  int64_t batch_first_ = 0;          // or flattened batch element,
+  int64_t batch_count_ = -1;         // and its batch elements (all of form_.batch unless split)
   int64_t lhs_cols_ = 0, weight_rows_ = 0, width_ = 0;
   uint64_t lhs_base_[2] = {0, 0};
   uint64_t weight_base_[2] = {0, 0};
@@ -1073,7 +1096,8 @@ CoreSlice DotCoreSlice(const DotForm& form, const CompileOptions& options, const
   // rows has every core read all the weights, which for few rows against many columns doubles
   // the traffic of an HBM-bound dot. Each core's part: whole result tiles and packed 16-bit vregs
   // (2 x sublanes rows), or whole result tiles, lanes and MXU column blocks; every core must get
-  // one.
+  // one. Where neither is possible, the flattened batch elements in equal shares, each core its
+  // own whole dots (attention's [12 heads] of 128 x 128 x 64 ran on one core).
   const int64_t r = target.mxu_rows(), c = target.mxu_columns();
   const int64_t row_unit = std::lcm(int64_t{2} * target.sublanes(), tile(0));
   const int64_t col_unit = std::lcm(std::lcm(static_cast<int64_t>(target.lanes()), tile(1)), c);
@@ -1095,12 +1119,17 @@ CoreSlice DotCoreSlice(const DotForm& form, const CompileOptions& options, const
   CoreSlice slice;
   int64_t size = 0, per_core = 0;
   if (rows) {
-    slice.rows = true;
+    slice.split = CoreSplit::kRows;
     size = form.m;
     per_core = share(form.m, row_unit);
   } else if (by_cols) {
+    slice.split = CoreSplit::kColumns;
     size = form.n;
     per_core = share(form.n, col_unit);
+  } else if (form.batch > 1 && share(form.batch, 1) * (cores - 1) < form.batch) {
+    slice.split = CoreSplit::kBatch;
+    size = form.batch;
+    per_core = share(form.batch, 1);
   } else {
     return slice;  // empty: one core
   }

@@ -25,11 +25,12 @@ int DotCoreParts(const KernelContext& context);
 // Core part.index's share of a dot's output (operands of `in_type`): rows [first, end) where M
 // exceeds a pass of MXU rows, or columns where N exceeds an MXU's columns (where both do, the one
 // whose estimated MXU and HBM time is shorter, rows on a tie), in equal shares of whole result
-// tiles and packed vregs (rows) or MXU column blocks (columns); empty where neither (one core: a
-// dot that cannot fill more than one core's MXU rows or columns only repeats its weight loading
-// on every core).
+// tiles and packed vregs (rows) or MXU column blocks (columns); else flattened batch elements
+// where there are several; empty where none of these (one core: a dot that cannot fill more than
+// one core's MXU rows or columns only repeats its weight loading on every core).
+enum class CoreSplit { kNone, kRows, kColumns, kBatch };
 struct CoreSlice {
-  bool rows = false;
+  CoreSplit split = CoreSplit::kNone;
   int64_t first = 0;
   int64_t end = 0;
 };

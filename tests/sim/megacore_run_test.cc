@@ -300,3 +300,43 @@ TEST_CASE("megacore: a dot of few rows against many columns splits its columns, 
   }
   CHECK(macs[1] == Approx(macs[0]).epsilon(0.15));
 }
+
+TEST_CASE("megacore: a batched dot too small to split by rows or columns splits its batch elements, --check",
+          "[megacore]") {
+  // Attention's scores, 12 heads of 128 x 64 x 128 (M = N = 128: neither split pays): each core
+  // takes 6 heads, whole dots, their MACs equal. An odd batch (3 x 5 = 15 flattened elements over
+  // two batch dims) splits 8 + 7, the second core starting at element 8 = (1, 3).
+  struct Case {
+    const char* name;
+    std::string hlo;
+    double core1_share;
+  };
+  const Case cases[] = {
+      {"heads",
+       "HloModule d\nENTRY e {\n  x = bf16[12,128,64] parameter(0)\n  y = bf16[12,64,128] parameter(1)\n"
+       "  ROOT d = bf16[12,128,128] dot(x, y), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, "
+       "rhs_contracting_dims={1}\n}\n",
+       6.0 / 12},
+      {"odd",
+       "HloModule d\nENTRY e {\n  x = bf16[3,5,100,70] parameter(0)\n  y = bf16[3,5,70,90] parameter(1)\n"
+       "  ROOT d = f32[3,5,100,90] dot(x, y), lhs_batch_dims={0,1}, rhs_batch_dims={0,1}, lhs_contracting_dims={3}, "
+       "rhs_contracting_dims={2}\n}\n",
+       7.0 / 15},
+  };
+  for (const Case& c : cases) {
+    INFO(c.name);
+    const fs::path dir = TempDir(std::string("megacore_dot_batch_") + c.name);
+    WriteText(dir / "m.hlo", c.hlo);
+    CHECK_THAT(RunOk("run " + (dir / "m.hlo").string() + " --check --report " + (dir / "r.json").string()),
+               Catch::Contains("check passed"));
+    const std::string report = ReadText(dir / "r.json");
+    double macs[2] = {};
+    for (int core = 0; core < 2; ++core) {
+      const std::string section = CoreSection(report, core);
+      for (std::size_t at = section.find("\"macs\""); at != std::string::npos; at = section.find("\"macs\"", at + 1)) {
+        macs[core] += JsonNumber(section, "macs", at);
+      }
+    }
+    CHECK(macs[1] / (macs[0] + macs[1]) == Approx(c.core1_share));
+  }
+}
