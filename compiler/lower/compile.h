@@ -31,6 +31,10 @@ struct MxuRates {
   double bf16_passes = 1;
   double f16_passes = 1;
   double f32_passes = 1;
+  // The passes of a dot's input type (bf16 for the types the dot kernel takes at its rate).
+  double PassesFor(isa::ElementType type) const {
+    return type == isa::ElementType::kF32 ? f32_passes : type == isa::ElementType::kF16 ? f16_passes : bf16_passes;
+  }
 };
 
 // What the compiler needs to know of the machine (sim/ fills it from the ArchConfig).

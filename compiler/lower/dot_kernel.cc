@@ -255,6 +255,7 @@ class DotEmitter {
     // One row chunk and one batch: every job multiplies the same lhs panel, loaded once and kept
     // (it was loaded again for every N group: a 218 x 931 lhs 8 times against 3867 columns).
     lhs_resident_ = t_.m_chunks == 1 && batch_count_ == 1;
+    PlanFirstRounds(c_.operands[0][0]->shape.element_type);
     const int64_t engines = target.dma_engines();
     lhs_slice_pieces_ = std::min(engines, CeilDiv(t_.chunk_rows, t_.rows_per_vreg));
     weight_slice_pieces_.clear();
@@ -453,6 +454,25 @@ class DotEmitter {
                 List(Start(-1, {std::to_string(k0), "0"})), List(Size(rows, cols)), kWeightSem, (p + 1) % engines_);
     }
   }
+  // Several jobs: a job's first weight round goes out during the job before, ahead of that job's
+  // read-out, so its load runs while the job's last rows drain (after the read-out it waited for
+  // them, and the next rows for a pipeline fill). From the same panel always; from the next
+  // panel, which the read-out would then wait for, only where a job's passes outlast the panel's
+  // DMAs (a round trip, and its bytes at the core's share of HBM: it has landed by then), else at
+  // the new panel's job.
+  void PlanFirstRounds(isa::ElementType in_type) {
+    const bool several = batch_count_ * t_.n_groups * t_.m_chunks > 1;
+    ahead_same_panel_ = several;
+    const MxuRates& mxu = c_.options.mxu_rates;
+    if (!several || mxu.clock_mhz <= 0 || c_.options.hbm_bytes_per_ns <= 0) return;
+    const double job_cycles = static_cast<double>(t_.k_blocks) *
+                              std::max(mxu.weight_load_cycles, static_cast<double>(t_.chunk_rows) * mxu.PassesFor(in_type));
+    const double job_ns = job_cycles * 1e3 / mxu.clock_mhz;
+    const double panel_ns = c_.options.hbm_latency_ns +
+                            static_cast<double>(t_.weight_panel_bytes) * c_.part.count / c_.options.hbm_bytes_per_ns;
+    ahead_new_panel_ = job_ns >= panel_ns;
+  }
+
   // Weight slice j of the first panel (sliced_weights_): its K rows split over the engines.
   void EmitWeightSliceDmas(int64_t j) {
     const int64_t cols = t_.n_groups == 1 ? last_cols_ : t_.group_cols;
@@ -582,6 +602,15 @@ class DotEmitter {
       EmitWeightDmasFor(kBatch, kGroup, kCol0, kWeights);
       EmitLhsDmasFor(kBatch, kRow0, kRowChunk, kTemp, kTemp2);
     }
+    if (!ahead_new_panel_) return;
+    // Job 0's first round, its panel waited for here rather than at the job's start.
+    if (sliced_weights_) {
+      out_.Emit("sem.wait sem[{}], {}", WeightSliceSem(0), weight_slice_pieces_[0]);
+    } else {
+      out_.Emit("sem.wait sem[{}], {}", kWeightSem, WeightPieces());
+    }
+    waited_slice_ = 0;
+    EmitFirstRound(kWeights);
   }
 
   // Zero vregs at VMEM `base`: `rows` times (a loop), `per_row` consecutive vregs, then `stride`
@@ -627,7 +656,9 @@ class DotEmitter {
     // VPU before its output DMA).
     const std::string same_group = out_.NewLabel(c_.instruction.name() + ".same_group");
     out_.Emit("bne s{}, 0, {}", kRowChunk, same_group);
-    if (!sliced_weights_) {
+    if (ahead_new_panel_) {
+      // Its panel was waited for where its first round was pushed (EmitPrologue, EmitNextFirstRound).
+    } else if (!sliced_weights_) {
       out_.Emit("sem.wait sem[{}], {}", kWeightSem, WeightPieces());
     } else if (batch_count_ * t_.n_groups == 1) {
       out_.Emit("sem.wait sem[{}], {}", WeightSliceSem(0), weight_slice_pieces_[0]);
@@ -642,7 +673,8 @@ class DotEmitter {
       out_.Emit("sem.wait sem[{}], {}", kWeightSem, WeightPieces());
       out_.Bind(waited);
     }
-    out_.Emit("bge s{}, {}, {}", kPanel, batch_count_ * t_.n_groups - 1, same_group);
+    const std::string prefetched = out_.NewLabel(c_.instruction.name() + ".prefetched");
+    out_.Emit("bge s{}, {}, {}", kPanel, batch_count_ * t_.n_groups - 1, prefetched);
     out_.Emit("add s{}, s{}, 1", kTemp, kPanel);
     out_.Emit("rem s{}, s{}, {}", kNextGroup, kTemp, t_.n_groups);
     out_.Emit("div s{}, s{}, {}", kTemp2, kTemp, t_.n_groups);
@@ -654,6 +686,9 @@ class DotEmitter {
     out_.Emit("mul s{}, s{}, {}", kNextCol0, kNextGroup, t_.group_cols);
     if (col0_ != 0) out_.Emit("add s{}, s{}, {}", kNextCol0, kNextCol0, col0_);
     EmitWeightDmasFor(kNextBatch, kNextGroup, kNextCol0, kOtherWeights);
+    out_.Bind(prefetched);
+    // The new panel's first round here, where it was not pushed during the job before.
+    if (ahead_same_panel_ && !ahead_new_panel_) EmitFirstRound(kWeights);
     out_.Bind(same_group);
     // This job's lhs panel (parity kJob & 1; a resident panel's is 0) has landed; prefetch the
     // next job's.
@@ -687,6 +722,7 @@ class DotEmitter {
   // The job's K blocks and read-out, then the next job.
   void EmitJobBody(const std::string& loop) {
     EmitKBlocks();
+    if (ahead_same_panel_) EmitNextFirstRound(batch_count_ * t_.n_groups * t_.m_chunks);
     EmitReadOutVariants();
 
     // The next N group's panel: swap when this was the group's last chunk.
@@ -720,14 +756,14 @@ class DotEmitter {
 
   // Weight push b of N block q, K block kb: loaded once, pushed to that block's MXU in every
   // replica of the block's K set.
-  void EmitWeightPush(int64_t kb, int64_t q, int64_t b) {
+  void EmitWeightPush(int64_t kb, int64_t q, int64_t b, int base_reg = kWeights) {
     WaitForWeightSlice(kb);
     const int reg = static_cast<int>(weight_reg0_ + (weight_count_++ % weight_vregs_));
     const int64_t g = b / t_.nc;
     const int64_t j = b % t_.nc;
     const int64_t row_tile = kb * (r_ / t_.rows_per_vreg) + g;
     const int64_t offset = (row_tile * (t_.mxus * t_.nc) + q * t_.nc + j) * s_ * l_ * 4;
-    out_.Emit("vld v{}, vmem[s{} + {:#x}]", reg, kWeights, offset);
+    out_.Emit("vld v{}, vmem[s{} + {:#x}]", reg, base_reg, offset);
     for (int64_t r = 0; r < replicas_; ++r) out_.Emit("mxu.wpush.{} mxu{}, v{}", in_type_, Mxu(kb, r, q), reg);
   }
 
@@ -771,19 +807,50 @@ class DotEmitter {
   // hold the others back. The first round's weights are loaded and latched first; then round
   // rho + 1's weights are pushed during round rho's later groups (two weight buffers) and latched
   // after its last group.
+  std::vector<int64_t> RoundBlocks(int64_t round) const {
+    std::vector<int64_t> blocks;
+    for (int64_t kb = round * k_sets_; kb < std::min(t_.k_blocks, (round + 1) * k_sets_); ++kb) blocks.push_back(kb);
+    return blocks;
+  }
+
+  // The first round's weights, from the panel at register `base_reg`, loaded and latched.
+  void EmitFirstRound(int base_reg) {
+    const int64_t total = t_.mxus * t_.weight_pushes;  // per block
+    for (int64_t w = 0; w < total; ++w) {
+      for (int64_t kb : RoundBlocks(0)) EmitWeightPush(kb, w % t_.mxus, w / t_.mxus, base_reg);
+    }
+    for (int64_t kb : RoundBlocks(0)) EmitLatches(kb);
+  }
+
+  // The next job's first round (PlanFirstRounds), before this job's read-out: its load runs
+  // while this job's last rows drain, where after the read-out it waited for them. From the same
+  // panel, or at a group's last row chunk the next panel (prefetched into kOtherWeights during
+  // this group), waited for here.
+  void EmitNextFirstRound(int64_t jobs) {
+    if (t_.m_chunks == 1 && !ahead_new_panel_) return;  // every next job starts a new panel
+    const std::string same_panel = out_.NewLabel(c_.instruction.name() + ".next_same_panel");
+    const std::string done = out_.NewLabel(c_.instruction.name() + ".next_round_done");
+    out_.Emit("add s{}, s{}, 1", kNextJob, kJob);
+    out_.Emit("bge s{}, {}, {}", kNextJob, jobs, done);
+    if (t_.m_chunks > 1) out_.Emit("bne s{}, {}, {}", kRowChunk, t_.m_chunks - 1, same_panel);
+    if (ahead_new_panel_) {
+      out_.Emit("sem.wait sem[{}], {}", kWeightSem, WeightPieces());
+      EmitFirstRound(kOtherWeights);
+    }
+    if (t_.m_chunks > 1) {
+      out_.Emit("br {}", done);
+      out_.Bind(same_panel);
+      EmitFirstRound(kWeights);
+    }
+    out_.Bind(done);
+  }
+
   void EmitKBlocks() {
     waited_slice_ = 0;
     int64_t waited_lhs_slice = 0;
-    const auto round_blocks = [&](int64_t round) {
-      std::vector<int64_t> blocks;
-      for (int64_t kb = round * k_sets_; kb < std::min(t_.k_blocks, (round + 1) * k_sets_); ++kb) blocks.push_back(kb);
-      return blocks;
-    };
+    const auto round_blocks = [&](int64_t round) { return RoundBlocks(round); };
     const int64_t total = t_.mxus * t_.weight_pushes;  // per block
-    for (int64_t w = 0; w < total; ++w) {
-      for (int64_t kb : round_blocks(0)) EmitWeightPush(kb, w % t_.mxus, w / t_.mxus);
-    }
-    for (int64_t kb : round_blocks(0)) EmitLatches(kb);
+    if (!ahead_same_panel_) EmitFirstRound(kWeights);  // a single job's
     // The next round's weight pushes, spread over the round's groups from the first: with two
     // or more weight buffers tile n + 1 loads into tile n - 1's buffer, free once tile n - 1's
     // last row has passed (docs/timing.md, MXU), before tile n's first group, so the pushes never
@@ -1034,6 +1101,8 @@ class DotEmitter {
   int64_t slice_blocks_ = 1;                 // K blocks per slice
   bool sliced_weights_ = false;              // the single weight panel goes out by slices too
   bool lhs_resident_ = false;                // one lhs panel for every job (PlanSlices)
+  bool ahead_same_panel_ = false;            // PlanFirstRounds: a job's first round pushed during the job before,
+  bool ahead_new_panel_ = false;             // also where it starts a new panel
   int64_t lhs_slice_pieces_ = 1;             // DMAs (or signals) per lhs slice
   std::vector<int64_t> weight_slice_pieces_; // per weight slice
   int64_t weight_count_ = 0, lhs_count_ = 0, read_count_ = 0;
@@ -1107,9 +1176,7 @@ CoreSlice DotCoreSlice(const DotForm& form, const CompileOptions& options, const
   if (by_rows && by_cols && options.mxu_rates.clock_mhz > 0 && options.hbm_bytes_per_ns > 0) {
     const int in_bytes = isa::ElementBitWidth(in_type) / 8;
     const int out_bytes = isa::ElementBitWidth(result.shape.element_type) / 8;
-    const double passes = in_type == isa::ElementType::kF32   ? options.mxu_rates.f32_passes
-                          : in_type == isa::ElementType::kF16 ? options.mxu_rates.f16_passes
-                                                              : options.mxu_rates.bf16_passes;
+    const double passes = options.mxu_rates.PassesFor(in_type);
     const double by_rows_ns = CorePartNs(form, options, share(form.m, row_unit), form.n, cores, true, in_bytes,
                                          out_bytes, passes);
     const double by_cols_ns = CorePartNs(form, options, form.m, share(form.n, col_unit), cores, false, in_bytes,
