@@ -385,6 +385,16 @@ DotTiming TimeDot(const std::string& preset, int64_t m, int64_t k, int64_t n) {
           JsonNumber(text, "peak_flops_per_s"), JsonNumber(text, "hbm_bytes_per_s")};
 }
 
+// The dot's time_us of `hlo` run with --timing-only on tpu_v4 (its report beside it).
+double DotTimeUs(const fs::path& hlo) {
+  const fs::path report_path = hlo.parent_path() / (hlo.stem().string() + ".json");
+  RunOk("run " + hlo.string() + " --timing-only --config tpu_v4 --report " + report_path.string());
+  const std::string report = ReadText(report_path);
+  const std::size_t op = report.find("\"opcode\": \"dot\"");
+  REQUIRE(op != std::string::npos);
+  return JsonNumber(report, "time_us", op);
+}
+
 }  // namespace
 
 // Issue 5's physical limit: 85-100% of the MXU peak.
@@ -514,10 +524,8 @@ TEST_CASE("dot kernel: a matrix-vector product's [M,1]{0,1} result is written in
   CHECK(assembly.find(".out_rows") == std::string::npos);
   const std::regex hbm_to_hbm(R"(dma hbm\[0x[0-9a-f]+\] -> hbm\[)");
   CHECK(std::distance(std::sregex_iterator(assembly.begin(), assembly.end(), hbm_to_hbm), std::sregex_iterator()) == 0);
-  RunOk("run " + (dir / "m.hlo").string() + " --timing-only --config tpu_v4 --report " + (dir / "r.json").string());
-  const std::string report = ReadText(dir / "r.json");
   // The issue's physics bound: 1.5 x the roofline (here its HBM bytes, under 0.1 us) + 1.5 us.
-  CHECK(JsonNumber(report, "time_us", report.find("\"opcode\": \"dot\"")) < 1.65);
+  CHECK(DotTimeUs(dir / "m.hlo") < 1.65);
 }
 
 TEST_CASE("dot kernel: a few-row dot streams its first weight panel by K slices, within 1.5x its HBM roofline",
@@ -531,9 +539,7 @@ TEST_CASE("dot kernel: a few-row dot streams its first weight panel by K slices,
   const fs::path dir = TempDir("dot_first_panel_slices");
   WriteText(dir / "t.hlo", "HloModule m\nENTRY e {\n  a = bf16[3,3868] parameter(0)\n  b = bf16[3868,1166] parameter(1)\n"
                            "  ROOT d = bf16[3,1166] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
-  RunOk("run " + (dir / "t.hlo").string() + " --timing-only --config tpu_v4 --report " + (dir / "r.json").string());
-  const std::string report = ReadText(dir / "r.json");
-  const double time_us = JsonNumber(report, "time_us", report.find("\"opcode\": \"dot\""));
+  const double time_us = DotTimeUs(dir / "t.hlo");
   CHECK(time_us <= 1.5 * (2.0 * 3872 * 1280 / 1228.8e9 * 1e6) + 1.5);
   CHECK(time_us >= 2.0 * 3872 * 1280 / 1228.8e9 * 1e6);
   WriteText(dir / "c.hlo", "HloModule m\nENTRY e {\n  a = bf16[5,1000] parameter(0)\n  b = bf16[1000,1166] parameter(1)\n"
@@ -559,9 +565,7 @@ TEST_CASE("dot kernel: with two weight buffers the next K block's weight pushes 
   REQUIRE(latch != std::string::npos);
   const std::regex first_group(R"(mxu\.latch mxu3\n  vld v\d+, vmem\[[^\n]*\n(  mxu\.push\.acc\.bf16 [^\n]*\n){4}  vld v\d+, [^\n]*\n  mxu\.wpush\.bf16 mxu0)");
   CHECK(std::regex_search(text.substr(latch), first_group));
-  RunOk("run " + (dir / "t.hlo").string() + " --timing-only --config tpu_v4 --report " + (dir / "r.json").string());
-  const std::string report = ReadText(dir / "r.json");
-  const double time_us = JsonNumber(report, "time_us", report.find("\"opcode\": \"dot\""));
+  const double time_us = DotTimeUs(dir / "t.hlo");
   CHECK(time_us <= 1.5 * (2.0 * (1088 * 2560 + 112 * 1152 + 112 * 2560) / 1228.8e9 * 1e6) + 1.5);
   CHECK(time_us < 9.0);
 }

@@ -5,6 +5,7 @@
 // per-core statistics.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <string>
 
 #include "isa/assembler.h"
@@ -50,6 +51,18 @@ std::string CoreSection(const std::string& report, int core) {
   REQUIRE(begin != std::string::npos);
   const std::size_t end = report.find("{\"index\": " + std::to_string(core + 1), begin);
   return report.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+}
+
+// The MACs each of the two TensorCores' MXUs did, from a report.
+std::array<double, 2> CoreMacs(const std::string& report) {
+  std::array<double, 2> macs = {};
+  for (int core = 0; core < 2; ++core) {
+    const std::string section = CoreSection(report, core);
+    for (std::size_t at = section.find("\"macs\""); at != std::string::npos; at = section.find("\"macs\"", at + 1)) {
+      macs[core] += JsonNumber(section, "macs", at);
+    }
+  }
+  return macs;
 }
 
 }  // namespace
@@ -154,13 +167,7 @@ TEST_CASE("megacore: a dot splits its rows, or else its columns, over both cores
                Catch::Contains("check passed"));
     const std::string report = ReadText(dir / "r.json");
     // Every MAC of the dot is done once, on one core or the other.
-    double macs[2] = {};
-    for (int core = 0; core < 2; ++core) {
-      const std::string section = CoreSection(report, core);
-      for (std::size_t at = section.find("\"macs\""); at != std::string::npos; at = section.find("\"macs\"", at + 1)) {
-        macs[core] += JsonNumber(section, "macs", at);
-      }
-    }
+    const std::array<double, 2> macs = CoreMacs(report);
     CHECK(macs[0] > 0);
     if (c.split) {
       CHECK(macs[1] > 0);
@@ -291,13 +298,7 @@ TEST_CASE("megacore: a dot of few rows against many columns splits its columns, 
   CHECK(read <= 2.0 * (2 * 224 * 1024 + 936 * 3968 + 224 * 3968));
   CHECK(read > 2.0 * (936 * 3968 + 224 * 3968));
   // Both cores did half of the MACs.
-  double macs[2] = {};
-  for (int core = 0; core < 2; ++core) {
-    const std::string section = CoreSection(report, core);
-    for (std::size_t at = section.find("\"macs\""); at != std::string::npos; at = section.find("\"macs\"", at + 1)) {
-      macs[core] += JsonNumber(section, "macs", at);
-    }
-  }
+  const std::array<double, 2> macs = CoreMacs(report);
   CHECK(macs[1] == Approx(macs[0]).epsilon(0.15));
 }
 
@@ -330,13 +331,7 @@ TEST_CASE("megacore: a batched dot too small to split by rows or columns splits 
     CHECK_THAT(RunOk("run " + (dir / "m.hlo").string() + " --check --report " + (dir / "r.json").string()),
                Catch::Contains("check passed"));
     const std::string report = ReadText(dir / "r.json");
-    double macs[2] = {};
-    for (int core = 0; core < 2; ++core) {
-      const std::string section = CoreSection(report, core);
-      for (std::size_t at = section.find("\"macs\""); at != std::string::npos; at = section.find("\"macs\"", at + 1)) {
-        macs[core] += JsonNumber(section, "macs", at);
-      }
-    }
+    const std::array<double, 2> macs = CoreMacs(report);
     CHECK(macs[1] / (macs[0] + macs[1]) == Approx(c.core1_share));
   }
 }
