@@ -234,6 +234,7 @@ class Emitter {
           1, static_cast<int64_t>(std::min(budget / (depth_ * strip_bytes),
                                            BlockBytesPerArray(streams, widest_strip * grid_.strips) / widest_strip)));
       block_strips_ = std::min<int64_t>(strips, grid_.strips);
+      if (sink_ != nullptr && sink_->max_block_strips > 0) block_strips_ = std::min(block_strips_, sink_->max_block_strips);
       const int64_t multiple = sink_ != nullptr ? sink_->strip_multiple : 1;
       if (block_strips_ >= multiple) block_strips_ -= block_strips_ % multiple;
     }

@@ -40,6 +40,8 @@ struct ProducerSink {
   // Blocks of whole strips are a multiple of this many strips where there are at least as many
   // (a lane fold folds strips in groups).
   int64_t strip_multiple = 1;
+  // At most this many strips per block (0: no limit; a split consumer's balance).
+  int64_t max_block_strips = 0;
 };
 
 // Emits `producer` (an element-wise group over context.operands: its operand k is

@@ -170,11 +170,21 @@ class ReduceEmitter {
   // split (no lane split, a producer's blocks not whole units, fewer blocks than cores).
   bool PlanCoreStrips() {
     if (c_.part.count <= 1 || !PlanLaneSplit()) return false;
-    int64_t block = lane_split_.unit_strips;
+    const int64_t unit = lane_split_.unit_strips;
+    int64_t block = unit;
     if (fused_) {
       KernelContext planned = c_;
       block = ElementwiseProducerBlockStrips(planned, Producer(), Sink());
-      if (block <= 0 || block % lane_split_.unit_strips != 0) return false;
+      if (block <= 0 || block % unit != 0) return false;
+      // Blocks the cores do not share evenly (a softmax's row maxima in 3: 1 and 2): at least two
+      // per core, whole units, so that the shares differ by less than half of one.
+      const int64_t count = (plan_.in.strips + block - 1) / block;
+      const int64_t balanced = plan_.in.strips / (2 * c_.part.count) / unit * unit;
+      if (count >= c_.part.count && count % c_.part.count != 0 && balanced >= unit && balanced < block) {
+        max_block_strips_ = balanced;
+        block = ElementwiseProducerBlockStrips(planned, Producer(), Sink());
+        if (block <= 0 || block % unit != 0) return false;
+      }
     }
     const int64_t blocks = (plan_.in.strips + block - 1) / block;
     if (blocks < c_.part.count) return false;
@@ -278,6 +288,7 @@ class ReduceEmitter {
     // before the producer): its code is the same for every block.
     sink.same_code_every_block = plan_.kind == ReduceKind::kLanes;
     sink.strip_multiple = c_.part.count > 1 && lane_split_.unit_strips > 0 ? lane_split_.unit_strips : lane_group_;
+    sink.max_block_strips = max_block_strips_;
     return sink;
   }
 
@@ -1064,6 +1075,7 @@ class ReduceEmitter {
   const hlo::Instruction* produced_ = nullptr;  // fused: what the producer computes (ProducedValue)
   uint64_t spill_ = 0;         // fused: the running fold between blocks (RunningFold)
   uint64_t producer_vmem_ = 0;  // fused: the producer's VMEM starts here
+  int64_t max_block_strips_ = 0;  // fused and split: the producer's blocks at most (PlanCoreStrips)
   uint64_t strip_bytes_ = 0;
   int64_t block_strips_ = 1;
   int64_t lane_group_ = 1;  // strips per lane-fold group (PlanLaneGroup); 1: pairs
