@@ -21,7 +21,7 @@ struct HbmParams {
   uint64_t interleave_bytes = 0;       // a power of two
   double channel_bandwidth_gbps = 0;   // one channel, reads and writes together; GB/s = 1e9 B/s
   double access_latency_ns = 0;        // request issued to data returned / write accepted, idle
-  // A stripe's channel: its index's base-channel_count digits summed, else the index itself,
+  // A stripe's channel: its index's base-channel_count digits xor-ed, else the index itself,
   // modulo channel_count (HbmConfig.fold_channel_stripes).
   bool fold_channel_stripes = false;
 };
@@ -39,7 +39,7 @@ class Hbm final : public Memory {
     uint64_t stripe = address / params_.interleave_bytes;
     if (!params_.fold_channel_stripes) return static_cast<uint32_t>(stripe % params_.channel_count);
     uint64_t digits = 0;
-    for (; stripe > 0; stripe /= params_.channel_count) digits += stripe % params_.channel_count;
+    for (; stripe > 0; stripe /= params_.channel_count) digits ^= stripe % params_.channel_count;
     return static_cast<uint32_t>(digits % params_.channel_count);
   }
   const BandwidthResource& channel(uint32_t index) const { return channels_.at(index); }

@@ -120,14 +120,16 @@ TEST_CASE("HBM channels: stripes in turn, or folded so that a stride of whole ro
   folded.fold_channel_stripes = true;
   Hbm a("plain", plain);
   Hbm b("folded", folded);
-  // Stripe s: s % 4, or the sum of its base-4 digits % 4. Stripes 0..3 are 0..3 either way;
-  // stripe 5 = 11 in base 4 is channel 2 folded; 16 = 100 is 1; 17 = 101 is 2; 63 = 333 is 1.
+  // Stripe s: s % 4, or the xor of its base-4 digits. Stripes 0..3 are 0..3 either way; stripe
+  // 6 = 12 in base 4 is channel 1 ^ 2 = 3 folded; 16 = 100 is 1; 17 = 101 is 0; 63 = 333 is 3;
+  // 39 = 213 is 0.
   for (uint64_t s : {0, 1, 2, 3}) CHECK(b.ChannelOf(s * 512) == s);
-  CHECK(a.ChannelOf(5 * 512) == 1);
-  CHECK(b.ChannelOf(5 * 512) == 2);
+  CHECK(a.ChannelOf(6 * 512) == 2);
+  CHECK(b.ChannelOf(6 * 512) == 3);
   CHECK(b.ChannelOf(16 * 512) == 1);
-  CHECK(b.ChannelOf(17 * 512) == 2);
-  CHECK(b.ChannelOf(63 * 512) == 1);
+  CHECK(b.ChannelOf(17 * 512) == 0);
+  CHECK(b.ChannelOf(63 * 512) == 3);
+  CHECK(b.ChannelOf(39 * 512) == 0);
   // Every aligned group of 4 stripes still takes each channel once.
   for (uint64_t group = 0; group < 64; ++group) {
     std::set<uint32_t> channels;
