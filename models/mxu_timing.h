@@ -8,9 +8,10 @@
 //     drain cycles after its pass;
 //   - the result port: a pop for one cycle, once its rows' results are ready;
 //   - a latch takes one cycle and the weights it latches are usable when it ends.
-// Weight buffers: the pushes and the latch of the n-th tile wait until the rows that used tile
-// n - weight_buffer_count have left the array (their results ready): with one buffer, until every
-// earlier row has; with two, a tile loads while the previous one computes.
+// Weight buffers: the pushes and the latch of the n-th tile wait until the buffer of tile
+// n - weight_buffer_count is free: with one buffer, once every earlier row has left the array
+// (its results ready); with two or more, once the last row using it has passed (the load
+// follows that row's wavefront), so a tile loads while the previous one computes.
 //
 // Times are fractional cycles (a row of s8 at 0.5 passes); Mxu reports whole cycles.
 #pragma once
@@ -76,7 +77,7 @@ class MxuTimer {
   double last_leave_ = 0;     // the last row's results are ready: the array is empty after
   bool rows_entered_ = false;
   double pop_free_ = 0;  // result port busy until
-  // When the rows of each of the last weight_buffer_count latched tiles have left the array,
+  // When the buffer of each of the last weight_buffer_count latched tiles is free (Group),
   // oldest first (0 for a tile no row used yet).
   std::deque<double> tile_leave_;
   double busy_cycles_ = 0;

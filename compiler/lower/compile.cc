@@ -133,7 +133,6 @@ int CorePartsOf(const KernelContext& context) {
   }
   if (IsElementwiseGroup(context.group)) return ElementwiseCoreParts(context);
   if (IsDataMovementOpcode(instruction.opcode())) return 1;
-  std::string why;
   if (instruction.opcode() == Opcode::kDot) return GeneralDotCoreParts(context);
   if (instruction.opcode() == Opcode::kConvolution) return ConvolutionCoreParts(context);
   if (instruction.opcode() == Opcode::kReduce && !IsUnitReduce(instruction)) return ReduceCoreParts(context);

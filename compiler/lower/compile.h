@@ -9,6 +9,7 @@
 // bracket the kernels, and each kernel's work lies between its KernelInfo's two labels.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -35,6 +36,12 @@ struct MxuRates {
   double PassesFor(isa::ElementType type) const {
     return type == isa::ElementType::kF32 ? f32_passes : type == isa::ElementType::kF16 ? f16_passes : bf16_passes;
   }
+  // An MXU's cycles for one K block of `rows` rows of `type`: their passes, at least the block's
+  // weight tile's load (the next tile loads during them).
+  double KBlockCycles(double rows, isa::ElementType type) const {
+    return std::max(weight_load_cycles, rows * PassesFor(type));
+  }
+  double Ns(double cycles) const { return cycles * 1e3 / clock_mhz; }
 };
 
 // What the compiler needs to know of the machine (sim/ fills it from the ArchConfig).

@@ -9,11 +9,11 @@
 
 #include "compiler/lower/dma_region.h"
 #include "compiler/lower/dot_kernel.h"
-#include "isa/program_check.h"
 #include "compiler/lower/mxu_tiling.h"
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/layout_assignment.h"
 #include "isa/layout_index.h"
+#include "isa/program_check.h"
 
 namespace tpusim::compiler {
 namespace {

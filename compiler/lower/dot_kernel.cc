@@ -122,6 +122,7 @@ class DotEmitter {
     const auto form = CanonicalDot(dot, &why);
     if (!form) Refuse(why);
     form_ = *form;
+    batch_count_ = form_.batch;
     if (c_.part.count > 1) {
       // Megacore: this core's rows [row0_, + m), columns [col0_, + n) or batch elements
       // [batch_first_, + batch_count_) of the output; the kernel is the dot of those.
@@ -144,7 +145,6 @@ class DotEmitter {
           Refuse("internal: split over cores where it cannot be");
       }
     }
-    if (batch_count_ < 0) batch_count_ = form_.batch;
     if (static_cast<int64_t>(form_.batch_dims.size()) > kMaxBatchDims) Refuse("more than 4 batch dims");
     if (target.semaphores() < 6) Refuse("the dot kernel needs 6 semaphores");
     const auto tiling =
@@ -227,7 +227,7 @@ class DotEmitter {
     // be busy writing it longer than a round trip: more than its share of the bytes HBM keeps in
     // flight (bandwidth x latency over the engines; tpu_v4: 46 KB; unknown HBM: never). Smaller,
     // a piece per engine only adds a VPU wait each.
-    const bool single_job = batch_count_ * t_.n_groups * t_.m_chunks == 1;
+    const bool single_job = Jobs() == 1;
     const double engine_share = c_.options.hbm_bytes_per_ns * c_.options.hbm_latency_ns / static_cast<double>(engines_);
     const bool progressive = single_job && engine_share > 0 && static_cast<double>(t_.stage_bytes) > engine_share;
     if (SplitOverEngines(c_.options, static_cast<int64_t>(t_.stage_bytes)) || progressive) {
@@ -454,6 +454,9 @@ class DotEmitter {
                 List(Start(-1, {std::to_string(k0), "0"})), List(Size(rows, cols)), kWeightSem, (p + 1) % engines_);
     }
   }
+  // This core's jobs: its batch elements x N groups x row chunks.
+  int64_t Jobs() const { return batch_count_ * t_.n_groups * t_.m_chunks; }
+
   // Several jobs: a job's first weight round goes out during the job before, ahead of that job's
   // read-out, so its load runs while the job's last rows drain (after the read-out it waited for
   // them, and the next rows for a pipeline fill). From the same panel always; from the next
@@ -461,13 +464,12 @@ class DotEmitter {
   // DMAs (a round trip, and its bytes at the core's share of HBM: it has landed by then), else at
   // the new panel's job.
   void PlanFirstRounds(isa::ElementType in_type) {
-    const bool several = batch_count_ * t_.n_groups * t_.m_chunks > 1;
+    const bool several = Jobs() > 1;
     ahead_same_panel_ = several;
     const MxuRates& mxu = c_.options.mxu_rates;
     if (!several || mxu.clock_mhz <= 0 || c_.options.hbm_bytes_per_ns <= 0) return;
-    const double job_cycles = static_cast<double>(t_.k_blocks) *
-                              std::max(mxu.weight_load_cycles, static_cast<double>(t_.chunk_rows) * mxu.PassesFor(in_type));
-    const double job_ns = job_cycles * 1e3 / mxu.clock_mhz;
+    const double job_ns =
+        mxu.Ns(static_cast<double>(t_.k_blocks) * mxu.KBlockCycles(static_cast<double>(t_.chunk_rows), in_type));
     const double panel_ns = c_.options.hbm_latency_ns +
                             static_cast<double>(t_.weight_panel_bytes) * c_.part.count / c_.options.hbm_bytes_per_ns;
     ahead_new_panel_ = job_ns >= panel_ns;
@@ -641,7 +643,7 @@ class DotEmitter {
   }
 
   void EmitJobLoop() {
-    const int64_t jobs = batch_count_ * t_.n_groups * t_.m_chunks;
+    const int64_t jobs = Jobs();
     out_.Emit("mov s{}, 0", kJob);
     out_.Emit("mov s{}, {}", kJobsLeft, jobs);
     const std::string loop = out_.NewLabel(c_.instruction.name() + ".job");
@@ -722,7 +724,7 @@ class DotEmitter {
   // The job's K blocks and read-out, then the next job.
   void EmitJobBody(const std::string& loop) {
     EmitKBlocks();
-    if (ahead_same_panel_) EmitNextFirstRound(batch_count_ * t_.n_groups * t_.m_chunks);
+    if (ahead_same_panel_) EmitNextFirstRound(Jobs());
     EmitReadOutVariants();
 
     // The next N group's panel: swap when this was the group's last chunk.
@@ -848,7 +850,6 @@ class DotEmitter {
   void EmitKBlocks() {
     waited_slice_ = 0;
     int64_t waited_lhs_slice = 0;
-    const auto round_blocks = [&](int64_t round) { return RoundBlocks(round); };
     const int64_t total = t_.mxus * t_.weight_pushes;  // per block
     if (!ahead_same_panel_) EmitFirstRound(kWeights);  // a single job's
     // The next round's weight pushes, spread over the round's groups from the first: with two
@@ -863,8 +864,8 @@ class DotEmitter {
     const int64_t per_group = CeilDiv(total, weight_groups);
     const int64_t rounds = CeilDiv(t_.k_blocks, k_sets_);
     for (int64_t round = 0; round < rounds; ++round) {
-      const std::vector<int64_t> blocks = round_blocks(round);
-      const std::vector<int64_t> next = round_blocks(round + 1);
+      const std::vector<int64_t> blocks = RoundBlocks(round);
+      const std::vector<int64_t> next = RoundBlocks(round + 1);
       for (; waited_lhs_slice < blocks.back() / slice_blocks_; ++waited_lhs_slice) {
         WaitLhs(fmt::format("s{} + {}", kSliceSem, kFirstSliceSem + waited_lhs_slice + 1), lhs_slice_pieces_);
       }
@@ -1083,7 +1084,7 @@ class DotEmitter {
   int64_t row0_ = 0;                 // megacore: this core's first output row,
   int64_t col0_ = 0;                 // or column,
   int64_t batch_first_ = 0;          // or flattened batch element,
-  int64_t batch_count_ = -1;         // and its batch elements (all of form_.batch unless split)
+  int64_t batch_count_ = 1;          // and its batch elements (all of form_.batch unless split)
   int64_t lhs_cols_ = 0, weight_rows_ = 0, width_ = 0;
   uint64_t lhs_base_[2] = {0, 0};
   uint64_t weight_base_[2] = {0, 0};
@@ -1099,7 +1100,7 @@ class DotEmitter {
   int64_t lhs_dmas_ = 1;
   int64_t slices_ = 1;                       // K slices of the panels' DMAs
   int64_t slice_blocks_ = 1;                 // K blocks per slice
-  bool sliced_weights_ = false;              // the single weight panel goes out by slices too
+  bool sliced_weights_ = false;              // the first weight panel goes out by slices too
   bool lhs_resident_ = false;                // one lhs panel for every job (PlanSlices)
   bool ahead_same_panel_ = false;            // PlanFirstRounds: a job's first round pushed during the job before,
   bool ahead_new_panel_ = false;             // also where it starts a new panel
@@ -1125,18 +1126,18 @@ namespace {
 // A core's estimated time for its part of a dot, [m, n] of the output with all of K (every core
 // runs alike, sharing HBM): the longer of its MXU work and the chip's HBM traffic over the
 // bandwidth. MXU: the kernel's N groups (an MXU's C columns each, mxus x C a group) pass the
-// part's m rows at `passes` cycles each over every K block, a block taking at least a weight
+// part's m rows at their type's passes over every K block, a block taking at least a weight
 // tile's load (mxu_tiling.h). HBM: every core reads its rows of the lhs and its columns of the
 // weights, and writes its part; a split by rows reads all the weights once per core, a split by
 // columns all of the lhs.
 double CorePartNs(const DotForm& form, const CompileOptions& options, int64_t m, int64_t n, int64_t cores,
-                  bool rows, int in_bytes, int out_bytes, double passes) {
+                  bool rows, isa::ElementType in_type, int out_bytes) {
   const isa::Target& target = options.target;
   const MxuRates& mxu = options.mxu_rates;
   const int64_t blocks =
       form.batch * CeilDiv(form.k, target.mxu_rows()) * CeilDiv(n, target.mxu_count() * target.mxu_columns());
-  const double block_cycles = std::max(mxu.weight_load_cycles, static_cast<double>(m) * passes);
-  const double mxu_ns = static_cast<double>(blocks) * block_cycles * 1e3 / mxu.clock_mhz;
+  const double mxu_ns = mxu.Ns(static_cast<double>(blocks) * mxu.KBlockCycles(static_cast<double>(m), in_type));
+  const int in_bytes = isa::ElementBitWidth(in_type) / 8;
   const double lhs = static_cast<double>(form.batch * form.m * form.k * in_bytes);
   const double weights = static_cast<double>(form.batch * form.k * form.n * in_bytes);
   const double out = static_cast<double>(form.batch * form.m * form.n * out_bytes);
@@ -1174,13 +1175,9 @@ CoreSlice DotCoreSlice(const DotForm& form, const CompileOptions& options, const
   const bool by_cols = form.n > c && share(form.n, col_unit) * (cores - 1) < form.n;
   bool rows = by_rows;
   if (by_rows && by_cols && options.mxu_rates.clock_mhz > 0 && options.hbm_bytes_per_ns > 0) {
-    const int in_bytes = isa::ElementBitWidth(in_type) / 8;
     const int out_bytes = isa::ElementBitWidth(result.shape.element_type) / 8;
-    const double passes = options.mxu_rates.PassesFor(in_type);
-    const double by_rows_ns = CorePartNs(form, options, share(form.m, row_unit), form.n, cores, true, in_bytes,
-                                         out_bytes, passes);
-    const double by_cols_ns = CorePartNs(form, options, form.m, share(form.n, col_unit), cores, false, in_bytes,
-                                         out_bytes, passes);
+    const double by_rows_ns = CorePartNs(form, options, share(form.m, row_unit), form.n, cores, true, in_type, out_bytes);
+    const double by_cols_ns = CorePartNs(form, options, form.m, share(form.n, col_unit), cores, false, in_type, out_bytes);
     rows = by_rows_ns <= by_cols_ns;
   }
   CoreSlice slice;

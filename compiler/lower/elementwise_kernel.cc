@@ -1055,8 +1055,8 @@ class Emitter {
   // Each tile's steps (an operation, a bf16 rounding or unpack, a result's masking and packing,
   // its store) go in its own order, the nodes' longest chains of latency first (CriticalOrder);
   // each step emits, of the tiles' next steps, the one VpuIssueClock says issues first (on ties
-  // the lowest rank, position + tile: a wavefront in which tile t is a node behind tile t - 1). So a tile's cheap operations fill the cycles another
-  // tile's transcendental result is in flight, and tiles' stores overlap later tiles' loads, where
+  // the lowest rank, position + tile: a wavefront in which tile t is a node behind tile t - 1).
+  // So a tile's cheap operations fill the cycles another tile's transcendental result is in flight, and tiles' stores overlap later tiles' loads, where
   // in the phase order every operation after an exp waited for its tile's result in turn. Tiles
   // begin in order, at most max_in_flight_ at a time: each holds at most one tile's peak of
   // registers (its steps go in the same order as alone), so the body never needs more than
