@@ -33,6 +33,7 @@ compiler::CompileOptions CompileOptionsFor(const ArchConfig& config) {
   compiler::MxuRates& mxu = options.mxu_rates;
   mxu.clock_mhz = params.scalar_core.clock_mhz;
   mxu.weight_load_cycles = params.mxu.weight_load_cycles;
+  mxu.pipeline_cycles = params.mxu.pipeline_fill_cycles + params.mxu.pipeline_drain_cycles;
   mxu.weight_buffers = static_cast<int>(params.mxu.weight_buffer_count);
   mxu.bf16_passes = params.mxu.bf16_passes;
   mxu.f16_passes = params.mxu.f16_passes;

@@ -28,6 +28,7 @@ namespace tpusim::compiler {
 struct MxuRates {
   double clock_mhz = 0;
   double weight_load_cycles = 0;
+  double pipeline_cycles = 0;  // a row's way through the array: fill plus drain
   int weight_buffers = 2;
   double bf16_passes = 1;
   double f16_passes = 1;
@@ -40,6 +41,11 @@ struct MxuRates {
   // weight tile's load (the next tile loads during them).
   double KBlockCycles(double rows, isa::ElementType type) const {
     return std::max(weight_load_cycles, rows * PassesFor(type));
+  }
+  // A dot kernel job's, one after another: its K blocks, and where a job's rows drain before the
+  // next job's pass (`drains`), their way through the array.
+  double JobCycles(double k_blocks, double rows, isa::ElementType type, bool drains) const {
+    return k_blocks * KBlockCycles(rows, type) + (drains ? pipeline_cycles : 0);
   }
   double Ns(double cycles) const { return cycles * 1e3 / clock_mhz; }
 };

@@ -1,6 +1,7 @@
 #include "compiler/lower/dot_kernel.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 #include <string>
@@ -16,15 +17,18 @@
 namespace tpusim::compiler {
 namespace {
 
-// Semaphores: the two lhs panels, the weight panels, the output stage, the VPU.
+// Semaphores: the two lhs panels, the output stage, the VPU; then the K slices' and the weight
+// panels' ring slots' (ring_sem0_ + slot).
 constexpr int kLhsSem = 0;  // + panel parity
-constexpr int kWeightSem = 2;
-constexpr int kOutSem = 3;  // + 2 x stage parity: 3 and 5
+constexpr int kOutSem = 2;  // + stage parity: 2 and 3
 constexpr int kVpuSem = 4;
 // K slices (more than one): lhs panel slice j of parity p signals kFirstSliceSem + p x slices + j,
 // weight slice j of a single panel kFirstSliceSem + 2 x slices + j.
-constexpr int kFirstSliceSem = 6;
+constexpr int kFirstSliceSem = 5;
 constexpr int64_t kMaxSlices = 4;
+// Weight panels in flight at most (the ring's slots less one): enough to cover a round trip to
+// HBM with jobs of a few hundred cycles each (PlanWeightRing).
+constexpr int64_t kMaxWeightSlots = 8;
 // Vector registers the read-out's K sums rotate through (two: one partial is read while the one
 // before is added).
 constexpr int64_t kKSumVregs = 2;
@@ -34,14 +38,14 @@ constexpr int kJobsLeft = 2;     // loop counter
 constexpr int kRow0 = 3;         // first row of the job's chunk
 constexpr int kCol0 = 4;         // first column of the job's N group
 constexpr int kLhs = 5;          // VMEM: this job's lhs panel
-constexpr int kWeights = 6;      // VMEM: this N group's weight panel
+constexpr int kWeights = 6;      // VMEM: this N group's weight panel (its ring slot)
 constexpr int kRowChunk = 7;     // the job's row chunk within its matrix
 constexpr int kGroup = 8;        // the job's N group
 constexpr int kStage = 9;        // VMEM: this job's output stage
-constexpr int kStageSem = 14;    // its semaphore, from kOutSem: 0 or 2
+constexpr int kStageSem = 14;    // its semaphore, from kOutSem: 0 or 1
 constexpr int kSliceSem = 15;    // this job's first lhs slice semaphore, less kFirstSliceSem
 constexpr int kTemp = 10;
-constexpr int kOtherWeights = 11;
+constexpr int kOtherWeights = 11;  // VMEM: a later panel's ring slot (prefetch, next first round)
 constexpr int kPanel = 12;       // flattened (batch, N group) index of the job
 constexpr int kTemp2 = 13;
 constexpr int kOtherLhs = 16;
@@ -52,6 +56,8 @@ constexpr int kBatch = 20;       // s20..s23: the job's batch indices
 constexpr int kNextBatch = 24;   // s24..s27: the next job's (or next panel's) batch indices
 constexpr int kNextGroup = 28;
 constexpr int kNextCol0 = 29;
+constexpr int kRingSem = 30;     // the semaphore of a later panel's ring slot
+constexpr int kReadJob = 31;     // pipelined: the job being read out
 constexpr int kMaxBatchDims = 4;
 // Mask registers for the partial output tiles.
 constexpr int kRowMask = 0;
@@ -77,7 +83,7 @@ class DotEmitter {
     Plan();
     EmitPrologue();
     EmitJobLoop();
-    for (int64_t stage = 0; stage < t_.stages; ++stage) out_.Emit("sem.wait sem[{}], {}", kOutSem + 2 * stage, out_pieces_);
+    for (int64_t stage = 0; stage < t_.stages; ++stage) out_.Emit("sem.wait sem[{}], {}", kOutSem + stage, out_pieces_);
     for (int64_t j = 1; j < slices_ && sliced_weights_; ++j) {
       out_.Emit("sem.wait sem[{}], {}", WeightSliceSem(j), weight_slice_pieces_[j]);
     }
@@ -146,7 +152,9 @@ class DotEmitter {
       }
     }
     if (static_cast<int64_t>(form_.batch_dims.size()) > kMaxBatchDims) Refuse("more than 4 batch dims");
-    if (target.semaphores() < 6) Refuse("the dot kernel needs 6 semaphores");
+    if (target.semaphores() < kFirstSliceSem + 2) {
+      Refuse("the dot kernel needs " + std::to_string(kFirstSliceSem + 2) + " semaphores");
+    }
     const auto tiling =
         PlanMxuTiling(form_, target, c_.options.vmem_capacity_bytes, in_f32_ ? 4 : 2, out_bf16_ ? 2 : 4, &why);
     if (!tiling) Refuse(why);
@@ -154,6 +162,8 @@ class DotEmitter {
     rank_ = static_cast<int64_t>(form_.batch_dims.size()) + 2;
     PlanSlices(target);
     PlanMxuSets(target);
+    PlanPipeline(target);
+    PlanFirstRounds(lhs.element_type);
     for (const auto* buffer : {c_.operands[0][0], c_.operands[1][0], c_.results[0]}) {
       if (!buffer->shape.layout || buffer->shape.layout->memory_space != isa::kMemorySpaceHbm) {
         Refuse("its operands and result must be in HBM");
@@ -169,9 +179,8 @@ class DotEmitter {
     PlanLhsView(lhs);
     lhs_base_[0] = 0;
     lhs_base_[1] = t_.lhs_panel_bytes;
-    weight_base_[0] = 2 * t_.lhs_panel_bytes;
-    weight_base_[1] = weight_base_[0] + t_.weight_panel_bytes;
-    stage_base_ = weight_base_[1] + t_.weight_panel_bytes;
+    weight_base_ = 2 * t_.lhs_panel_bytes;
+    stage_base_ = WeightSlot(ring_);
     const std::string ones = Ones(rank_ - 2);
     const std::string mtm = MinorToMajor();
     // Panels are tiled so that one tile is one vreg: packed T(2S,L)(2,1) for bf16, T(S,L) for f32.
@@ -245,7 +254,7 @@ class DotEmitter {
   void PlanSlices(const isa::Target& target) {
     slice_blocks_ = CeilDiv(t_.k_blocks, std::min(kMaxSlices, t_.k_blocks));
     slices_ = CeilDiv(t_.k_blocks, slice_blocks_);
-    if (slices_ > 1 && (t_.k_stride != r_ || target.semaphores() < kFirstSliceSem + 3 * slices_)) {
+    if (slices_ > 1 && (t_.k_stride != r_ || target.semaphores() < kFirstSliceSem + 3 * slices_ + 2)) {
       slice_blocks_ = t_.k_blocks;
       slices_ = 1;
     }
@@ -255,7 +264,6 @@ class DotEmitter {
     // One row chunk and one batch: every job multiplies the same lhs panel, loaded once and kept
     // (it was loaded again for every N group: a 218 x 931 lhs 8 times against 3867 columns).
     lhs_resident_ = t_.m_chunks == 1 && batch_count_ == 1;
-    PlanFirstRounds(c_.operands[0][0]->shape.element_type);
     const int64_t engines = target.dma_engines();
     lhs_slice_pieces_ = std::min(engines, CeilDiv(t_.chunk_rows, t_.rows_per_vreg));
     weight_slice_pieces_.clear();
@@ -288,6 +296,28 @@ class DotEmitter {
         k_sets_ = k_sets;
       }
     }
+  }
+
+  // Several jobs are pipelined (EmitJobLoop) where two jobs' rows fit the accumulators (a job
+  // sums into ceil(G / replicas) row groups of each MXU's accumulator rows) and it pays: every
+  // job after the first saves the array's fill and drain, but each read-out comes a job later,
+  // so the last but one job's output DMA no longer overlaps the last job (its passes, and the
+  // DMA's round trip and bytes at the core's share of HBM are the cost).
+  void PlanPipeline(const isa::Target& target) {
+    acc_half_ = 0;
+    const int64_t rows = CeilDiv(t_.groups, replicas_) * t_.rows_per_vreg;
+    const MxuRates& mxu = c_.options.mxu_rates;
+    if (Jobs() < 2 || 2 * rows > static_cast<int64_t>(target.mxu_accumulator_rows()) || mxu.clock_mhz <= 0 ||
+        c_.options.hbm_bytes_per_ns <= 0) {
+      return;
+    }
+    const isa::ElementType in_type = c_.operands[0][0]->shape.element_type;
+    const double saved_ns = mxu.Ns(static_cast<double>(Jobs() - 1) * mxu.pipeline_cycles);
+    const double job_ns =
+        mxu.Ns(mxu.JobCycles(static_cast<double>(t_.k_blocks), static_cast<double>(t_.chunk_rows), in_type, false));
+    const double out_ns = c_.options.hbm_latency_ns +
+                          static_cast<double>(t_.stage_bytes) * c_.part.count / c_.options.hbm_bytes_per_ns;
+    if (saved_ns > job_ns + out_ns) acc_half_ = rows;
   }
 
   // The lhs as the DMAs read it, and the columns they copy (lhs_k_): K, or where K is the lhs's
@@ -438,7 +468,8 @@ class DotEmitter {
     if (!SplitOverEngines(c_.options, static_cast<int64_t>(t_.weight_panel_bytes))) return 1;
     return std::min<int64_t>(engines_, CeilDiv(form_.k, 2 * s_));
   }
-  void EmitWeightDmas(int batch_reg, int col0_reg, int dst_reg, int64_t cols) {
+  // Their semaphore: `sem_reg` (a register, or -1) plus `sem`.
+  void EmitWeightDmas(int batch_reg, int col0_reg, int dst_reg, int64_t cols, int sem_reg, int64_t sem) {
     const uint64_t rhs = c_.operands[1][0]->address;
     const int64_t pieces = WeightPieces();
     const int64_t rows_per_piece = CeilDiv(CeilDiv(form_.k, pieces), 2 * s_) * 2 * s_;
@@ -446,33 +477,55 @@ class DotEmitter {
       const int64_t k0 = p * rows_per_piece;
       const int64_t rows = std::min(form_.k, k0 + rows_per_piece) - k0;
       if (rows <= 0) {
-        out_.Emit("sem.signal sem[{}], 1", kWeightSem);  // keeps the wait count fixed
+        out_.Emit("sem.signal sem[{}], 1", Item(sem_reg, sem));  // keeps the wait count fixed
         continue;
       }
       out_.Emit("dma hbm[{:#x}] -> vmem[{}], src={}, dst={}, src_start={}, dst_start={}, size={}, sem=sem[{}], engine={}",
                 rhs, Item(dst_reg, 0), rhs_view_, weight_panel_, List(Start(batch_reg, {std::to_string(k0), Item(col0_reg, 0)})),
-                List(Start(-1, {std::to_string(k0), "0"})), List(Size(rows, cols)), kWeightSem, (p + 1) % engines_);
+                List(Start(-1, {std::to_string(k0), "0"})), List(Size(rows, cols)), Item(sem_reg, sem), (p + 1) % engines_);
     }
   }
   // This core's jobs: its batch elements x N groups x row chunks.
   int64_t Jobs() const { return batch_count_ * t_.n_groups * t_.m_chunks; }
 
+  // The weight panels go through a ring of ring_ VMEM slots: panel p lands in slot p % ring_,
+  // its DMAs issued at the start of panel p - ring_ + 1's group, so they have ring_ - 1 groups'
+  // jobs to land in. Two slots (double buffering) left them one group: a short K's job (a few
+  // hundred cycles) is shorter than a round trip to HBM, and every group waited for its panel
+  // (6x2759x27: 3 panels a core, each 0.35 us behind the one before). As many slots as a panel's
+  // DMAs need (a round trip, and its bytes at the core's share of HBM), where VMEM and the
+  // semaphores allow.
+  //
   // Several jobs: a job's first weight round goes out during the job before, ahead of that job's
   // read-out, so its load runs while the job's last rows drain (after the read-out it waited for
   // them, and the next rows for a pipeline fill). From the same panel always; from the next
-  // panel, which the read-out would then wait for, only where a job's passes outlast the panel's
-  // DMAs (a round trip, and its bytes at the core's share of HBM: it has landed by then), else at
-  // the new panel's job.
+  // panel, which the read-out would then wait for, only where it has landed by then: it went out
+  // ring_ - 2 groups and one job before (counting the job it went out in as one), else at the new
+  // panel's job.
   void PlanFirstRounds(isa::ElementType in_type) {
     const bool several = Jobs() > 1;
     ahead_same_panel_ = several;
+    ring_ = 2;
+    ring_sem0_ = slices_ > 1 ? kFirstSliceSem + 3 * slices_ : kFirstSliceSem;
     const MxuRates& mxu = c_.options.mxu_rates;
     if (!several || mxu.clock_mhz <= 0 || c_.options.hbm_bytes_per_ns <= 0) return;
     const double job_ns =
-        mxu.Ns(static_cast<double>(t_.k_blocks) * mxu.KBlockCycles(static_cast<double>(t_.chunk_rows), in_type));
-    const double panel_ns = c_.options.hbm_latency_ns +
-                            static_cast<double>(t_.weight_panel_bytes) * c_.part.count / c_.options.hbm_bytes_per_ns;
-    ahead_new_panel_ = job_ns >= panel_ns;
+        mxu.Ns(mxu.JobCycles(static_cast<double>(t_.k_blocks), static_cast<double>(t_.chunk_rows), in_type, acc_half_ == 0));
+    const double group_ns = job_ns * static_cast<double>(t_.m_chunks);
+    // A panel's DMAs: a round trip, and its bytes at the core's share of HBM, which a job's own
+    // DMAs share (its output, and its lhs panel unless resident).
+    const int64_t in_bytes = isa::ElementBitWidth(in_type) / 8;
+    const int64_t job_bytes = t_.chunk_rows * t_.group_cols * (out_bf16_ ? 2 : 4) +
+                              (lhs_resident_ ? 0 : t_.chunk_rows * form_.k * in_bytes);
+    const double bytes = static_cast<double>(form_.k * t_.group_cols * in_bytes + job_bytes);
+    const double panel_ns = c_.options.hbm_latency_ns + bytes * c_.part.count / c_.options.hbm_bytes_per_ns;
+    const int64_t panels = batch_count_ * t_.n_groups;
+    const int64_t by_sems = out_.target().semaphores() - ring_sem0_;
+    const int64_t free_vmem = static_cast<int64_t>(c_.options.vmem_capacity_bytes) - static_cast<int64_t>(t_.vmem_bytes);
+    const int64_t by_vmem = 2 + std::max<int64_t>(0, free_vmem) / static_cast<int64_t>(t_.weight_panel_bytes);
+    const int64_t wanted = 2 + static_cast<int64_t>(std::ceil(std::max(0.0, panel_ns - job_ns) / group_ns));
+    ring_ = std::max<int64_t>(2, std::min({wanted, panels, by_sems, by_vmem, kMaxWeightSlots + 1}));
+    ahead_new_panel_ = static_cast<double>(ring_ - 2) * group_ns + job_ns >= panel_ns;
   }
 
   // Weight slice j of the first panel (sliced_weights_): its K rows split over the engines.
@@ -491,25 +544,38 @@ class DotEmitter {
         continue;
       }
       out_.Emit("dma hbm[{:#x}] -> vmem[{:#x}], src={}, dst={}, src_start={}, dst_start={}, size={}, sem=sem[{}], engine={}",
-                rhs, weight_base_[0], rhs_view_, weight_panel_, List(Start(kBatch, {std::to_string(k0), std::to_string(col0_)})),
+                rhs, WeightSlot(0), rhs_view_, weight_panel_, List(Start(kBatch, {std::to_string(k0), std::to_string(col0_)})),
                 List(Start(-1, {std::to_string(k0), "0"})), List(Size(rows, cols)), WeightSliceSem(j),
                 (p + 1) % engines_);
     }
   }
   int64_t WeightSliceSem(int64_t j) const { return kFirstSliceSem + 2 * slices_ + j; }
 
-  // The weight DMAs of the panel whose N group is in `group_reg` (columns from `col0_reg`).
-  void EmitWeightDmasFor(int batch_reg, int group_reg, int col0_reg, int dst_reg) {
-    if (!last_n_special_) return EmitWeightDmas(batch_reg, col0_reg, dst_reg, t_.group_cols);
-    if (t_.n_groups == 1) return EmitWeightDmas(batch_reg, col0_reg, dst_reg, last_cols_);
+  // The weight DMAs of the panel whose N group is in `group_reg` (columns from `col0_reg`), to
+  // VMEM at `dst_reg`, signalling `sem_reg` + `sem`.
+  void EmitWeightDmasFor(int batch_reg, int group_reg, int col0_reg, int dst_reg, int sem_reg, int64_t sem) {
+    if (!last_n_special_) return EmitWeightDmas(batch_reg, col0_reg, dst_reg, t_.group_cols, sem_reg, sem);
+    if (t_.n_groups == 1) return EmitWeightDmas(batch_reg, col0_reg, dst_reg, last_cols_, sem_reg, sem);
     const std::string last = out_.NewLabel(c_.instruction.name() + ".weights_last");
     const std::string done = out_.NewLabel(c_.instruction.name() + ".weights_done");
     out_.Emit("beq s{}, {}, {}", group_reg, t_.n_groups - 1, last);
-    EmitWeightDmas(batch_reg, col0_reg, dst_reg, t_.group_cols);
+    EmitWeightDmas(batch_reg, col0_reg, dst_reg, t_.group_cols, sem_reg, sem);
     out_.Emit("br {}", done);
     out_.Bind(last);
-    EmitWeightDmas(batch_reg, col0_reg, dst_reg, last_cols_);
+    EmitWeightDmas(batch_reg, col0_reg, dst_reg, last_cols_, sem_reg, sem);
     out_.Bind(done);
+  }
+  // Ring slot `slot`'s VMEM address, and its semaphore.
+  uint64_t WeightSlot(int64_t slot) const { return weight_base_ + static_cast<uint64_t>(slot) * t_.weight_panel_bytes; }
+  int64_t RingSem(int64_t slot) const { return ring_sem0_ + slot; }
+  // The ring slot of panel `panel_reg` + `ahead` (mod ring_): its address into `address_reg`, its
+  // semaphore into kRingSem.
+  void EmitSlotOf(int panel_reg, int64_t ahead, int address_reg) {
+    out_.Emit("add s{}, s{}, {}", kTemp2, panel_reg, ahead);
+    out_.Emit("rem s{}, s{}, {}", kTemp2, kTemp2, ring_);
+    out_.Emit("add s{}, s{}, {}", kRingSem, kTemp2, ring_sem0_);
+    out_.Emit("mul s{}, s{}, {:#x}", address_reg, kTemp2, t_.weight_panel_bytes);
+    out_.Emit("add s{}, s{}, {:#x}", address_reg, address_reg, weight_base_);
   }
   void EmitLhsDmasFor(int batch_reg, int row0_reg, int row_chunk_reg, int dst_reg, int sem_reg) {
     if (slices_ > 1) out_.Emit("mul s{}, s{}, {}", sem_reg, sem_reg, slices_);  // parity -> its first slice
@@ -538,26 +604,15 @@ class DotEmitter {
     if (t_.k_stride != r_) {
       // K blocks narrower than their vregs: every block has padding lanes; zero the panels whole.
       EmitZeroLoop(0, CeilDiv(static_cast<int64_t>(stage_base_), vreg_bytes), 1, vreg_bytes);
+      zeroed_before_dmas_ = true;
     } else if (form_.k % r_ != 0) {
-      // Only the tiles that hold K's padding: the lhs panels' column tiles from what the DMAs
-      // copy on (lhs_k_), in every row tile, and the weight panels' row tiles from K on (zeroing
-      // all of both panels, megabytes of stores, took 3.8 us before the first DMA of a 784x583x620
-      // dot).
-      const int64_t p = t_.rows_per_vreg;
-      const int64_t lhs_tiles_per_row = lhs_cols_ / l_;
-      const int64_t first_col_tile = lhs_k_ / l_;
-      const int64_t width_tiles = width_ / l_;
-      const int64_t first_row_tile = form_.k / p;
-      for (int parity = 0; parity < 2; ++parity) {
-        if (first_col_tile < lhs_tiles_per_row) {
-          EmitZeroLoop(lhs_base_[parity] + static_cast<uint64_t>(first_col_tile * vreg_bytes), t_.chunk_rows / p,
-                       lhs_tiles_per_row - first_col_tile, lhs_tiles_per_row * vreg_bytes);
-        }
-        EmitZeroLoop(weight_base_[parity] + static_cast<uint64_t>(first_row_tile * width_tiles * vreg_bytes), 1,
-                     (weight_rows_ / p - first_row_tile) * width_tiles, 0);
-      }
+      // Only the tiles that hold K's padding (zeroing all of both panels, megabytes of stores,
+      // took 3.8 us before the first DMA of a 784x583x620 dot), and before the DMAs only those a
+      // DMA also writes: the weight row tile holding row K, the lhs column tile holding column
+      // lhs_k_ (EmitPadding zeroes the rest while the DMAs fly).
+      EmitPadding(true);
     }
-    if (form_.k % r_ != 0 || t_.k_stride != r_) {
+    if (zeroed_before_dmas_) {
       out_.Emit("vpu.signal sem[{}], 1", kVpuSem);
       out_.Emit("sem.wait sem[{}], 1", kVpuSem);
     }
@@ -576,7 +631,7 @@ class DotEmitter {
       out_.Emit("mand m{}, m{}, m{}", kBothMask, kRowMask, kLaneMask);
     }
     for (int64_t stage = 0; stage < t_.stages; ++stage) {
-      out_.Emit("sem.signal sem[{}], {}", kOutSem + 2 * stage, out_pieces_);  // the stages start free
+      out_.Emit("sem.signal sem[{}], {}", kOutSem + stage, out_pieces_);  // the stages start free
     }
     // Job 0's panels: the weights of (the first batch element, group 0), then the lhs of chunk 0.
     int64_t first = batch_first_;
@@ -586,8 +641,7 @@ class DotEmitter {
     }
     out_.Emit("mov s{}, {}", kCol0, col0_);
     out_.Emit("mov s{}, 0", kGroup);
-    out_.Emit("mov s{}, {:#x}", kWeights, weight_base_[0]);
-    out_.Emit("mov s{}, {:#x}", kOtherWeights, weight_base_[1]);
+    out_.Emit("mov s{}, {:#x}", kWeights, WeightSlot(0));
     out_.Emit("mov s{}, {}", kRow0, row0_);
     out_.Emit("mov s{}, 0", kRowChunk);
     out_.Emit("mov s{}, {:#x}", kTemp, lhs_base_[0]);
@@ -601,18 +655,60 @@ class DotEmitter {
         lhs_dmas_ = EmitLhsDmas(kBatch, kRow0, kTemp, kTemp2, rows, j);
       }
     } else {
-      EmitWeightDmasFor(kBatch, kGroup, kCol0, kWeights);
+      EmitWeightDmasFor(kBatch, kGroup, kCol0, kWeights, -1, RingSem(0));
       EmitLhsDmasFor(kBatch, kRow0, kRowChunk, kTemp, kTemp2);
     }
+    // Panels 1 .. ring - 2 into their slots, behind job 0's (the job loop prefetches the rest,
+    // each ring - 1 panels ahead).
+    for (int64_t panel = 1; panel < std::min(ring_ - 1, batch_count_ * t_.n_groups); ++panel) {
+      const int64_t group = panel % t_.n_groups;
+      int64_t batch = batch_first_ + panel / t_.n_groups;
+      for (std::size_t i = form_.batch_dims.size(); i-- > 0;) {
+        out_.Emit("mov s{}, {}", kNextBatch + static_cast<int>(i), batch % form_.batch_dims[i]);
+        batch /= form_.batch_dims[i];
+      }
+      out_.Emit("mov s{}, {}", kNextGroup, group);
+      out_.Emit("mov s{}, {}", kNextCol0, col0_ + group * t_.group_cols);
+      out_.Emit("mov s{}, {:#x}", kOtherWeights, WeightSlot(panel));
+      EmitWeightDmasFor(kNextBatch, kNextGroup, kNextCol0, kOtherWeights, -1, RingSem(panel));
+    }
+    if (t_.k_stride == r_ && form_.k % r_ != 0) EmitPadding(false);
     if (!ahead_new_panel_) return;
     // Job 0's first round, its panel waited for here rather than at the job's start.
     if (sliced_weights_) {
       out_.Emit("sem.wait sem[{}], {}", WeightSliceSem(0), weight_slice_pieces_[0]);
     } else {
-      out_.Emit("sem.wait sem[{}], {}", kWeightSem, WeightPieces());
+      out_.Emit("sem.wait sem[{}], {}", RingSem(0), WeightPieces());
     }
     waited_slice_ = 0;
     EmitFirstRound(kWeights);
+  }
+
+  // The panels' tiles that hold K's padding, zeroed: those a DMA also writes (`shared`; then
+  // zeroed_before_dmas_ says whether there were any), or those only the zeroing writes: the lhs
+  // panels' column tiles from lhs_k_ (what the DMAs copy), in every row tile, and the weight
+  // panels' row tiles from K. The pushes' loads of the latter follow the stores in the VPU's
+  // order; the DMAs' writes must follow the former's.
+  void EmitPadding(bool shared) {
+    const int64_t vreg_bytes = s_ * l_ * 4;
+    const int64_t p = t_.rows_per_vreg;
+    const int64_t lhs_tiles_per_row = lhs_cols_ / l_;
+    const int64_t width_tiles = width_ / l_;
+    const int64_t lhs_partial = lhs_k_ % l_ != 0 ? 1 : 0;
+    const int64_t weight_partial = form_.k % p != 0 ? 1 : 0;
+    const int64_t first_col_tile = shared ? lhs_k_ / l_ : CeilDiv(lhs_k_, l_);
+    const int64_t col_tiles = shared ? lhs_partial : lhs_tiles_per_row - first_col_tile;
+    const int64_t first_row_tile = shared ? form_.k / p : CeilDiv(form_.k, p);
+    const int64_t row_tiles = shared ? weight_partial : weight_rows_ / p - first_row_tile;
+    if (shared) zeroed_before_dmas_ = col_tiles > 0 || row_tiles > 0;
+    for (int parity = 0; parity < 2 && col_tiles > 0; ++parity) {
+      EmitZeroLoop(lhs_base_[parity] + static_cast<uint64_t>(first_col_tile * vreg_bytes), t_.chunk_rows / p, col_tiles,
+                   lhs_tiles_per_row * vreg_bytes);
+    }
+    for (int64_t slot = 0; slot < ring_ && row_tiles > 0; ++slot) {
+      EmitZeroLoop(WeightSlot(slot) + static_cast<uint64_t>(first_row_tile * width_tiles * vreg_bytes), 1,
+                   row_tiles * width_tiles, 0);
+    }
   }
 
   // Zero vregs at VMEM `base`: `rows` times (a loop), `per_row` consecutive vregs, then `stride`
@@ -633,6 +729,10 @@ class DotEmitter {
   void EmitDecompose(int job_reg, int row_chunk_reg, int group_reg, int first, int panel_reg) {
     out_.Emit("rem s{}, s{}, {}", row_chunk_reg, job_reg, t_.m_chunks);
     out_.Emit("div s{}, s{}, {}", panel_reg, job_reg, t_.m_chunks);
+    EmitPanelIndices(panel_reg, group_reg, first);
+  }
+  // From the flattened (batch, group) panel index in `panel_reg`: N group, batch indices first...
+  void EmitPanelIndices(int panel_reg, int group_reg, int first) {
     out_.Emit("rem s{}, s{}, {}", group_reg, panel_reg, t_.n_groups);
     out_.Emit("div s{}, s{}, {}", kTemp2, panel_reg, t_.n_groups);
     if (batch_first_ != 0) out_.Emit("add s{}, s{}, {}", kTemp2, kTemp2, batch_first_);
@@ -642,27 +742,111 @@ class DotEmitter {
     }
   }
 
+  // Job after job: each job's K blocks, then its read-out. Pipelined (PlanPipeline), job j's K
+  // blocks go first and then job j - 1's read-out, the two in the two halves of the accumulator
+  // rows: the MXUs pass job j's rows while job j - 1's drain, where each job's rows drained,
+  // were read out and only then the next job's passes began (a fill, a drain and a read-out per
+  // job: a short K's jobs are little more). The loop is unrolled twice, each copy with its half
+  // (immediate accumulator rows).
   void EmitJobLoop() {
     const int64_t jobs = Jobs();
     out_.Emit("mov s{}, 0", kJob);
-    out_.Emit("mov s{}, {}", kJobsLeft, jobs);
     const std::string loop = out_.NewLabel(c_.instruction.name() + ".job");
+    if (acc_half_ == 0) {
+      out_.Emit("mov s{}, {}", kJobsLeft, jobs);
+      out_.Bind(loop);
+      EmitJobStart();
+      EmitKBlocks();
+      if (ahead_same_panel_) EmitNextFirstRound(jobs);
+      EmitReadOutVariants();
+      out_.Emit("add s{}, s{}, 1", kJob, kJob);
+      out_.Emit("loop s{}, {}", kJobsLeft, loop);
+      return;
+    }
+    const std::string tail = out_.NewLabel(c_.instruction.name() + ".last_read_out");
     out_.Bind(loop);
-    EmitDecompose(kJob, kRowChunk, kGroup, kBatch, kPanel);
+    for (int64_t half = 0; half < 2; ++half) {
+      EmitJobStart();
+      acc_offset_ = half * acc_half_;
+      EmitKBlocks();
+      if (ahead_same_panel_) EmitNextFirstRound(jobs);
+      if (half == 0) {
+        // Job 0 has no job before it to read out; the next job's prefetches overwrite its panels
+        // once its loads have run, which a read-out's wait for the VPU ensured.
+        const std::string read = out_.NewLabel(c_.instruction.name() + ".read_before");
+        const std::string done = out_.NewLabel(c_.instruction.name() + ".read_before_done");
+        out_.Emit("bne s{}, 0, {}", kJob, read);
+        out_.Emit("vpu.signal sem[{}], 1", kVpuSem);
+        out_.Emit("sem.wait sem[{}], 1", kVpuSem);
+        out_.Emit("br {}", done);
+        out_.Bind(read);
+        EmitReadOutOfJobBefore(1);
+        out_.Bind(done);
+      } else {
+        EmitReadOutOfJobBefore(0);
+      }
+      out_.Emit("add s{}, s{}, 1", kJob, kJob);
+      if (half == 0) {
+        out_.Emit("bge s{}, {}, {}", kJob, jobs, tail);
+      } else {
+        out_.Emit("blt s{}, {}, {}", kJob, jobs, loop);
+      }
+    }
+    out_.Bind(tail);
+    EmitReadOutOfJobBefore((jobs - 1) % 2);
+    acc_offset_ = 0;
+  }
+
+  // The read-out of job kJob - 1, in accumulator half `half`: its indices decomposed again (the
+  // job after it overwrote them) into the registers the read-out reads.
+  void EmitReadOutOfJobBefore(int64_t half) {
+    out_.Emit("sub s{}, s{}, 1", kReadJob, kJob);
+    EmitJobIndices(kReadJob);
+    acc_offset_ = half * acc_half_;
+    read_stage_ = half;
+    EmitReadOutVariants();
+    read_stage_ = -1;
+  }
+
+  // Row chunk, N group, batch indices, panel, first row and column of the job in `job_reg`.
+  void EmitJobIndices(int job_reg) {
+    EmitDecompose(job_reg, kRowChunk, kGroup, kBatch, kPanel);
     out_.Emit("mul s{}, s{}, {}", kRow0, kRowChunk, t_.chunk_rows);
     if (row0_ != 0) out_.Emit("add s{}, s{}, {}", kRow0, kRow0, row0_);
     out_.Emit("mul s{}, s{}, {}", kCol0, kGroup, t_.group_cols);
     if (col0_ != 0) out_.Emit("add s{}, s{}, {}", kCol0, kCol0, col0_);
-    // A new N group (row chunk 0): its weight panel has landed; prefetch the next group's into
-    // the other panel (the previous group's last job is done with it: every job waits for the
-    // VPU before its output DMA).
+  }
+
+  // Job kJob's start: its indices, its weight panel (at a new N group: waited for, and a later
+  // one prefetched) and its lhs panel (waited for, and the next job's prefetched).
+  void EmitJobStart() {
+    const int64_t jobs = Jobs();
+    EmitJobIndices(kJob);
+    // A new N group (row chunk 0): a later panel prefetched, then this one's ring slot, and its
+    // weight panel waited for.
     const std::string same_group = out_.NewLabel(c_.instruction.name() + ".same_group");
     out_.Emit("bne s{}, 0, {}", kRowChunk, same_group);
+    // Panel + ring - 1 into the slot of the panel before this one (its last job is done with
+    // it: every job waits for the VPU before its output DMA), before this panel's wait, so it goes
+    // out a round trip earlier where that waits.
+    const std::string prefetched = out_.NewLabel(c_.instruction.name() + ".prefetched");
+    out_.Emit("bge s{}, {}, {}", kPanel, batch_count_ * t_.n_groups - (ring_ - 1), prefetched);
+    out_.Emit("add s{}, s{}, {}", kTemp, kPanel, ring_ - 1);
+    EmitPanelIndices(kTemp, kNextGroup, kNextBatch);
+    out_.Emit("mul s{}, s{}, {}", kNextCol0, kNextGroup, t_.group_cols);
+    if (col0_ != 0) out_.Emit("add s{}, s{}, {}", kNextCol0, kNextCol0, col0_);
+    EmitSlotOf(kPanel, ring_ - 1, kOtherWeights);
+    EmitWeightDmasFor(kNextBatch, kNextGroup, kNextCol0, kOtherWeights, kRingSem, 0);
+    out_.Bind(prefetched);
+    // (A single panel stays in slot 0, where the prologue pointed kWeights.)
+    const bool one_panel = batch_count_ * t_.n_groups == 1;
+    if (!one_panel) EmitSlotOf(kPanel, 0, kWeights);
     if (ahead_new_panel_) {
       // Its panel was waited for where its first round was pushed (EmitPrologue, EmitNextFirstRound).
     } else if (!sliced_weights_) {
-      out_.Emit("sem.wait sem[{}], {}", kWeightSem, WeightPieces());
-    } else if (batch_count_ * t_.n_groups == 1) {
+      out_.Emit("sem.wait sem[{}], {}", one_panel ? std::to_string(RingSem(0)) : "s" + std::to_string(kRingSem),
+                WeightPieces());
+    } else if (one_panel) {
       out_.Emit("sem.wait sem[{}], {}", WeightSliceSem(0), weight_slice_pieces_[0]);
     } else {
       // The first panel's slice 0, or a later panel whole.
@@ -672,23 +856,9 @@ class DotEmitter {
       out_.Emit("sem.wait sem[{}], {}", WeightSliceSem(0), weight_slice_pieces_[0]);
       out_.Emit("br {}", waited);
       out_.Bind(later);
-      out_.Emit("sem.wait sem[{}], {}", kWeightSem, WeightPieces());
+      out_.Emit("sem.wait sem[s{}], {}", kRingSem, WeightPieces());
       out_.Bind(waited);
     }
-    const std::string prefetched = out_.NewLabel(c_.instruction.name() + ".prefetched");
-    out_.Emit("bge s{}, {}, {}", kPanel, batch_count_ * t_.n_groups - 1, prefetched);
-    out_.Emit("add s{}, s{}, 1", kTemp, kPanel);
-    out_.Emit("rem s{}, s{}, {}", kNextGroup, kTemp, t_.n_groups);
-    out_.Emit("div s{}, s{}, {}", kTemp2, kTemp, t_.n_groups);
-    if (batch_first_ != 0) out_.Emit("add s{}, s{}, {}", kTemp2, kTemp2, batch_first_);
-    for (int64_t i = static_cast<int64_t>(form_.batch_dims.size()) - 1; i >= 0; --i) {
-      out_.Emit("rem s{}, s{}, {}", kNextBatch + i, kTemp2, form_.batch_dims[i]);
-      out_.Emit("div s{}, s{}, {}", kTemp2, kTemp2, form_.batch_dims[i]);
-    }
-    out_.Emit("mul s{}, s{}, {}", kNextCol0, kNextGroup, t_.group_cols);
-    if (col0_ != 0) out_.Emit("add s{}, s{}, {}", kNextCol0, kNextCol0, col0_);
-    EmitWeightDmasFor(kNextBatch, kNextGroup, kNextCol0, kOtherWeights);
-    out_.Bind(prefetched);
     // The new panel's first round here, where it was not pushed during the job before.
     if (ahead_same_panel_ && !ahead_new_panel_) EmitFirstRound(kWeights);
     out_.Bind(same_group);
@@ -706,7 +876,7 @@ class DotEmitter {
     } else {
       WaitLhs(fmt::format("s{} + {}", kTemp, kLhsSem), lhs_dmas_);
     }
-    if (lhs_resident_) return EmitJobBody(loop);
+    if (lhs_resident_) return;
     out_.Emit("xor s{}, s{}, 1", kTemp, kTemp);
     out_.Emit("mul s{}, s{}, {:#x}", kOtherLhs, kTemp, t_.lhs_panel_bytes);
     const std::string no_prefetch = out_.NewLabel(c_.instruction.name() + ".no_lhs_prefetch");
@@ -718,24 +888,6 @@ class DotEmitter {
     out_.Emit("and s{}, s{}, 1", kTemp, kNextJob);
     EmitLhsDmasFor(kNextBatch, kNextRow0, kNextRowChunk, kOtherLhs, kTemp);
     out_.Bind(no_prefetch);
-    EmitJobBody(loop);
-  }
-
-  // The job's K blocks and read-out, then the next job.
-  void EmitJobBody(const std::string& loop) {
-    EmitKBlocks();
-    if (ahead_same_panel_) EmitNextFirstRound(Jobs());
-    EmitReadOutVariants();
-
-    // The next N group's panel: swap when this was the group's last chunk.
-    const std::string keep = out_.NewLabel(c_.instruction.name() + ".keep_weights");
-    out_.Emit("bne s{}, {}, {}", kRowChunk, t_.m_chunks - 1, keep);
-    out_.Emit("mov s{}, s{}", kTemp, kWeights);
-    out_.Emit("mov s{}, s{}", kWeights, kOtherWeights);
-    out_.Emit("mov s{}, s{}", kOtherWeights, kTemp);
-    out_.Bind(keep);
-    out_.Emit("add s{}, s{}, 1", kJob, kJob);
-    out_.Emit("loop s{}, {}", kJobsLeft, loop);
   }
 
   // Waits for an lhs panel's DMAs (`sem`: the semaphore operand). A resident panel's semaphores
@@ -798,7 +950,7 @@ class DotEmitter {
       out_.Emit("vld v{}, vmem[s{} + {:#x}]", reg, kLhs, offset);
       for (int64_t q = 0; q < t_.mxus; ++q) {
         out_.Emit("mxu.push.acc.{} mxu{}, v{}, {}", in_type_, Mxu(kb, i % replicas_, q), reg,
-                  i / replicas_ * t_.rows_per_vreg);
+                  acc_offset_ + i / replicas_ * t_.rows_per_vreg);
       }
     }
   }
@@ -826,8 +978,8 @@ class DotEmitter {
 
   // The next job's first round (PlanFirstRounds), before this job's read-out: its load runs
   // while this job's last rows drain, where after the read-out it waited for them. From the same
-  // panel, or at a group's last row chunk the next panel (prefetched into kOtherWeights during
-  // this group), waited for here.
+  // panel, or at a group's last row chunk the next panel (prefetched into its ring slot during
+  // an earlier group), waited for here.
   void EmitNextFirstRound(int64_t jobs) {
     if (t_.m_chunks == 1 && !ahead_new_panel_) return;  // every next job starts a new panel
     const std::string same_panel = out_.NewLabel(c_.instruction.name() + ".next_same_panel");
@@ -836,7 +988,8 @@ class DotEmitter {
     out_.Emit("bge s{}, {}, {}", kNextJob, jobs, done);
     if (t_.m_chunks > 1) out_.Emit("bne s{}, {}, {}", kRowChunk, t_.m_chunks - 1, same_panel);
     if (ahead_new_panel_) {
-      out_.Emit("sem.wait sem[{}], {}", kWeightSem, WeightPieces());
+      EmitSlotOf(kPanel, 1, kOtherWeights);
+      out_.Emit("sem.wait sem[s{}], {}", kRingSem, WeightPieces());
       EmitFirstRound(kOtherWeights);
     }
     if (t_.m_chunks > 1) {
@@ -925,7 +1078,7 @@ class DotEmitter {
   }
   int64_t ReadRow(int64_t t) const {
     const int64_t group = t * s_ / t_.rows_per_vreg;
-    return group / replicas_ * t_.rows_per_vreg + t * s_ % t_.rows_per_vreg;
+    return acc_offset_ + group / replicas_ * t_.rows_per_vreg + t * s_ % t_.rows_per_vreg;
   }
 
   // Row vreg t of stage column tile ct into `reg`: the K sets' sums added in set order, masked
@@ -960,11 +1113,13 @@ class DotEmitter {
     const int64_t vreg_bytes = s_ * l_ * 4;
     // This job's stage (job parity, with two), once the output DMAs of the job that used it last
     // have read it.
-    if (t_.stages == 2) {
+    if (t_.stages == 2 && read_stage_ >= 0) {
+      out_.Emit("mov s{}, {}", kStageSem, read_stage_);
+      out_.Emit("mov s{}, {:#x}", kStage, stage_base_ + static_cast<uint64_t>(read_stage_) * t_.stage_bytes);
+    } else if (t_.stages == 2) {
       out_.Emit("and s{}, s{}, 1", kStageSem, kJob);
       out_.Emit("mul s{}, s{}, {:#x}", kStage, kStageSem, t_.stage_bytes);
       out_.Emit("add s{}, s{}, {:#x}", kStage, kStage, stage_base_);
-      out_.Emit("add s{}, s{}, s{}", kStageSem, kStageSem, kStageSem);
     } else {
       out_.Emit("mov s{}, {:#x}", kStage, stage_base_);
       out_.Emit("mov s{}, 0", kStageSem);
@@ -1087,7 +1242,7 @@ class DotEmitter {
   int64_t batch_count_ = 1;          // and its batch elements (all of form_.batch unless split)
   int64_t lhs_cols_ = 0, weight_rows_ = 0, width_ = 0;
   uint64_t lhs_base_[2] = {0, 0};
-  uint64_t weight_base_[2] = {0, 0};
+  uint64_t weight_base_ = 0;  // VMEM: the weight panels' ring slots, ring_ of them
   uint64_t stage_base_ = 0;
   int64_t last_rows_ = 0, last_row_box_ = 0, last_cols_ = 0, last_col_box_ = 0;
   bool last_m_special_ = false, last_n_special_ = false;
@@ -1104,6 +1259,12 @@ class DotEmitter {
   bool lhs_resident_ = false;                // one lhs panel for every job (PlanSlices)
   bool ahead_same_panel_ = false;            // PlanFirstRounds: a job's first round pushed during the job before,
   bool ahead_new_panel_ = false;             // also where it starts a new panel
+  bool zeroed_before_dmas_ = false;          // EmitPadding: tiles a DMA also writes were zeroed
+  int64_t acc_half_ = 0;                     // pipelined jobs: the accumulator rows of a half, else 0
+  int64_t acc_offset_ = 0;                   // the pushes' and reads' half being emitted
+  int64_t read_stage_ = -1;                  // the read-out's stage, or -1: from the job's parity
+  int64_t ring_ = 2;                         // the weight panels' VMEM slots (PlanFirstRounds)
+  int64_t ring_sem0_ = kFirstSliceSem;       // slot 0's semaphore
   int64_t lhs_slice_pieces_ = 1;             // DMAs (or signals) per lhs slice
   std::vector<int64_t> weight_slice_pieces_; // per weight slice
   int64_t weight_count_ = 0, lhs_count_ = 0, read_count_ = 0;

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 
+#include <algorithm>
 #include <bit>
 #include <cstdio>
 #include <cstring>
@@ -16,6 +17,7 @@
 #include <regex>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -592,4 +594,57 @@ TEST_CASE("dot kernel: a job's first weight round is pushed during the job befor
   const std::string between = text.substr(last_push, read - last_push);
   CHECK(between.find("mxu.wpush.bf16") != std::string::npos);
   CHECK(between.find("mxu.latch") != std::string::npos);
+}
+
+TEST_CASE("dot kernel: weight panels go through a ring deep enough for a short K's jobs, --check", "[dot][timing]") {
+  // 6 x 27 against 27 x 2759 bf16 on tpu_v4: 3 N groups a core, each job a few hundred cycles
+  // (one pass of 6 rows, the array's fill and drain), shorter than a weight panel's round trip
+  // to HBM (0.35 us). With two panel slots every job waited for its panel, issued at the job
+  // before's start: 2.16 us. With three, the second panel goes out with the first. The issue's
+  // bound: 1.5x the roofline plus 1.5 us; the roofline is the longer of the MXU work padded to
+  // the tiles (2 x 128 x 2816 x 128 at the chip's 279.6 TFLOP/s, 0.33 us) and the tiles' HBM
+  // bytes ([8,128] + [32,2816] + [8,2816] bf16, 0.19 us).
+  const fs::path dir = TempDir("dot_weight_ring");
+  WriteText(dir / "t.hlo", "HloModule m\nENTRY e {\n  a = bf16[6,27] parameter(0)\n  b = bf16[27,2759] parameter(1)\n"
+                           "  ROOT d = bf16[6,2759] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
+  CHECK_THAT(RunOk("run " + (dir / "t.hlo").string() + " --check --config tpu_v4"), Catch::Contains("check passed"));
+  const double roofline_us =
+      std::max(2.0 * 128 * 2816 * 128 / 279.6e12, 2.0 * (8 * 128 + 32 * 2816 + 8 * 2816) / 1228.8e9) * 1e6;
+  CHECK(DotTimeUs(dir / "t.hlo") <= 1.5 * roofline_us + 1.5);
+  // Batched, the panels' batch elements and groups decoded in the prologue and the job loop:
+  // 4 batch elements split over the cores, 2 each of 2 N groups, 4 panels a core.
+  WriteText(dir / "b.hlo", "HloModule m\nENTRY e {\n  a = bf16[4,6,27] parameter(0)\n  b = bf16[4,27,700] parameter(1)\n"
+                           "  ROOT d = f32[4,6,700] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, "
+                           "lhs_contracting_dims={2}, rhs_contracting_dims={1}\n}\n");
+  CHECK_THAT(RunOk("run " + (dir / "b.hlo").string() + " --check --config tpu_v4"), Catch::Contains("check passed"));
+}
+
+TEST_CASE("dot kernel: short jobs are pipelined over two halves of the accumulators, --check", "[dot]") {
+  // Job j's passes go before job j - 1's read-out, each in its half of the accumulator rows
+  // (docs/compiler.md, Dot): a few rows against thousands of columns (f16, its result rounded
+  // in the read-out's registers; 4 N groups a core on tpu_v4, an odd and an even last job with
+  // tiny's 2 MXUs), and a batched dot whose MXUs the N split leaves idle sum row groups of their
+  // own. Each has the pipelined loop's last read-out, and is exact against the evaluator.
+  const fs::path dir = TempDir("dot_pipelined_jobs");
+  WriteText(dir / "f16.hlo", "HloModule m\nENTRY e {\n  a = f16[6,40] parameter(0)\n  b = f16[40,4000] parameter(1)\n"
+                             "  ROOT d = f16[6,4000] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
+  WriteText(dir / "batched.hlo",
+            "HloModule m\nENTRY e {\n  a = bf16[3,8,64] parameter(0)\n  b = bf16[3,64,200] parameter(1)\n"
+            "  ROOT d = f32[3,8,200] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, "
+            "rhs_contracting_dims={1}\n}\n");
+  for (const auto& [name, config] : {std::pair{"f16", "tpu_v4"}, std::pair{"f16", "tiny"}, std::pair{"batched", "tpu_v4"}}) {
+    INFO(name << " on " << config);
+    const fs::path hlo = dir / (std::string(name) + ".hlo");
+    const fs::path assembly = dir / (std::string(name) + "_" + config + ".s");
+    RunOk("compile " + hlo.string() + " --config " + config + " --output " + assembly.string());
+    CHECK(ReadText(assembly).find(".last_read_out") != std::string::npos);
+    CHECK_THAT(RunOk("run " + hlo.string() + " --check --config " + std::string(config)), Catch::Contains("check passed"));
+  }
+  // Jobs whose outputs take longer to write than the fills and drains they would save are not
+  // pipelined: each read-out would come a job later, and the last but one job's output DMA would
+  // no longer overlap the last job (1094x264 x 264x1395 bf16: 8.32 us, 8.88 pipelined).
+  WriteText(dir / "wide.hlo", "HloModule m\nENTRY e {\n  a = bf16[1094,264] parameter(0)\n  b = bf16[264,1395] parameter(1)\n"
+                              "  ROOT d = bf16[1094,1395] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
+  RunOk("compile " + (dir / "wide.hlo").string() + " --config tpu_v4 --output " + (dir / "wide.s").string());
+  CHECK(ReadText(dir / "wide.s").find(".last_read_out") == std::string::npos);
 }
