@@ -9,11 +9,13 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <random>
 #include <regex>
 #include <string>
 #include <tuple>
@@ -647,4 +649,45 @@ TEST_CASE("dot kernel: short jobs are pipelined over two halves of the accumulat
                               "  ROOT d = bf16[1094,1395] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
   RunOk("compile " + (dir / "wide.hlo").string() + " --config tpu_v4 --output " + (dir / "wide.s").string());
   CHECK(ReadText(dir / "wide.s").find(".last_read_out") == std::string::npos);
+}
+
+TEST_CASE("dot kernel: 200 seeded random bf16 shapes of 1..4096 never beat their roofline and stay near it",
+          "[dot][timing]") {
+  // Issue 16's physics sweep on tpu_v4: m, n, k log-uniform in 1..4096 (odd sizes included), a
+  // bf16 [m,k] x [k,n] -> [m,n] dot each, timing-only. No kernel may beat physics: its 2 m n k
+  // flops at the chip's MXU peak, or its operands' and result's bytes at HBM's bandwidth. The
+  // issue's upper bound is 1.5x the roofline (the flops padded to the 128x128 MXU tiles, the
+  // bytes of the default tiles, whichever is longer) plus 1.5 us; that is not met yet (here by
+  // 669x295x1247: 5.70 us, bound 5.55; other seeds have a few more, docs/validation.md), so this
+  // guards the state now, 2.2x the roofline plus 1.5 us and at most one shape past the issue's
+  // bound, against a lost mechanism.
+  const fs::path dir = TempDir("dot_physics_sweep");
+  std::mt19937 random(7);
+  const auto size = [&] {
+    const double u = static_cast<double>(random()) / 4294967296.0;  // [0, 1), the same on every platform
+    return std::max<int64_t>(1, std::llround(std::exp2(12.0 * u)));
+  };
+  const auto pad = [](int64_t x, int64_t unit) { return (x + unit - 1) / unit * unit; };
+  int over_issue_bound = 0;
+  for (int i = 0; i < 200; ++i) {
+    const int64_t m = size(), n = size(), k = size();
+    WriteText(dir / "d.hlo", fmt::format("HloModule d\nENTRY e {{\n  a = bf16[{},{}] parameter(0)\n  b = bf16[{},{}] "
+                                         "parameter(1)\n  ROOT d = bf16[{},{}] dot(a, b), lhs_contracting_dims={{1}}, "
+                                         "rhs_contracting_dims={{0}}\n}}\n",
+                                         m, k, k, n, m, n));
+    const double time_us = DotTimeUs(dir / "d.hlo");
+    const std::string report = ReadText(dir / "d.json");
+    const double peak = JsonNumber(report, "peak_flops_per_s"), bandwidth = JsonNumber(report, "hbm_bytes_per_s");
+    const double floor_us =
+        std::max(2.0 * m * n * k / peak, 2.0 * static_cast<double>(m * k + k * n + m * n) / bandwidth) * 1e6;
+    const double padded_flops = 2.0 * pad(m, 128) * pad(n, 128) * pad(k, 128);
+    const double tiled_bytes = 2.0 * static_cast<double>(pad(m, 8) * pad(k, 128) + pad(k, 8) * pad(n, 128) +
+                                                         pad(m, 8) * pad(n, 128));
+    const double roofline_us = std::max(padded_flops / peak, tiled_bytes / bandwidth) * 1e6;
+    INFO(m << "x" << n << "x" << k << ": " << time_us << " us, roofline " << roofline_us << " us");
+    CHECK(time_us >= floor_us);
+    CHECK(time_us <= 2.2 * roofline_us + 1.5);
+    if (time_us > 1.5 * roofline_us + 1.5) ++over_issue_bound;
+  }
+  CHECK(over_issue_bound <= 1);
 }
