@@ -4,7 +4,6 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -94,7 +93,9 @@ void RunCases(const std::vector<std::pair<Case, std::string>>& cases) {
 
 }  // namespace
 
-TEST_CASE("every workload verifies, the largest in well under a second", "[verifier]") {
+// Every shared workload verifies. (Its speed, a few ms for Gemma 3's 9738 instructions, is not
+// asserted here: a test on wall-clock time fails on a loaded machine; issue 21.)
+TEST_CASE("every workload verifies", "[verifier]") {
   std::vector<std::string> files;
   for (const auto& entry : std::filesystem::directory_iterator(kWorkloads)) {
     if (entry.path().extension() == ".hlo") files.push_back(entry.path().filename().string());
@@ -104,10 +105,7 @@ TEST_CASE("every workload verifies, the largest in well under a second", "[verif
   for (const std::string& file : files) {
     INFO(file);
     const auto module = ParseModule(ReadFile(kWorkloads + file), file);
-    const auto start = std::chrono::steady_clock::now();
     REQUIRE_NOTHROW(Verify(*module));
-    const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
-    CHECK(seconds.count() < 0.5);  // gemma3 (2.3 MB, 9738 instructions) takes a few ms
   }
 }
 
