@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <string>
@@ -496,12 +497,14 @@ class DotEmitter {
   // DMAs need (a round trip, and its bytes at the core's share of HBM), where VMEM and the
   // semaphores allow.
   //
-  // Several jobs: a job's first weight round goes out during the job before, ahead of that job's
-  // read-out, so its load runs while the job's last rows drain (after the read-out it waited for
-  // them, and the next rows for a pipeline fill). From the same panel always; from the next
-  // panel, which the read-out would then wait for, only where it has landed by then: it went out
-  // ring_ - 2 groups and one job before (counting the job it went out in as one), else at the new
-  // panel's job.
+  // Where the ring has a slot for every panel, all of them go out in the prologue.
+  //
+  // Several jobs: a job's first weight round is loaded during the job before, its pushes spread
+  // over that job's last round of row groups (EmitKBlocks), so the load runs while the job passes
+  // its rows (after the job's read-out it waited for them to drain, and the next rows for a
+  // pipeline fill). From the same panel always; from the next panel, which the last round would
+  // then wait for, only where it has landed by then: it went out ring_ - 2 groups and all but a
+  // round of a job before (or with the first, all in the prologue), else at the new panel's job.
   void PlanFirstRounds(isa::ElementType in_type) {
     const bool several = Jobs() > 1;
     ahead_same_panel_ = several;
@@ -525,7 +528,10 @@ class DotEmitter {
     const int64_t by_vmem = 2 + std::max<int64_t>(0, free_vmem) / static_cast<int64_t>(t_.weight_panel_bytes);
     const int64_t wanted = 2 + static_cast<int64_t>(std::ceil(std::max(0.0, panel_ns - job_ns) / group_ns));
     ring_ = std::max<int64_t>(2, std::min({wanted, panels, by_sems, by_vmem, kMaxWeightSlots + 1}));
-    ahead_new_panel_ = static_cast<double>(ring_ - 2) * group_ns + job_ns >= panel_ns;
+    all_in_prologue_ = ring_ >= panels;
+    const double rounds = static_cast<double>(CeilDiv(t_.k_blocks, k_sets_));
+    ahead_new_panel_ =
+        all_in_prologue_ || static_cast<double>(ring_ - 2) * group_ns + job_ns * (rounds - 1) / rounds >= panel_ns;
   }
 
   // Weight slice j of the first panel (sliced_weights_): its K rows split over the engines.
@@ -659,8 +665,9 @@ class DotEmitter {
       EmitLhsDmasFor(kBatch, kRow0, kRowChunk, kTemp, kTemp2);
     }
     // Panels 1 .. ring - 2 into their slots, behind job 0's (the job loop prefetches the rest,
-    // each ring - 1 panels ahead).
-    for (int64_t panel = 1; panel < std::min(ring_ - 1, batch_count_ * t_.n_groups); ++panel) {
+    // each ring - 1 panels ahead), or all of them.
+    const int64_t panels = batch_count_ * t_.n_groups;
+    for (int64_t panel = 1; panel < (all_in_prologue_ ? panels : ring_ - 1); ++panel) {
       const int64_t group = panel % t_.n_groups;
       int64_t batch = batch_first_ + panel / t_.n_groups;
       for (std::size_t i = form_.batch_dims.size(); i-- > 0;) {
@@ -757,7 +764,6 @@ class DotEmitter {
       out_.Bind(loop);
       EmitJobStart();
       EmitKBlocks();
-      if (ahead_same_panel_) EmitNextFirstRound(jobs);
       EmitReadOutVariants();
       out_.Emit("add s{}, s{}, 1", kJob, kJob);
       out_.Emit("loop s{}, {}", kJobsLeft, loop);
@@ -769,7 +775,6 @@ class DotEmitter {
       EmitJobStart();
       acc_offset_ = half * acc_half_;
       EmitKBlocks();
-      if (ahead_same_panel_) EmitNextFirstRound(jobs);
       if (half == 0) {
         // Job 0 has no job before it to read out; the next job's prefetches overwrite its panels
         // once its loads have run, which a read-out's wait for the VPU ensured.
@@ -829,20 +834,22 @@ class DotEmitter {
     // Panel + ring - 1 into the slot of the panel before this one (its last job is done with
     // it: every job waits for the VPU before its output DMA), before this panel's wait, so it goes
     // out a round trip earlier where that waits.
-    const std::string prefetched = out_.NewLabel(c_.instruction.name() + ".prefetched");
-    out_.Emit("bge s{}, {}, {}", kPanel, batch_count_ * t_.n_groups - (ring_ - 1), prefetched);
-    out_.Emit("add s{}, s{}, {}", kTemp, kPanel, ring_ - 1);
-    EmitPanelIndices(kTemp, kNextGroup, kNextBatch);
-    out_.Emit("mul s{}, s{}, {}", kNextCol0, kNextGroup, t_.group_cols);
-    if (col0_ != 0) out_.Emit("add s{}, s{}, {}", kNextCol0, kNextCol0, col0_);
-    EmitSlotOf(kPanel, ring_ - 1, kOtherWeights);
-    EmitWeightDmasFor(kNextBatch, kNextGroup, kNextCol0, kOtherWeights, kRingSem, 0);
-    out_.Bind(prefetched);
+    if (!all_in_prologue_) {
+      const std::string prefetched = out_.NewLabel(c_.instruction.name() + ".prefetched");
+      out_.Emit("bge s{}, {}, {}", kPanel, batch_count_ * t_.n_groups - (ring_ - 1), prefetched);
+      out_.Emit("add s{}, s{}, {}", kTemp, kPanel, ring_ - 1);
+      EmitPanelIndices(kTemp, kNextGroup, kNextBatch);
+      out_.Emit("mul s{}, s{}, {}", kNextCol0, kNextGroup, t_.group_cols);
+      if (col0_ != 0) out_.Emit("add s{}, s{}, {}", kNextCol0, kNextCol0, col0_);
+      EmitSlotOf(kPanel, ring_ - 1, kOtherWeights);
+      EmitWeightDmasFor(kNextBatch, kNextGroup, kNextCol0, kOtherWeights, kRingSem, 0);
+      out_.Bind(prefetched);
+    }
     // (A single panel stays in slot 0, where the prologue pointed kWeights.)
     const bool one_panel = batch_count_ * t_.n_groups == 1;
     if (!one_panel) EmitSlotOf(kPanel, 0, kWeights);
     if (ahead_new_panel_) {
-      // Its panel was waited for where its first round was pushed (EmitPrologue, EmitNextFirstRound).
+      // Its panel was waited for where its first round was pushed (EmitPrologue, EmitNextFirstSource).
     } else if (!sliced_weights_) {
       out_.Emit("sem.wait sem[{}], {}", one_panel ? std::to_string(RingSem(0)) : "s" + std::to_string(kRingSem),
                 WeightPieces());
@@ -976,26 +983,24 @@ class DotEmitter {
     for (int64_t kb : RoundBlocks(0)) EmitLatches(kb);
   }
 
-  // The next job's first round (PlanFirstRounds), before this job's read-out: its load runs
-  // while this job's last rows drain, where after the read-out it waited for them. From the same
-  // panel, or at a group's last row chunk the next panel (prefetched into its ring slot during
-  // an earlier group), waited for here.
-  void EmitNextFirstRound(int64_t jobs) {
-    if (t_.m_chunks == 1 && !ahead_new_panel_) return;  // every next job starts a new panel
+  // Where the next job's first round of weights comes from (PlanFirstRounds), into kOtherWeights:
+  // this job's panel, or at a group's last row chunk the next panel (in its ring slot, waited for
+  // here); 0 where there is no next job or its round waits for its own start.
+  void EmitNextFirstSource() {
+    out_.Emit("mov s{}, 0", kOtherWeights);
     const std::string same_panel = out_.NewLabel(c_.instruction.name() + ".next_same_panel");
-    const std::string done = out_.NewLabel(c_.instruction.name() + ".next_round_done");
+    const std::string done = out_.NewLabel(c_.instruction.name() + ".next_source_done");
     out_.Emit("add s{}, s{}, 1", kNextJob, kJob);
-    out_.Emit("bge s{}, {}, {}", kNextJob, jobs, done);
+    out_.Emit("bge s{}, {}, {}", kNextJob, Jobs(), done);
     if (t_.m_chunks > 1) out_.Emit("bne s{}, {}, {}", kRowChunk, t_.m_chunks - 1, same_panel);
     if (ahead_new_panel_) {
       EmitSlotOf(kPanel, 1, kOtherWeights);
       out_.Emit("sem.wait sem[s{}], {}", kRingSem, WeightPieces());
-      EmitFirstRound(kOtherWeights);
     }
     if (t_.m_chunks > 1) {
       out_.Emit("br {}", done);
       out_.Bind(same_panel);
-      EmitFirstRound(kWeights);
+      out_.Emit("mov s{}, s{}", kOtherWeights, kWeights);
     }
     out_.Bind(done);
   }
@@ -1005,6 +1010,10 @@ class DotEmitter {
     int64_t waited_lhs_slice = 0;
     const int64_t total = t_.mxus * t_.weight_pushes;  // per block
     if (!ahead_same_panel_) EmitFirstRound(kWeights);  // a single job's
+    // The last round's weight pushes are the next job's first round, from kOtherWeights
+    // (EmitNextFirstSource), skipped where that is 0. (Every next job starts a new panel that may
+    // not have landed: none.)
+    const bool next_job_round = ahead_same_panel_ && (t_.m_chunks > 1 || ahead_new_panel_);
     // The next round's weight pushes, spread over the round's groups from the first: with two
     // or more weight buffers tile n + 1 loads into tile n - 1's buffer, free once tile n - 1's
     // last row has passed (docs/timing.md, MXU), before tile n's first group, so the pushes never
@@ -1018,19 +1027,32 @@ class DotEmitter {
     const int64_t rounds = CeilDiv(t_.k_blocks, k_sets_);
     for (int64_t round = 0; round < rounds; ++round) {
       const std::vector<int64_t> blocks = RoundBlocks(round);
-      const std::vector<int64_t> next = RoundBlocks(round + 1);
+      const bool last = round + 1 == rounds;
+      const std::vector<int64_t> next = last && next_job_round ? RoundBlocks(0) : RoundBlocks(round + 1);
+      const int base = last ? kOtherWeights : kWeights;
       for (; waited_lhs_slice < blocks.back() / slice_blocks_; ++waited_lhs_slice) {
         WaitLhs(fmt::format("s{} + {}", kSliceSem, kFirstSliceSem + waited_lhs_slice + 1), lhs_slice_pieces_);
       }
+      if (last && next_job_round) EmitNextFirstSource();
+      // Code the next job's round skips where it has none.
+      const auto for_next = [&](const std::function<void()>& emit) {
+        if (!last) return emit();
+        const std::string skip = out_.NewLabel(c_.instruction.name() + ".no_next_round");
+        out_.Emit("beq s{}, 0, {}", kOtherWeights, skip);
+        emit();
+        out_.Bind(skip);
+      };
       for (int64_t i = 0; i < t_.groups; ++i) {
         for (int64_t kb : blocks) EmitPushes(kb, i);
-        if (i < weight_start) continue;
         const int64_t first = (i - weight_start) * per_group;
-        for (int64_t w = first; w < std::min(first + per_group, total); ++w) {
-          for (int64_t kb : next) EmitWeightPush(kb, w % t_.mxus, w / t_.mxus);
-        }
+        if (i < weight_start || next.empty() || first >= total) continue;
+        for_next([&] {
+          for (int64_t w = first; w < std::min(first + per_group, total); ++w) {
+            for (int64_t kb : next) EmitWeightPush(kb, w % t_.mxus, w / t_.mxus, base);
+          }
+        });
       }
-      for (int64_t kb : next) EmitLatches(kb);
+      if (!next.empty()) for_next([&] { for (int64_t kb : next) EmitLatches(kb); });
     }
   }
 
@@ -1259,6 +1281,7 @@ class DotEmitter {
   bool lhs_resident_ = false;                // one lhs panel for every job (PlanSlices)
   bool ahead_same_panel_ = false;            // PlanFirstRounds: a job's first round pushed during the job before,
   bool ahead_new_panel_ = false;             // also where it starts a new panel
+  bool all_in_prologue_ = false;             // a ring slot for every weight panel, all sent first
   bool zeroed_before_dmas_ = false;          // EmitPadding: tiles a DMA also writes were zeroed
   int64_t acc_half_ = 0;                     // pipelined jobs: the accumulator rows of a half, else 0
   int64_t acc_offset_ = 0;                   // the pushes' and reads' half being emitted

@@ -574,28 +574,32 @@ TEST_CASE("dot kernel: with two weight buffers the next K block's weight pushes 
   CHECK(time_us < 9.0);
 }
 
-TEST_CASE("dot kernel: a job's first weight round is pushed during the job before, ahead of its read-out",
+TEST_CASE("dot kernel: a job's first weight round is pushed during the job before's last row groups",
           "[dot]") {
   // 2200 x 300 x 200 bf16 on tpu_v4: 1100 rows per core in two row chunks of one panel. The second
-  // chunk's first round of weights is pushed and latched after the first chunk's last pushes and
-  // before its accumulators are read, so the load runs while the rows drain (docs/compiler.md,
-  // Dot). --check: the weights the next job latches early are the right ones.
+  // chunk's first round of weights is pushed among the first chunk's last round of row pushes and
+  // latched before its accumulators are read, so the load runs while those rows pass (after the
+  // read-out it waited for them to drain; docs/compiler.md, Dot). --check: the weights the next
+  // job latches early are the right ones.
   const fs::path dir = TempDir("dot_first_round_ahead");
   WriteText(dir / "t.hlo", "HloModule m\nENTRY e {\n  a = bf16[2200,300] parameter(0)\n  b = bf16[300,200] parameter(1)\n"
                            "  ROOT d = f32[2200,200] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
   CHECK_THAT(RunOk("run " + (dir / "t.hlo").string() + " --check --config tpu_v4"), Catch::Contains("check passed"));
   RunOk("compile " + (dir / "t.hlo").string() + " --config tpu_v4 --output " + (dir / "t.s").string());
   const std::string text = ReadText(dir / "t.s");
-  const std::size_t loop = text.find(".job:");
-  REQUIRE(loop != std::string::npos);
-  const std::size_t read = text.find("mxu.acc.read", loop);
+  // From where the next job's weights are found to the first read of the accumulators: weight
+  // pushes with row pushes after them, and a latch after the last row push.
+  const std::size_t source = text.find(".next_source_done:");
+  REQUIRE(source != std::string::npos);
+  const std::size_t read = text.find("mxu.acc.read", source);
   REQUIRE(read != std::string::npos);
-  const std::size_t last_push = text.rfind("mxu.push.acc", read);
+  const std::string last_round = text.substr(source, read - source);
+  const std::size_t first_weights = last_round.find("mxu.wpush.bf16");
+  REQUIRE(first_weights != std::string::npos);
+  const std::size_t last_push = last_round.rfind("mxu.push.acc");
   REQUIRE(last_push != std::string::npos);
-  REQUIRE(last_push > loop);
-  const std::string between = text.substr(last_push, read - last_push);
-  CHECK(between.find("mxu.wpush.bf16") != std::string::npos);
-  CHECK(between.find("mxu.latch") != std::string::npos);
+  CHECK(first_weights < last_push);
+  CHECK(last_round.find("mxu.latch", last_push) != std::string::npos);
 }
 
 TEST_CASE("dot kernel: weight panels go through a ring deep enough for a short K's jobs, --check", "[dot][timing]") {
