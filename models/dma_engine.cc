@@ -36,8 +36,14 @@ DmaEngine::DmaEngine(std::string name, const DmaParams& params)
 void DmaEngine::Begin(const DmaTransfer& transfer, const sc_core::sc_time& start, bool move_data) {
   if (!can_begin()) throw Error("DMA engine " + name() + ": Begin while a transfer is in progress");
   Active a;
-  a.plan = move_data ? std::make_shared<const DmaPlan>(PlanDma(transfer, params_.burst_bytes, true, tables_.get()))
-                     : plans_->Plan(transfer, params_.burst_bytes, tables_.get());
+  if (move_data) {
+    a.plan = std::make_shared<const DmaPlan>(PlanDma(transfer, params_.burst_bytes, true, tables_.get()));
+  } else {
+    PlacedDmaPlan placed = plans_->Plan(transfer, params_.burst_bytes, tables_.get());
+    a.plan = std::move(placed.plan);
+    a.read_offset = placed.read_offset;
+    a.write_offset = placed.write_offset;
+  }
   a.source = transfer.source.memory;
   a.destination = transfer.destination.memory;
   a.id = transfer.id;
@@ -124,14 +130,16 @@ void DmaEngine::IssueNext() {
   Active& a = active_[choice.transfer];
   if (choice.write) {
     const DmaRequest& request = a.plan->writes[a.next_write++];
-    const sc_core::sc_time done = a.destination->Access(AccessKind::kWrite, request.address, request.bytes, now_);
+    const sc_core::sc_time done =
+        a.destination->Access(AccessKind::kWrite, request.address + a.write_offset, request.bytes, now_);
     a.completion = std::max(a.completion, done);
     add_in_flight(done);
     ++stats_.write_requests;
     stats_.write_bytes += request.bytes;
   } else {
     const DmaRequest& request = a.plan->reads[a.next_read++];
-    const sc_core::sc_time done = a.source->Access(AccessKind::kRead, request.address, request.bytes, now_);
+    const sc_core::sc_time done =
+        a.source->Access(AccessKind::kRead, request.address + a.read_offset, request.bytes, now_);
     a.read_retired.push_back(a.read_retired.empty() ? done : std::max(a.read_retired.back(), done));
     add_in_flight(done);
     ++stats_.read_requests;

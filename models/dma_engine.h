@@ -111,6 +111,8 @@ class DmaEngine {
   // A transfer begun and not finished.
   struct Active {
     std::shared_ptr<const DmaPlan> plan;
+    uint64_t read_offset = 0;   // added to the plan's read addresses (DmaPlanCache)
+    uint64_t write_offset = 0;  // and to its write addresses
     Memory* source = nullptr;
     Memory* destination = nullptr;
     uint64_t id = 0;

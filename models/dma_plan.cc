@@ -319,32 +319,38 @@ bool SameEndpoint(const DmaEndpoint& a, const DmaEndpoint& b) {
 
 }  // namespace
 
-std::shared_ptr<const DmaPlan> DmaPlanCache::Plan(const DmaTransfer& transfer, uint64_t burst_bytes,
-                                                  DimTableCache* tables) {
-  uint64_t hash = HashEndpoint(HashEndpoint(burst_bytes, transfer.source), transfer.destination);
-  for (int64_t size : transfer.sizes) hash = Mix(hash, static_cast<uint64_t>(size) + 401);
+PlacedDmaPlan DmaPlanCache::Plan(const DmaTransfer& transfer, uint64_t burst_bytes, DimTableCache* tables) {
+  // The transfer with its base addresses reduced to their place in a burst window.
+  DmaTransfer reduced = transfer;
+  reduced.source.base_address %= burst_bytes;
+  reduced.destination.base_address %= burst_bytes;
+  reduced.semaphore = nullptr;
+  reduced.id = 0;
+  PlacedDmaPlan placed;
+  placed.read_offset = transfer.source.base_address - reduced.source.base_address;
+  placed.write_offset = transfer.destination.base_address - reduced.destination.base_address;
+  uint64_t hash = HashEndpoint(HashEndpoint(burst_bytes, reduced.source), reduced.destination);
+  for (int64_t size : reduced.sizes) hash = Mix(hash, static_cast<uint64_t>(size) + 401);
   const auto [first, last] = entries_.equal_range(hash);
   for (auto it = first; it != last; ++it) {
     const Entry& entry = it->second;
-    if (entry.burst_bytes == burst_bytes && entry.transfer.sizes == transfer.sizes &&
-        SameEndpoint(entry.transfer.source, transfer.source) &&
-        SameEndpoint(entry.transfer.destination, transfer.destination)) {
-      return entry.plan;
+    if (entry.burst_bytes == burst_bytes && entry.transfer.sizes == reduced.sizes &&
+        SameEndpoint(entry.transfer.source, reduced.source) &&
+        SameEndpoint(entry.transfer.destination, reduced.destination)) {
+      placed.plan = entry.plan;
+      return placed;
     }
   }
-  auto plan = std::make_shared<const DmaPlan>(PlanDma(transfer, burst_bytes, false, tables));
-  const std::size_t requests = plan->reads.size() + plan->writes.size();
-  if (requests > kMaxRequests / 2) return plan;
+  placed.plan = std::make_shared<const DmaPlan>(PlanDma(reduced, burst_bytes, false, tables));
+  const std::size_t requests = placed.plan->reads.size() + placed.plan->writes.size();
+  if (requests > kMaxRequests / 2) return placed;
   if (requests_ + requests > kMaxRequests) {
     entries_.clear();
     requests_ = 0;
   }
-  Entry entry{transfer, burst_bytes, plan};
-  entry.transfer.semaphore = nullptr;
-  entry.transfer.id = 0;
-  entries_.emplace(hash, std::move(entry));
+  entries_.emplace(hash, Entry{std::move(reduced), burst_bytes, placed.plan});
   requests_ += requests;
-  return plan;
+  return placed;
 }
 
 }  // namespace tpusim::models

@@ -41,18 +41,29 @@ struct DmaPlan {
 DmaPlan PlanDma(const DmaTransfer& transfer, uint64_t burst_bytes, bool move_data,
                 DimTableCache* cache = nullptr);
 
+// A kept plan and where it lies: its requests' addresses plus read_offset (source) and
+// write_offset (destination) are the transfer's.
+struct PlacedDmaPlan {
+  std::shared_ptr<const DmaPlan> plan;
+  uint64_t read_offset = 0;
+  uint64_t write_offset = 0;
+};
+
 // The plans of transfers that move no data (timing-only), kept by everything a plan depends on:
-// the memories, base addresses, shapes, starts and sizes, and the burst size. Kernels issue the
-// same transfers again and again (a dot's weight panel for every block of rows, a loop body's
-// DMAs every iteration), and walking a transposing region costs a call per element (Gemma's
-// logits weights: 302 M; MaxText's attention relayouts in its layer loop: 134 M each). Bounded:
-// once the kept plans hold kMaxRequests requests (about 24 bytes each), all are dropped; a plan
-// of more than half of that is not kept.
+// the memories, shapes, starts and sizes, the burst size, and each base address's place within a
+// burst window. Windows are aligned in absolute addresses, so moving a base address by whole
+// windows moves every request by as much: a plan is kept for the bases reduced to their offset in
+// a window, and placed at the transfer's (each layer of a model, each buffer of a loop, reads
+// the same shapes at other addresses). Kernels issue the same transfers again and again (a dot's
+// weight panel for every block of rows, a loop body's DMAs every iteration), and walking a
+// transposing region costs a call per element (Gemma's logits weights: 302 M; MaxText's attention
+// relayouts in its layer loop: 134 M each). Bounded: once the kept plans hold kMaxRequests
+// requests (about 24 bytes each), all are dropped; a plan of more than half of that is not kept.
 class DmaPlanCache {
  public:
   static constexpr std::size_t kMaxRequests = std::size_t{1} << 24;
 
-  std::shared_ptr<const DmaPlan> Plan(const DmaTransfer& transfer, uint64_t burst_bytes, DimTableCache* tables);
+  PlacedDmaPlan Plan(const DmaTransfer& transfer, uint64_t burst_bytes, DimTableCache* tables);
 
  private:
   struct Entry {

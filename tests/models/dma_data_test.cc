@@ -410,7 +410,8 @@ TEST_CASE("thin slices of large arrays plan one request per touched window, in a
 }
 
 TEST_CASE("timing-only plans are kept by transfer and equal fresh ones", "[models]") {
-  // A transposing copy walks one run per element; a kernel's loop repeats the same transfer.
+  // A transposing copy walks one run per element; a kernel's loop repeats the same transfer, and
+  // a model's layers the same shapes at other addresses.
   Hbm hbm("hbm", TestHbm());
   Vmem vmem("vmem", TestVmem());
   const Shape source = ParseShape("bf16[256,512]{1,0:T(8,128)(2,1)}");
@@ -421,23 +422,38 @@ TEST_CASE("timing-only plans are kept by transfer and equal fresh ones", "[model
   transfer.sizes = {256, 512};
   DimTableCache tables;
   DmaPlanCache cache;
-  const auto first = cache.Plan(transfer, 512, &tables);
-  const auto again = cache.Plan(transfer, 512, &tables);
-  CHECK(again == first);  // the same plan object: nothing walked again
-  CHECK(SameRequests(*first, PlanDma(transfer, 512, false)));
-  // Anything a plan depends on makes another entry: the base address, a start, the burst size.
+  // A kept plan placed at its transfer's addresses: the requests of a fresh plan.
+  const auto placed_requests = [](const PlacedDmaPlan& placed) {
+    DmaPlan plan = *placed.plan;
+    for (DmaRequest& read : plan.reads) read.address += placed.read_offset;
+    for (DmaRequest& write : plan.writes) write.address += placed.write_offset;
+    return plan;
+  };
+  const PlacedDmaPlan first = cache.Plan(transfer, 512, &tables);
+  const PlacedDmaPlan again = cache.Plan(transfer, 512, &tables);
+  CHECK(again.plan == first.plan);  // the same plan object: nothing walked again
+  CHECK(SameRequests(placed_requests(first), PlanDma(transfer, 512, false)));
+  // A base address moved by whole burst windows: the same plan, placed there.
   DmaTransfer moved = transfer;
   moved.source.base_address = 8192;
-  const auto at_8192 = cache.Plan(moved, 512, &tables);
-  CHECK(at_8192 != first);
-  CHECK(SameRequests(*at_8192, PlanDma(moved, 512, false)));
-  CHECK(at_8192->reads.front().address == 8192);
+  const PlacedDmaPlan at_8192 = cache.Plan(moved, 512, &tables);
+  CHECK(at_8192.plan == first.plan);
+  CHECK(at_8192.read_offset == 8192);
+  CHECK(SameRequests(placed_requests(at_8192), PlanDma(moved, 512, false)));
+  CHECK(placed_requests(at_8192).reads.front().address == 8192);
+  // Anything else a plan depends on makes another entry: a base's place within a window, a
+  // start, the burst size.
+  DmaTransfer shifted = transfer;
+  shifted.source.base_address = 4096 + 64;
+  const PlacedDmaPlan at_4160 = cache.Plan(shifted, 512, &tables);
+  CHECK(at_4160.plan != first.plan);
+  CHECK(SameRequests(placed_requests(at_4160), PlanDma(shifted, 512, false)));
   DmaTransfer slice = transfer;
   slice.sizes = {128, 512};
   slice.destination.start = {128, 0};
-  CHECK(SameRequests(*cache.Plan(slice, 512, &tables), PlanDma(slice, 512, false)));
-  CHECK(cache.Plan(transfer, 256, &tables) != first);
-  CHECK(SameRequests(*cache.Plan(transfer, 256, &tables), PlanDma(transfer, 256, false)));
+  CHECK(SameRequests(placed_requests(cache.Plan(slice, 512, &tables)), PlanDma(slice, 512, false)));
+  CHECK(cache.Plan(transfer, 256, &tables).plan != first.plan);
+  CHECK(SameRequests(placed_requests(cache.Plan(transfer, 256, &tables)), PlanDma(transfer, 256, false)));
 }
 
 TEST_CASE("timing-only plans of element-granular walks equal plans that walk every run", "[models]") {
