@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <bit>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include "isa/disassembler.h"
 #include "isa/element_type.h"
@@ -338,11 +340,14 @@ RunReport Chip::Run(const isa::Program& program, const std::map<std::string, isa
   report.cycles = BusyCycles(elapsed, clock_mhz);
   report.device_time_us = static_cast<double>(elapsed.value()) / 1e6;  // ps -> us
   for (const Core& core : cores_) report.cores.push_back(CoreReport(core));
+  // Each label's cycles, from the marks grouped by pc once (a module has a begin and an end label
+  // per kernel, and as many marks: looking each label up in every mark was quadratic).
+  std::unordered_map<uint32_t, std::vector<uint64_t>> cycles_at;
+  for (const models::ScalarCore::Mark& mark : core0.marks()) cycles_at[mark.pc].push_back(mark.cycle);
   for (const std::string& label : marked_labels_) {
     std::vector<uint64_t>& cycles = report.label_cycles[label];
-    for (const models::ScalarCore::Mark& mark : core0.marks()) {
-      if (mark.pc == label_pcs.at(label)) cycles.push_back(mark.cycle);
-    }
+    const auto it = cycles_at.find(label_pcs.at(label));
+    if (it != cycles_at.end()) cycles = it->second;
   }
   const auto add_memory = [&](const models::Memory& memory, const models::ScalarCoreStats* scalar) {
     const models::MemoryStats stats = memory.stats();
