@@ -67,7 +67,7 @@ class DmaPlanCache {
 
  private:
   struct Entry {
-    DmaTransfer transfer;  // semaphore and id cleared: they do not change the plan
+    DmaTransfer transfer;  // bases reduced to their place in a window; no semaphore or id
     uint64_t burst_bytes = 0;
     std::shared_ptr<const DmaPlan> plan;
   };

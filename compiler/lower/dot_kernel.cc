@@ -27,9 +27,9 @@ constexpr int kVpuSem = 4;
 // weight slice j of a single panel kFirstSliceSem + 2 x slices + j.
 constexpr int kFirstSliceSem = 5;
 constexpr int64_t kMaxSlices = 4;
-// Weight panels in flight at most (the ring's slots less one): enough to cover a round trip to
-// HBM with jobs of a few hundred cycles each (PlanWeightRing).
-constexpr int64_t kMaxWeightSlots = 8;
+// The weight panels' ring slots at most: 8 panels in flight cover a round trip to HBM with jobs
+// of a few hundred cycles each (PlanFirstRounds).
+constexpr int64_t kMaxRingSlots = 9;
 // Vector registers the read-out's K sums rotate through (two: one partial is read while the one
 // before is added).
 constexpr int64_t kKSumVregs = 2;
@@ -487,7 +487,9 @@ class DotEmitter {
     }
   }
   // This core's jobs: its batch elements x N groups x row chunks.
-  int64_t Jobs() const { return batch_count_ * t_.n_groups * t_.m_chunks; }
+  int64_t Jobs() const { return Panels() * t_.m_chunks; }
+  // Its weight panels: its batch elements x N groups.
+  int64_t Panels() const { return batch_count_ * t_.n_groups; }
 
   // The weight panels go through a ring of ring_ VMEM slots: panel p lands in slot p % ring_,
   // its DMAs issued at the start of panel p - ring_ + 1's group, so they have ring_ - 1 groups'
@@ -522,12 +524,12 @@ class DotEmitter {
                               (lhs_resident_ ? 0 : t_.chunk_rows * form_.k * in_bytes);
     const double bytes = static_cast<double>(form_.k * t_.group_cols * in_bytes + job_bytes);
     const double panel_ns = c_.options.hbm_latency_ns + bytes * c_.part.count / c_.options.hbm_bytes_per_ns;
-    const int64_t panels = batch_count_ * t_.n_groups;
+    const int64_t panels = Panels();
     const int64_t by_sems = out_.target().semaphores() - ring_sem0_;
     const int64_t free_vmem = static_cast<int64_t>(c_.options.vmem_capacity_bytes) - static_cast<int64_t>(t_.vmem_bytes);
     const int64_t by_vmem = 2 + std::max<int64_t>(0, free_vmem) / static_cast<int64_t>(t_.weight_panel_bytes);
     const int64_t wanted = 2 + static_cast<int64_t>(std::ceil(std::max(0.0, panel_ns - job_ns) / group_ns));
-    ring_ = std::max<int64_t>(2, std::min({wanted, panels, by_sems, by_vmem, kMaxWeightSlots + 1}));
+    ring_ = std::max<int64_t>(2, std::min({wanted, panels, by_sems, by_vmem, kMaxRingSlots}));
     all_in_prologue_ = ring_ >= panels;
     const double rounds = static_cast<double>(CeilDiv(t_.k_blocks, k_sets_));
     ahead_new_panel_ =
@@ -666,8 +668,7 @@ class DotEmitter {
     }
     // Panels 1 .. ring - 2 into their slots, behind job 0's (the job loop prefetches the rest,
     // each ring - 1 panels ahead), or all of them.
-    const int64_t panels = batch_count_ * t_.n_groups;
-    for (int64_t panel = 1; panel < (all_in_prologue_ ? panels : ring_ - 1); ++panel) {
+    for (int64_t panel = 1; panel < (all_in_prologue_ ? Panels() : ring_ - 1); ++panel) {
       const int64_t group = panel % t_.n_groups;
       int64_t batch = batch_first_ + panel / t_.n_groups;
       for (std::size_t i = form_.batch_dims.size(); i-- > 0;) {
@@ -836,7 +837,7 @@ class DotEmitter {
     // out a round trip earlier where that waits.
     if (!all_in_prologue_) {
       const std::string prefetched = out_.NewLabel(c_.instruction.name() + ".prefetched");
-      out_.Emit("bge s{}, {}, {}", kPanel, batch_count_ * t_.n_groups - (ring_ - 1), prefetched);
+      out_.Emit("bge s{}, {}, {}", kPanel, Panels() - (ring_ - 1), prefetched);
       out_.Emit("add s{}, s{}, {}", kTemp, kPanel, ring_ - 1);
       EmitPanelIndices(kTemp, kNextGroup, kNextBatch);
       out_.Emit("mul s{}, s{}, {}", kNextCol0, kNextGroup, t_.group_cols);
@@ -846,7 +847,7 @@ class DotEmitter {
       out_.Bind(prefetched);
     }
     // (A single panel stays in slot 0, where the prologue pointed kWeights.)
-    const bool one_panel = batch_count_ * t_.n_groups == 1;
+    const bool one_panel = Panels() == 1;
     if (!one_panel) EmitSlotOf(kPanel, 0, kWeights);
     if (ahead_new_panel_) {
       // Its panel was waited for where its first round was pushed (EmitPrologue, EmitNextFirstSource).

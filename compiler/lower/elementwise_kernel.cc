@@ -1056,9 +1056,9 @@ class Emitter {
   // its store) go in its own order, the nodes' longest chains of latency first (CriticalOrder);
   // each step emits, of the tiles' next steps, the one VpuIssueClock says issues first (on ties
   // the lowest rank, position + tile: a wavefront in which tile t is a node behind tile t - 1).
-  // So a tile's cheap operations fill the cycles another tile's transcendental result is in flight, and tiles' stores overlap later tiles' loads, where
-  // in the phase order every operation after an exp waited for its tile's result in turn. Tiles
-  // begin in order, at most max_in_flight_ at a time: each holds at most one tile's peak of
+  // So a tile's cheap operations fill the cycles another tile's transcendental result is in
+  // flight, and tiles' stores overlap later tiles' loads, where in the phase order every operation
+  // after an exp waited for its tile's result in turn. Tiles begin in order, at most max_in_flight_ at a time: each holds at most one tile's peak of
   // registers (its steps go in the same order as alone), so the body never needs more than
   // max_in_flight_ times that.
   void EmitScheduled(const std::vector<Variant>& variants, const std::vector<int>& last_use) {
