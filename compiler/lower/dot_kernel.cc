@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <string>
@@ -75,6 +76,113 @@ std::string Item(int reg, int64_t offset) {
 }
 
 std::string List(const std::vector<std::string>& items) { return "[" + fmt::format("{}", fmt::join(items, ", ")) + "]"; }
+
+// How a dot's part on one core uses its MXUs: the tiling (its N groups' MXUs), and how the MXUs
+// a group leaves idle help: as replicas, sets of a group's MXUs that share its weights and split
+// its row groups (replica r sums the row groups i with i % replicas == r), and K sets, which split
+// K (set j sums the K blocks kb with kb % k_sets == j, and the read-out adds the sets' sums).
+struct MxuPlan {
+  MxuTiling tiling;
+  int64_t replicas = 1;
+  int64_t k_sets = 1;
+  double mxu_cycles = 0;  // estimated: the jobs one after another (EstimateMxuPlan)
+  double hbm_cycles = 0;  // the part's bytes at the core's share of HBM
+  double cycles = 0;      // the whole kernel: the longer of those, from the first bytes to the last
+  bool MxuBound() const { return mxu_cycles > hbm_cycles; }
+};
+
+// What a plan with fewer MXUs a group must gain on EstimateMxuPlan's figure before it replaces
+// the most MXUs a group: the estimate leaves out per-job and per-DMA costs, so closer figures do
+// not tell which runs faster.
+constexpr double kEstimateMargin = 0.1;
+
+// A plan's estimated cycles. A job passes its rows' share on each MXU over K in rounds of k_sets
+// blocks, each block at least a weight tile's load (MxuRates::KBlockCycles), then drains and is
+// read out (every K set's sums, a vreg a cycle); jobs run one after another. HBM: the weights and
+// the output once, and the lhs once per N group unless one row chunk keeps its panel for every
+// group, in whole lanes of their minor dims, at the core's share of the bandwidth. The first job
+// cannot end before its lhs and weight panels have landed (it passes each K slice as it lands:
+// the last slice's share of its passes comes after), the later jobs' panels land during it, and
+// the last job's output DMA follows the MXUs. So large chunks and wide first panels start late
+// (a single job of 3235 rows with K = 21 waited 1.6 us for its lhs, and its output took 1.4 us
+// more), and splitting a job's N blocks into more jobs leaves the first one waiting for all of
+// the lhs (669x295x1247 in three jobs: 6.3 us, in one 5.7).
+void EstimateMxuPlan(MxuPlan& plan, const DotForm& form, const CompileOptions& options, int64_t cores,
+                     isa::ElementType in_type, int out_bytes) {
+  const MxuTiling& t = plan.tiling;
+  const MxuRates& rates = options.mxu_rates;
+  const double jobs = static_cast<double>(form.batch * t.n_groups * t.m_chunks);
+  const double rows = static_cast<double>(CeilDiv(t.groups, plan.replicas) * t.rows_per_vreg);
+  const double rounds = static_cast<double>(CeilDiv(t.k_blocks, plan.k_sets));
+  const double read_vregs = static_cast<double>(t.chunk_rows / options.target.sublanes() * t.mxus * t.nc);
+  const double job = rounds * rates.KBlockCycles(rows, in_type) + rates.pipeline_cycles +
+                     static_cast<double>(plan.k_sets) * read_vregs;
+  plan.mxu_cycles = jobs * job;
+  plan.cycles = plan.mxu_cycles;
+  if (options.hbm_bytes_per_ns <= 0 || rates.clock_mhz <= 0) return;
+  const int64_t lanes = options.target.lanes();
+  const double in_bytes = isa::ElementBitWidth(in_type) / 8;
+  const double k = static_cast<double>(CeilDiv(form.k, lanes) * lanes);
+  const double n = static_cast<double>(CeilDiv(form.n, lanes) * lanes);
+  const double m = static_cast<double>(form.m), batch = static_cast<double>(form.batch);
+  const double cycles_per_byte = static_cast<double>(cores) / options.hbm_bytes_per_ns * rates.clock_mhz / 1e3;
+  const bool resident = t.m_chunks == 1 && form.batch == 1;
+  const double lhs = batch * m * k * in_bytes * (resident ? 1.0 : static_cast<double>(t.n_groups));
+  const double bytes = lhs + batch * k * n * in_bytes + batch * m * n * out_bytes;
+  const double slices = static_cast<double>(std::min<int64_t>(kMaxSlices, t.k_blocks));
+  const double first_in = k * static_cast<double>(t.chunk_rows + t.group_cols) * in_bytes * cycles_per_byte;
+  const double first_job = std::max(first_in + job / slices, job);
+  const double last_out = static_cast<double>(t.chunk_rows * t.group_cols * out_bytes) * cycles_per_byte;
+  const double latency = options.hbm_latency_ns * rates.clock_mhz / 1e3;
+  plan.hbm_cycles = bytes * cycles_per_byte;
+  plan.cycles = std::max(first_job + (jobs - 1) * job, plan.hbm_cycles) + 2 * latency + last_out;
+}
+
+// The plan with the fewest estimated cycles, over every number of MXUs per N group (N = 5 MXU
+// blocks on four MXUs: in groups of 4 the last block's group passes every row on one MXU while
+// three idle; in groups of 1, each on four replicas, the five blocks take 5/4 of a block's rows),
+// every split of the MXUs left over into replicas and K sets, and chunks of at most 1024 rows or
+// 1024 on each replica (one chunk keeps its lhs panel for every N group); on a tie, the most MXUs
+// per group (fewer jobs), then the most replicas. Or nullopt and the first tiling's reason.
+std::optional<MxuPlan> PlanMxus(const DotForm& form, const CompileOptions& options, int64_t cores,
+                                isa::ElementType in_type, int out_bytes, std::string* why) {
+  const isa::Target& target = options.target;
+  const int in_bytes = in_type == isa::ElementType::kF32 ? 4 : 2;
+  const int64_t c = target.mxu_columns();
+  const int64_t most = c < target.lanes() ? 1 : std::min<int64_t>(target.mxu_count(), CeilDiv(form.n, c));
+  constexpr int64_t kChunkRows = 1024;
+  std::optional<MxuPlan> best;
+  int64_t best_mxus = 0;
+  for (int64_t mxus = std::max<int64_t>(1, most); mxus >= 1; --mxus) {
+    const int64_t sets = std::max<int64_t>(1, target.mxu_count() / mxus);
+    for (int64_t replicas = 1; replicas <= sets; ++replicas) {
+      std::vector<int64_t> chunk_sizes = {kChunkRows};
+      if (replicas > 1) chunk_sizes.push_back(kChunkRows * replicas);
+      for (int64_t chunk_rows : chunk_sizes) {
+        std::string reason;
+        const auto tiling = PlanMxuTiling(form, target, options.vmem_capacity_bytes, in_bytes, out_bytes, &reason,
+                                          {mxus, replicas, chunk_rows});
+        if (!tiling) {
+          if (why && mxus == most && replicas == 1) *why = reason;
+          continue;
+        }
+        if (replicas > tiling->groups) continue;
+        MxuPlan plan{*tiling, replicas, std::min(tiling->k_blocks, sets / replicas)};
+        EstimateMxuPlan(plan, form, options, cores, in_type, out_bytes);
+        // Fewer MXUs a group only where the MXUs bound the plan with the most, and that saves
+        // more than an estimate's noise: more, narrower jobs cost DMAs and per-job work the
+        // estimate does not count, which is all an HBM-bound dot would gain or lose.
+        const bool better = mxus == best_mxus ? plan.cycles <= best->cycles
+                                              : best->MxuBound() && plan.cycles < (1 - kEstimateMargin) * best->cycles;
+        if (!best || better) {
+          best = plan;
+          best_mxus = mxus;
+        }
+      }
+    }
+  }
+  return best;
+}
 
 class DotEmitter {
  public:
@@ -156,13 +264,13 @@ class DotEmitter {
     if (target.semaphores() < kFirstSliceSem + 2) {
       Refuse("the dot kernel needs " + std::to_string(kFirstSliceSem + 2) + " semaphores");
     }
-    const auto tiling =
-        PlanMxuTiling(form_, target, c_.options.vmem_capacity_bytes, in_f32_ ? 4 : 2, out_bf16_ ? 2 : 4, &why);
-    if (!tiling) Refuse(why);
-    t_ = *tiling;
+    const auto plan = PlanMxus(form_, c_.options, c_.part.count, lhs.element_type, out_bf16_ ? 2 : 4, &why);
+    if (!plan) Refuse(why);
+    t_ = plan->tiling;
+    replicas_ = plan->replicas;
+    k_sets_ = plan->k_sets;
     rank_ = static_cast<int64_t>(form_.batch_dims.size()) + 2;
     PlanSlices(target);
-    PlanMxuSets(target);
     PlanPipeline(target);
     PlanFirstRounds(lhs.element_type);
     for (const auto* buffer : {c_.operands[0][0], c_.operands[1][0], c_.results[0]}) {
@@ -274,29 +382,13 @@ class DotEmitter {
     }
   }
 
-  // The MXUs the N split leaves idle form sets of Qa. Replicas take row groups: replica r holds
-  // the same weights and sums the row groups i with i % replicas == r (N = 128 on four MXUs: each
-  // sums a quarter of the rows, where one summed them all and three idled). K sets split K: set j
-  // sums the K blocks kb with kb % k_sets == j, loading only those weight tiles, and the read-out
-  // adds the sets' sums. Per MXU, each of its K blocks loads a tile (R cycles, a row a cycle)
-  // while the block before passes its replica's rows (a row a cycle at bf16's rate), and the
-  // read-out reads every set: the split with the fewest of those cycles, more replicas on a tie.
-  // A few-row dot with a long K (6x185x2651) is bound by loading its tiles one after another on
-  // one MXU, or on every replica.
-  void PlanMxuSets(const isa::Target& target) {
-    const int64_t sets = std::max<int64_t>(1, target.mxu_count() / t_.mxus);
-    const int64_t read_vregs = t_.chunk_rows / s_ * t_.mxus * t_.nc;
-    int64_t best = -1;
-    for (int64_t replicas = 1; replicas <= std::min(sets, t_.groups); ++replicas) {
-      const int64_t k_sets = std::min(t_.k_blocks, sets / replicas);
-      const int64_t rows = CeilDiv(t_.groups, replicas) * t_.rows_per_vreg;
-      const int64_t cycles = CeilDiv(t_.k_blocks, k_sets) * std::max(r_, rows) + k_sets * read_vregs;
-      if (best < 0 || cycles <= best) {
-        best = cycles;
-        replicas_ = replicas;
-        k_sets_ = k_sets;
-      }
-    }
+  // A job's time on the MXUs: its rounds of K blocks, each MXU passing its replica's share of
+  // the chunk's row groups, and their drain where `drains`.
+  double JobNs(bool drains) const {
+    const MxuRates& mxu = c_.options.mxu_rates;
+    const double rows = static_cast<double>(CeilDiv(t_.groups, replicas_) * t_.rows_per_vreg);
+    const double rounds = static_cast<double>(CeilDiv(t_.k_blocks, k_sets_));
+    return mxu.Ns(mxu.JobCycles(rounds, rows, c_.operands[0][0]->shape.element_type, drains));
   }
 
   // Several jobs are pipelined (EmitJobLoop) where two jobs' rows fit the accumulators (a job
@@ -312,10 +404,8 @@ class DotEmitter {
         c_.options.hbm_bytes_per_ns <= 0) {
       return;
     }
-    const isa::ElementType in_type = c_.operands[0][0]->shape.element_type;
     const double saved_ns = mxu.Ns(static_cast<double>(Jobs() - 1) * mxu.pipeline_cycles);
-    const double job_ns =
-        mxu.Ns(mxu.JobCycles(static_cast<double>(t_.k_blocks), static_cast<double>(t_.chunk_rows), in_type, false));
+    const double job_ns = JobNs(false);
     const double out_ns = c_.options.hbm_latency_ns +
                           static_cast<double>(t_.stage_bytes) * c_.part.count / c_.options.hbm_bytes_per_ns;
     if (saved_ns > job_ns + out_ns) acc_half_ = rows;
@@ -514,8 +604,7 @@ class DotEmitter {
     ring_sem0_ = slices_ > 1 ? kFirstSliceSem + 3 * slices_ : kFirstSliceSem;
     const MxuRates& mxu = c_.options.mxu_rates;
     if (!several || mxu.clock_mhz <= 0 || c_.options.hbm_bytes_per_ns <= 0) return;
-    const double job_ns =
-        mxu.Ns(mxu.JobCycles(static_cast<double>(t_.k_blocks), static_cast<double>(t_.chunk_rows), in_type, acc_half_ == 0));
+    const double job_ns = JobNs(acc_half_ == 0);
     const double group_ns = job_ns * static_cast<double>(t_.m_chunks);
     // A panel's DMAs: a round trip, and its bytes at the core's share of HBM, which a job's own
     // DMAs share (its output, and its lhs panel unless resident).
@@ -1022,9 +1111,12 @@ class DotEmitter {
     // a few-row dot's K block took its rows and then a tile's load, 105 rows 240 cycles where
     // 128 are the load.) With one buffer they wait for the tile's rows to leave wherever they
     // are, so they go after its last group.
+    // With replicas, they go after each set of `replicas` groups (one group on each replica):
+    // every MXU gets its share between two of its own groups, where after each group the one
+    // MXU that passed it got them all, and its next group waited for their loads.
     const int64_t weight_start = c_.options.mxu_rates.weight_buffers >= 2 ? 0 : t_.groups - 1;
-    const int64_t weight_groups = t_.groups - weight_start;
-    const int64_t per_group = CeilDiv(total, weight_groups);
+    const int64_t weight_slots = CeilDiv(t_.groups - weight_start, replicas_);
+    const int64_t per_slot = CeilDiv(total, weight_slots);
     const int64_t rounds = CeilDiv(t_.k_blocks, k_sets_);
     for (int64_t round = 0; round < rounds; ++round) {
       const std::vector<int64_t> blocks = RoundBlocks(round);
@@ -1045,10 +1137,11 @@ class DotEmitter {
       };
       for (int64_t i = 0; i < t_.groups; ++i) {
         for (int64_t kb : blocks) EmitPushes(kb, i);
-        const int64_t first = (i - weight_start) * per_group;
-        if (i < weight_start || next.empty() || first >= total) continue;
+        const bool slot_end = (i - weight_start) % replicas_ == replicas_ - 1 || i + 1 == t_.groups;
+        const int64_t first = (i - weight_start) / replicas_ * per_slot;
+        if (i < weight_start || !slot_end || next.empty() || first >= total) continue;
         for_next([&] {
-          for (int64_t w = first; w < std::min(first + per_group, total); ++w) {
+          for (int64_t w = first; w < std::min(first + per_slot, total); ++w) {
             for (int64_t kb : next) EmitWeightPush(kb, w % t_.mxus, w / t_.mxus, base);
           }
         });
@@ -1310,18 +1403,18 @@ namespace {
 
 // A core's estimated time for its part of a dot, [m, n] of the output with all of K (every core
 // runs alike, sharing HBM): the longer of its MXU work and the chip's HBM traffic over the
-// bandwidth. MXU: the kernel's N groups (an MXU's C columns each, mxus x C a group) pass the
-// part's m rows at their type's passes over every K block, a block taking at least a weight
-// tile's load (mxu_tiling.h). HBM: every core reads its rows of the lhs and its columns of the
+// bandwidth. MXU: the kernel's plan for the part (PlanMxus; none: it cannot be lowered, never
+// chosen). HBM: every core reads its rows of the lhs and its columns of the
 // weights, and writes its part; a split by rows reads all the weights once per core, a split by
 // columns all of the lhs.
 double CorePartNs(const DotForm& form, const CompileOptions& options, int64_t m, int64_t n, int64_t cores,
                   bool rows, isa::ElementType in_type, int out_bytes) {
-  const isa::Target& target = options.target;
-  const MxuRates& mxu = options.mxu_rates;
-  const int64_t blocks =
-      form.batch * CeilDiv(form.k, target.mxu_rows()) * CeilDiv(n, target.mxu_count() * target.mxu_columns());
-  const double mxu_ns = mxu.Ns(static_cast<double>(blocks) * mxu.KBlockCycles(static_cast<double>(m), in_type));
+  DotForm part = form;
+  part.m = m;
+  part.n = n;
+  const std::optional<MxuPlan> plan = PlanMxus(part, options, cores, in_type, out_bytes, nullptr);
+  if (!plan) return std::numeric_limits<double>::infinity();
+  const double mxu_ns = options.mxu_rates.Ns(plan->mxu_cycles);
   const int in_bytes = isa::ElementBitWidth(in_type) / 8;
   const double lhs = static_cast<double>(form.batch * form.m * form.k * in_bytes);
   const double weights = static_cast<double>(form.batch * form.k * form.n * in_bytes);

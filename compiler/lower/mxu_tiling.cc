@@ -63,7 +63,7 @@ std::optional<DotForm> CanonicalDot(const hlo::Instruction& dot, std::string* wh
 }
 
 std::optional<MxuTiling> PlanMxuTiling(const DotForm& form, const isa::Target& target, uint64_t vmem_capacity,
-                                       int in_bytes, int out_bytes, std::string* why) {
+                                       int in_bytes, int out_bytes, std::string* why, MxuGrouping grouping) {
   const auto fail = [&](std::string text) {
     Fail(why, std::move(text));
     return std::nullopt;
@@ -90,6 +90,8 @@ std::optional<MxuTiling> PlanMxuTiling(const DotForm& form, const isa::Target& t
   t.k_blocks = CeilDiv(form.k, r);
   // MXUs narrower than a vreg (tiny's 16 columns) would share a stage column tile: one MXU then.
   t.mxus = c < l ? 1 : std::min<int64_t>(target.mxu_count(), CeilDiv(form.n, c));
+  if (grouping.mxus > 0) t.mxus = std::min(t.mxus, grouping.mxus);
+  const int64_t replicas = std::max<int64_t>(1, grouping.replicas);
   t.group_cols = t.mxus * c;
   t.n_groups = CeilDiv(form.n, t.group_cols);
   t.weight_pushes = (r / t.rows_per_vreg) * t.nc;
@@ -97,10 +99,10 @@ std::optional<MxuTiling> PlanMxuTiling(const DotForm& form, const isa::Target& t
   const uint64_t k_cols = static_cast<uint64_t>(t.k_blocks * t.k_stride);
   const uint64_t width = static_cast<uint64_t>(t.mxus * t.nc * l);
   t.weight_panel_bytes = k_rows * width * static_cast<uint64_t>(in_bytes);
-  // The most rows the accumulators hold (capped at 1024: past that, the per-job costs are small
-  // and the panels only grow), fewer while the panels do not fit VMEM.
+  // The most rows the accumulators hold, up to grouping.chunk_rows, fewer while the panels do not
+  // fit VMEM. Replicas each hold their share of the chunk's row groups.
   const int64_t p = t.rows_per_vreg;
-  int64_t rows = std::min<int64_t>({acc_rows / p * p, CeilDiv(form.m, p) * p, 1024});
+  int64_t rows = std::min<int64_t>({acc_rows / p * p * replicas, CeilDiv(form.m, p) * p, grouping.chunk_rows});
   for (; rows >= p; rows -= p) {
     t.lhs_panel_bytes = static_cast<uint64_t>(rows) * k_cols * static_cast<uint64_t>(in_bytes);
     t.stage_bytes = static_cast<uint64_t>(rows) * width * static_cast<uint64_t>(out_bytes);

@@ -58,9 +58,19 @@ struct MxuTiling {
   uint64_t vmem_bytes = 0;
 };
 
+// How a dot's MXUs are grouped: `mxus` per N group (0: as many as the target has and N fills),
+// and `replicas`, the sets of that many MXUs that share each group's weights, splitting its row
+// groups (so a chunk may hold that many times an MXU's accumulator rows), in chunks of at most
+// `chunk_rows` rows (past 1024 an MXU, the per-job costs are small and the panels only grow).
+struct MxuGrouping {
+  int64_t mxus = 0;
+  int64_t replicas = 1;
+  int64_t chunk_rows = 1024;
+};
+
 // The tiling for `form` on `target` with `vmem_capacity` bytes of VMEM, inputs of `in_bytes`
 // (2: bf16, 4: f32) and an output of `out_bytes` bytes per element, or the reason there is none.
 std::optional<MxuTiling> PlanMxuTiling(const DotForm& form, const isa::Target& target, uint64_t vmem_capacity,
-                                       int in_bytes, int out_bytes, std::string* why);
+                                       int in_bytes, int out_bytes, std::string* why, MxuGrouping grouping = {});
 
 }  // namespace tpusim::compiler

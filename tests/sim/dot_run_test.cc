@@ -444,6 +444,32 @@ TEST_CASE("dot kernel: achieved FLOP/s and bytes/s stay under both rooflines", "
   }
 }
 
+TEST_CASE("dot kernel: five MXU column blocks spread over four MXUs, where groups of four idled three in the last",
+          "[dot][timing]") {
+  // bf16 [2048,512] x [512,640] on tpu_v4: each core's 1024 rows times N = 640, five 128-column
+  // blocks, four K blocks. In N groups of four MXUs the last group (one block) passed all 1024
+  // rows on every MXU, three of them against zero weights: 2 x 4 x 1024 = 8192 rows an MXU,
+  // 10.8 us. Grouped by PlanMxus (two MXUs a group, each group's weights on two replicas that
+  // split its rows): 3 x 4 x 512 = 6144 rows an MXU, within a fifth of the 5120 that five blocks
+  // spread evenly need, and faster. Values: --check.
+  const fs::path dir = TempDir("dot_mxu_groups");
+  WriteText(dir / "d.hlo", "HloModule m\nENTRY e {\n  a = bf16[2048,512] parameter(0)\n  b = bf16[512,640] parameter(1)\n"
+                           "  ROOT d = bf16[2048,640] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
+  CHECK_THAT(RunOk("run " + (dir / "d.hlo").string() + " --check --config tpu_v4"), Catch::Contains("check passed"));
+  RunOk("run " + (dir / "d.hlo").string() + " --timing-only --config tpu_v4 --report " + (dir / "r.json").string());
+  const std::string report = ReadText(dir / "r.json");
+  int mxus = 0;
+  for (std::size_t at = report.find("\"name\": \"mxu"); at != std::string::npos; at = report.find("\"name\": \"mxu", at + 1)) {
+    const double rows = JsonNumber(report, "rows", at);
+    INFO("MXU " << mxus << ": " << rows << " rows");
+    CHECK(rows >= 5120);
+    CHECK(rows <= 1.2 * 5120);
+    ++mxus;
+  }
+  CHECK(mxus == 8);
+  CHECK(DotTimeUs(dir / "d.hlo") < 9.5);
+}
+
 TEST_CASE("dot kernel: MXUs a few-row dot leaves idle split K, and the read-out adds their sums", "[dot][timing]") {
   // M = 6 is one row group of 16; N = 185 splits over the two cores' columns (128 + 57), so each
   // core's N group needs one MXU of its four. As K sets, MXU j of a core sums the K blocks kb with
