@@ -1,11 +1,28 @@
 #include "sim/compile_options.h"
 
+#include <fmt/format.h>
+
+#include "isa/error.h"
+#include "isa/shape.h"
 #include "sim/chip/chip.h"
 #include "sim/config/derived.h"
 
 namespace tpusim::sim {
 
 compiler::CompileOptions CompileOptionsFor(const ArchConfig& config) {
+  // The compiler lays HLO arrays out in XLA's TPU tiles (isa::DefaultTpuLayout: a 32-bit array's
+  // tile is one vreg of tpu_v4's geometry) and its kernels move whole tiles through vregs, so the
+  // vregs must be that tile: other geometries run programs (tpusim exec) but compile no HLO.
+  const std::vector<int64_t> tile = isa::DefaultTpuLayout(isa::ElementType::kF32, 2).tiles.at(0).dims;
+  const VpuConfig& vpu_config = config.tensor_core().vpu();
+  if (static_cast<int64_t>(vpu_config.sublane_count()) != tile.at(0) ||
+      static_cast<int64_t>(vpu_config.lane_count()) != tile.at(1)) {
+    throw Error(fmt::format(
+        "tensor_core.vpu.sublane_count x lane_count = {} x {}: HLO modules compile for {} x {} vregs only, the "
+        "tile of XLA's TPU layouts for 32-bit arrays (T({},{}), docs/layouts.md) that the kernels move a vreg at a "
+        "time; tpusim exec runs programs for other geometries",
+        vpu_config.sublane_count(), vpu_config.lane_count(), tile[0], tile[1], tile[0], tile[1]));
+  }
   const ChipParams params = ChipParamsFromConfig(config);
   compiler::CompileOptions options;
   options.target = MachineTarget(config);

@@ -348,7 +348,14 @@ class DotEmitter {
     const bool single_job = Jobs() == 1;
     const double engine_share = c_.options.hbm_bytes_per_ns * c_.options.hbm_latency_ns / static_cast<double>(engines_);
     const bool progressive = single_job && engine_share > 0 && static_cast<double>(t_.stage_bytes) > engine_share;
-    if (SplitOverEngines(c_.options, static_cast<int64_t>(t_.stage_bytes)) || progressive) {
+    // Several jobs whose stages one engine writes more slowly than the MXUs make them (its
+    // requests in flight over a round trip): on one engine the outputs queue and the last ones
+    // follow the MXUs (50x2 x 2x3589: four 51 KB stages a core on engine 3, 1.3 us after the MXUs'
+    // last pass, the other engines idle).
+    const double in_flight = static_cast<double>(c_.options.dma_engine_bytes_in_flight);
+    const bool queued = !single_job && in_flight > 0 && c_.options.mxu_rates.clock_mhz > 0 &&
+                        c_.options.hbm_latency_ns * (1 + static_cast<double>(t_.stage_bytes) / in_flight) > JobNs(acc_half_ == 0);
+    if (SplitOverEngines(c_.options, static_cast<int64_t>(t_.stage_bytes)) || progressive || queued) {
       out_pieces_ = std::clamp<int64_t>(t_.chunk_rows / out_row_unit_, 1, engines_);
     }
   }

@@ -470,6 +470,30 @@ TEST_CASE("dot kernel: five MXU column blocks spread over four MXUs, where group
   CHECK(DotTimeUs(dir / "d.hlo") < 9.5);
 }
 
+TEST_CASE("dot kernel: jobs whose outputs one engine writes more slowly than the MXUs make them split them over the engines",
+          "[dot][timing]") {
+  // bf16 [50,2] x [2,3589] on tpu_v4: each core's 1795 columns are four jobs of a K block each
+  // (about 0.3 us), whose 51 KB stages one engine writes in 0.54 us (64 KB in flight over a 300 ns
+  // round trip): on engine 3 alone they queued, 180 KB a core after the MXUs' last pass (2.29 us)
+  // while engines 0..2 carried at most 13 KB. Split by rows over the engines, every engine of each
+  // core carries over 32 KB, and the dot is faster. Values: --check.
+  const fs::path dir = TempDir("dot_output_engines");
+  WriteText(dir / "d.hlo", "HloModule m\nENTRY e {\n  a = bf16[50,2] parameter(0)\n  b = bf16[2,3589] parameter(1)\n"
+                           "  ROOT d = bf16[50,3589] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
+  CHECK_THAT(RunOk("run " + (dir / "d.hlo").string() + " --check --config tpu_v4"), Catch::Contains("check passed"));
+  RunOk("run " + (dir / "d.hlo").string() + " --timing-only --config tpu_v4 --report " + (dir / "r.json").string());
+  const std::string report = ReadText(dir / "r.json");
+  int engines = 0;
+  // Each core's engines: "dma engine N" and "core1_dma engine N".
+  for (std::size_t at = report.find("dma engine "); at != std::string::npos; at = report.find("dma engine ", at + 1)) {
+    INFO("engine " << engines);
+    CHECK(JsonNumber(report, "payload_bytes", at) > 32768);
+    ++engines;
+  }
+  CHECK(engines == 8);
+  CHECK(DotTimeUs(dir / "d.hlo") < 2.25);
+}
+
 TEST_CASE("dot kernel: MXUs a few-row dot leaves idle split K, and the read-out adds their sums", "[dot][timing]") {
   // M = 6 is one row group of 16; N = 185 splits over the two cores' columns (128 + 57), so each
   // core's N group needs one MXU of its four. As K sets, MXU j of a core sums the K blocks kb with
