@@ -7,6 +7,8 @@
 #include <cstring>
 #include <algorithm>
 #include <limits>
+#include <unordered_map>
+#include <variant>
 
 #include "compiler/lower/reduce_plan.h"
 #include "isa/error.h"
@@ -109,14 +111,13 @@ CheckBound BatchNormBound(const hlo::Instruction& op) {
   return bound;
 }
 
-}  // namespace
 
 // Convolutions (docs/compiler.md, "Convolution") are dots of depth K = window taps x input
 // features per group: the MXU kernel sums each tap's K block on an MXU and adds the blocks with
 // mxu.pop.acc, the evaluator sums tap by tap, feature by feature; the products are the same (f32
 // products rounded once in both), so the dot bound below holds with that K. (The depthwise VPU
 // kernel adds in the evaluator's order and is bit-exact; the bound covers it.)
-static int64_t ConvolutionDepth(const hlo::Instruction& conv) {
+int64_t ConvolutionDepth(const hlo::Instruction& conv) {
   const auto& dn = conv.GetConvolutionDimensionNumbers();
   const isa::Shape& kernel = conv.operand(1)->shape();
   int64_t k = kernel.dims.at(dn.kernel_input_feature_dimension);
@@ -129,52 +130,126 @@ static int64_t ConvolutionDepth(const hlo::Instruction& conv) {
 // an MXU, then adds the blocks' sums in increasing block order (mxu.pop.acc). The products are
 // the same and exact (bf16 x bf16 fits f32), so for K <= R the results are bit-exact; otherwise
 // SumBound with n = K.
-CheckBound DotBound(const hlo::Module& module) {
-  CheckBound bound;
-  int64_t worst_k = 0;
-  for (const auto& computation : module.computations()) {
-    for (const auto& instruction : computation->instructions()) {
-      int64_t k = 1;
-      if (instruction->opcode() == hlo::Opcode::kDot) {
-        const auto* contracting = instruction->Find<std::vector<int64_t>>("lhs_contracting_dims");
-        if (contracting) {
-          for (int64_t d : *contracting) k *= instruction->operand(0)->shape().dims.at(d);
-        }
-      } else if (instruction->opcode() == hlo::Opcode::kConvolution) {
-        k = ConvolutionDepth(*instruction);
-      } else {
-        continue;
-      }
-      bound.max_ulps = std::max(bound.max_ulps, SumBound(k).max_ulps);
-      worst_k = std::max(worst_k, k);
+CheckBound DotBound(const hlo::Instruction& instruction) {
+  int64_t k = 1;
+  if (instruction.opcode() == hlo::Opcode::kDot) {
+    const auto* contracting = instruction.Find<std::vector<int64_t>>("lhs_contracting_dims");
+    if (contracting) {
+      for (int64_t d : *contracting) k *= instruction.operand(0)->shape().dims.at(d);
     }
+  } else if (instruction.opcode() == hlo::Opcode::kConvolution) {
+    k = ConvolutionDepth(instruction);
+  } else {
+    return {};
   }
-  if (worst_k == 0) return bound;
-  bound.max_abs = SumBound(worst_k).max_abs;
+  CheckBound bound = SumBound(k);
   bound.reason = fmt::format(
       "dot or convolution with K = {} sums its products in MXU blocks, not in XLA's order: {} f32 ulps, or an "
       "absolute {} for inputs within [-1, 1] (docs/compiler.md, Dot and Convolution)",
-      worst_k, bound.max_ulps, bound.max_abs);
+      k, bound.max_ulps, bound.max_abs);
   return bound;
 }
 
-// The loosest bound of the operations the module contains.
-CheckBound BoundFor(const hlo::Module& module) {
-  CheckBound bound = DotBound(module);
-  for (const auto& computation : module.computations()) {
-    for (const auto& instruction : computation->instructions()) {
-      const CheckBound reduce =
-          instruction->opcode() == hlo::Opcode::kReduce ? ReduceBound(*instruction) : BatchNormBound(*instruction);
-      if (reduce.reason.empty()) continue;
-      bound.max_ulps = std::max(bound.max_ulps, reduce.max_ulps);
-      bound.max_abs = std::max(bound.max_abs, reduce.max_abs);
-      if (bound.reason.find(reduce.reason) == std::string::npos) {
-        bound.reason += (bound.reason.empty() ? "" : "; ") + reduce.reason;
+
+// The looser of two bounds, with both reasons.
+void Widen(CheckBound& bound, const CheckBound& other) {
+  if (other.reason.empty()) return;
+  bound.max_ulps = std::max(bound.max_ulps, other.max_ulps);
+  bound.max_abs = std::max(bound.max_abs, other.max_abs);
+  if (bound.reason.find(other.reason) == std::string::npos) {
+    bound.reason += (bound.reason.empty() ? "" : "; ") + other.reason;
+  }
+}
+
+CheckBound OwnBound(const hlo::Instruction& instruction) {
+  switch (instruction.opcode()) {
+    case hlo::Opcode::kDot:
+    case hlo::Opcode::kConvolution:
+      return DotBound(instruction);
+    case hlo::Opcode::kReduce:
+      return ReduceBound(instruction);
+    default:
+      return BatchNormBound(instruction);
+  }
+}
+
+// The bound of every value: its instruction's own, its operands', and every instruction's of the
+// computations it calls (loop bodies, calls, fusions, reducers), whose rounding errors flow into
+// it; memoized, walked with an explicit stack (a model's chains are thousands deep).
+class Dataflow {
+ public:
+  const CheckBound& Of(const hlo::Instruction& value) {
+    std::vector<std::pair<const hlo::Instruction*, bool>> stack = {{&value, false}};
+    while (!stack.empty()) {
+      const auto [x, inputs_done] = stack.back();
+      if (bounds_.contains(x)) {
+        stack.pop_back();
+        continue;
+      }
+      const std::vector<const hlo::Instruction*> inputs = Inputs(*x);
+      if (!inputs_done) {
+        stack.back().second = true;
+        for (const hlo::Instruction* input : inputs) {
+          if (!bounds_.contains(input)) stack.emplace_back(input, false);
+        }
+        continue;
+      }
+      stack.pop_back();
+      CheckBound bound = OwnBound(*x);
+      for (const hlo::Instruction* input : inputs) Widen(bound, bounds_.at(input));
+      bounds_.emplace(x, std::move(bound));
+    }
+    return bounds_.at(&value);
+  }
+
+ private:
+  static std::vector<const hlo::Instruction*> Inputs(const hlo::Instruction& x) {
+    std::vector<const hlo::Instruction*> inputs(x.operands().begin(), x.operands().end());
+    const auto add_all = [&](const hlo::Computation* called) {
+      if (called == nullptr) return;
+      for (const auto& inner : called->instructions()) inputs.push_back(inner.get());
+    };
+    for (const hlo::Attribute& attribute : x.attributes()) {
+      if (const auto* one = std::get_if<hlo::Computation*>(&attribute.value)) add_all(*one);
+      if (const auto* list = std::get_if<std::vector<hlo::Computation*>>(&attribute.value)) {
+        for (const hlo::Computation* called : *list) add_all(called);
       }
     }
+    return inputs;
   }
-  if (bound.reason.empty()) bound.reason = "every operation the compiler lowers computes as XLA's evaluator does";
-  return bound;
+
+  std::unordered_map<const hlo::Instruction*, CheckBound> bounds_;
+};
+
+// The non-token leaves of `shape`.
+int64_t ValueLeaves(const isa::Shape& shape) {
+  if (!shape.is_tuple) return shape.element_type == isa::ElementType::kToken ? 0 : 1;
+  int64_t leaves = 0;
+  for (const isa::Shape& element : shape.tuple_shapes) leaves += ValueLeaves(element);
+  return leaves;
+}
+
+// The bound of each output leaf of `value` (a tuple instruction's leaves are its operands'; any
+// other value's leaves all come from it).
+void LeafBounds(const hlo::Instruction& value, Dataflow& dataflow, std::vector<CheckBound>& bounds) {
+  if (value.opcode() == hlo::Opcode::kTuple) {
+    for (const hlo::Instruction* operand : value.operands()) LeafBounds(*operand, dataflow, bounds);
+    return;
+  }
+  const CheckBound& bound = dataflow.Of(value);
+  for (int64_t i = 0; i < ValueLeaves(value.shape()); ++i) bounds.push_back(bound);
+}
+
+}  // namespace
+
+std::vector<CheckBound> BoundsFor(const hlo::Module& module) {
+  Dataflow dataflow;
+  std::vector<CheckBound> bounds;
+  LeafBounds(*module.entry()->root(), dataflow, bounds);
+  for (CheckBound& bound : bounds) {
+    if (bound.reason.empty()) bound.reason = "every operation it depends on computes as XLA's evaluator does";
+  }
+  return bounds;
 }
 
 uint64_t UlpsFor(const CheckBound& bound, isa::ElementType type) {
@@ -192,11 +267,20 @@ uint64_t UlpsFor(const CheckBound& bound, isa::ElementType type) {
 
 CheckResult CompareOutputs(const std::vector<const hlo::Literal*>& expected, const std::vector<isa::NpyArray>& actual,
                            const CheckBound& bound) {
+  return CompareOutputs(expected, actual, std::vector<CheckBound>(expected.size(), bound));
+}
+
+CheckResult CompareOutputs(const std::vector<const hlo::Literal*>& expected, const std::vector<isa::NpyArray>& actual,
+                           const std::vector<CheckBound>& bounds) {
   if (expected.size() != actual.size()) {
     throw Error(fmt::format("--check: the evaluator gives {} outputs and the simulation {}", expected.size(), actual.size()));
   }
+  if (bounds.size() != expected.size()) {
+    throw Error(fmt::format("internal: --check has {} bounds for {} outputs", bounds.size(), expected.size()));
+  }
   CheckResult result;
   for (std::size_t i = 0; i < expected.size(); ++i) {
+    const CheckBound& bound = bounds[i];
     const hlo::Literal& want = *expected[i];
     const isa::NpyArray& got = actual[i];
     if (want.element_type() != got.type || want.dims() != got.dims) {

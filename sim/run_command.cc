@@ -186,12 +186,18 @@ void RunRun(const RunOptions& options) {
     }
     std::vector<isa::NpyArray> got;
     for (const OutputArray& output : run.outputs) got.push_back(output.array);
-    const CheckBound bound = BoundFor(*reference);
-    const CheckResult result = CompareOutputs(want, got, bound);
+    const std::vector<CheckBound> bounds = BoundsFor(*reference);
+    const CheckResult result = CompareOutputs(want, got, bounds);
     const std::string worst = result.worst.empty() ? "every element equal" : "worst: " + result.worst;
-    uint64_t ulps = 0;  // in the outputs' own types (bf16 allows fewer of its coarser ulps)
-    for (const isa::NpyArray& output : got) {
-      if (isa::IsFloat(output.type)) ulps = std::max(ulps, UlpsFor(bound, output.type));
+    // The loosest output's bound, in the outputs' own types (bf16 allows fewer of its coarser
+    // ulps), and every reason.
+    uint64_t ulps = 0;
+    CheckBound bound;
+    for (std::size_t i = 0; i < got.size() && i < bounds.size(); ++i) {
+      if (isa::IsFloat(got[i].type)) ulps = std::max(ulps, UlpsFor(bounds[i], got[i].type));
+      if (bound.reason.find(bounds[i].reason) == std::string::npos) {
+        bound.reason += (bound.reason.empty() ? "" : "; ") + bounds[i].reason;
+      }
     }
     if (!result.ok) {
       throw Error(fmt::format("--check failed: {} elements differ beyond the bound ({} ulp: {}); {}", result.mismatches,
