@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -29,6 +32,7 @@
 #include "sim/module_loading.h"
 #include "sim/module_report.h"
 #include "sim/output_check.h"
+#include "sim/progress_line.h"
 #include "sim/trace/trace_session.h"
 #include "sim/trace/xla_lines.h"
 
@@ -49,6 +53,8 @@ struct RunOptions {
   std::string report_path;
   std::string dump_dir;
   TraceOptions trace;
+  bool quiet = false;
+  double progress_after = ProgressLine::kDelaySeconds;
 };
 
 struct CompileCommandOptions {
@@ -156,8 +162,14 @@ void RunRun(const RunOptions& options) {
   std::unique_ptr<TraceSession> trace;
   if (!options.trace.path.empty()) trace = std::make_unique<TraceSession>(options.trace, chip, compiled.program);
   start = std::chrono::steady_clock::now();
+  std::optional<ProgressLine> progress;
+  if (!options.quiet && isatty(fileno(stderr))) {
+    progress.emplace(compiled.kernels.size(), stderr, options.progress_after);
+    chip.set_progress([&progress](const Chip::Progress& now) { progress->Update(now); });
+  }
   const RunReport run =
       chip.Run(compiled.program, HostInputs(compiled, *module->entry(), arguments), options.timing_only);
+  progress.reset();  // erases the line before the summary
   spdlog::info("simulated {} in {:.3f} s", options.module_path, SecondsSince(start));
   const ModuleReport report = MakeModuleReport(compiled, run, config);
   if (trace) trace->Finish(run, XlaModuleSlices(module->name(), run), XlaOpSlices(report, run));
@@ -248,6 +260,13 @@ Command AddRunCommand(CLI::App& app) {
   command->add_option("--dump-memory", options->dump_dir,
                       "Write the device bytes of every parameter and output after the run, and index.json");
   AddTraceOptions(command, options->trace);
+  command->add_flag("--quiet", options->quiet,
+                    "No progress line on stderr (shown while a simulation runs longer than --progress-after, when "
+                    "stderr is a terminal)");
+  command->add_option("--progress-after", options->progress_after,
+                      "Seconds of simulation before the progress line shows")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   return Command{command, [options] { RunRun(*options); }};
 }
 

@@ -318,7 +318,16 @@ RunReport Chip::Run(const isa::Program& program, const std::map<std::string, isa
   models::ScalarCore& core0 = *cores_[0].scalar_core;
   core0.set_marked_pcs(marked_pcs);
   for (uint32_t c = 0; c < running; ++c) cores_[c].scalar_core->Start(program);
-  sc_core::sc_start();
+  if (!progress_) {
+    sc_core::sc_start();
+  } else {
+    // At least once: the first sc_start initializes the processes, which schedule the activity.
+    const sc_core::sc_time slice(kProgressSliceUs, sc_core::SC_US);
+    do {
+      sc_core::sc_start(slice, sc_core::SC_EXIT_ON_STARVATION);
+      progress_({static_cast<double>((sc_core::sc_time_stamp() - start).value()) / 1e6, core0.marks().size()});
+    } while (sc_core::sc_pending_activity());
+  }
   for (uint32_t c = 0; c < running; ++c) {
     const models::ScalarCore& core = *cores_[c].scalar_core;
     if (core.state() == models::ScalarCore::State::kFaulted) throw Error(core.fault());

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -133,6 +134,17 @@ class Chip {
 
   // Labels whose arrival times the next runs report (RunReport::label_cycles).
   void set_marked_labels(std::vector<std::string> labels) { marked_labels_ = std::move(labels); }
+
+  // Where a run is: the device time simulated and the marked labels core 0 has passed so far.
+  struct Progress {
+    double device_time_us = 0;
+    uint64_t marks = 0;
+  };
+  // Called after every kProgressSliceUs of simulated time while the next runs go (they then
+  // advance slice by slice, each to its last event: the same events in the same order, so the
+  // same results); nullptr: none, one sc_start to the end.
+  static constexpr double kProgressSliceUs = 20;
+  void set_progress(std::function<void(const Progress&)> callback) { progress_ = std::move(callback); }
   // Reports the next runs' activity (instructions, unit operations, DMAs) of core `core` to
   // `observer` (nullptr: nobody; not owned, must outlive the runs).
   void set_observer(uint32_t core, models::ActivityObserver* observer);
@@ -162,6 +174,7 @@ class Chip {
   ArchConfig config_;
   ChipParams params_;
   std::vector<std::string> marked_labels_;
+  std::function<void(const Progress&)> progress_;
   sc_core::sc_time run_start_;
   std::unique_ptr<models::Hbm> hbm_;
   std::unique_ptr<models::Cmem> cmem_;
