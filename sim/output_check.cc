@@ -111,7 +111,6 @@ CheckBound BatchNormBound(const hlo::Instruction& op) {
   return bound;
 }
 
-
 // Convolutions (docs/compiler.md, "Convolution") are dots of depth K = window taps x input
 // features per group: the MXU kernel sums each tap's K block on an MXU and adds the blocks with
 // mxu.pop.acc, the evaluator sums tap by tap, feature by feature; the products are the same (f32
