@@ -399,6 +399,21 @@ double DotTimeUs(const fs::path& hlo) {
   return JsonNumber(report, "time_us", op);
 }
 
+// Writes `hlo` to DIR/d.hlo, requires it to pass --check on tpu_v4, and returns `key` of every
+// unit of the timing-only report whose name contains `unit` (both cores', in report order).
+std::vector<double> CheckedUnitNumbers(const fs::path& dir, const std::string& hlo, const std::string& unit,
+                                       const std::string& key) {
+  WriteText(dir / "d.hlo", hlo);
+  CHECK_THAT(RunOk("run " + (dir / "d.hlo").string() + " --check --config tpu_v4"), Catch::Contains("check passed"));
+  RunOk("run " + (dir / "d.hlo").string() + " --timing-only --config tpu_v4 --report " + (dir / "r.json").string());
+  const std::string report = ReadText(dir / "r.json");
+  std::vector<double> numbers;
+  for (std::size_t at = report.find(unit); at != std::string::npos; at = report.find(unit, at + 1)) {
+    numbers.push_back(JsonNumber(report, key, at));
+  }
+  return numbers;
+}
+
 }  // namespace
 
 // Issue 5's physical limit: 85-100% of the MXU peak.
@@ -453,20 +468,17 @@ TEST_CASE("dot kernel: five MXU column blocks spread over four MXUs, where group
   // split its rows): 3 x 4 x 512 = 6144 rows an MXU, within a fifth of the 5120 that five blocks
   // spread evenly need, and faster. Values: --check.
   const fs::path dir = TempDir("dot_mxu_groups");
-  WriteText(dir / "d.hlo", "HloModule m\nENTRY e {\n  a = bf16[2048,512] parameter(0)\n  b = bf16[512,640] parameter(1)\n"
-                           "  ROOT d = bf16[2048,640] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
-  CHECK_THAT(RunOk("run " + (dir / "d.hlo").string() + " --check --config tpu_v4"), Catch::Contains("check passed"));
-  RunOk("run " + (dir / "d.hlo").string() + " --timing-only --config tpu_v4 --report " + (dir / "r.json").string());
-  const std::string report = ReadText(dir / "r.json");
-  int mxus = 0;
-  for (std::size_t at = report.find("\"name\": \"mxu"); at != std::string::npos; at = report.find("\"name\": \"mxu", at + 1)) {
-    const double rows = JsonNumber(report, "rows", at);
-    INFO("MXU " << mxus << ": " << rows << " rows");
-    CHECK(rows >= 5120);
-    CHECK(rows <= 1.2 * 5120);
-    ++mxus;
+  const std::vector<double> rows = CheckedUnitNumbers(
+      dir,
+      "HloModule m\nENTRY e {\n  a = bf16[2048,512] parameter(0)\n  b = bf16[512,640] parameter(1)\n"
+      "  ROOT d = bf16[2048,640] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n",
+      "\"name\": \"mxu", "rows");
+  CHECK(rows.size() == 8);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    INFO("MXU " << i << ": " << rows[i] << " rows");
+    CHECK(rows[i] >= 5120);
+    CHECK(rows[i] <= 1.2 * 5120);
   }
-  CHECK(mxus == 8);
   CHECK(DotTimeUs(dir / "d.hlo") < 9.5);
 }
 
@@ -478,19 +490,17 @@ TEST_CASE("dot kernel: jobs whose outputs one engine writes more slowly than the
   // while engines 0..2 carried at most 13 KB. Split by rows over the engines, every engine of each
   // core carries over 32 KB, and the dot is faster. Values: --check.
   const fs::path dir = TempDir("dot_output_engines");
-  WriteText(dir / "d.hlo", "HloModule m\nENTRY e {\n  a = bf16[50,2] parameter(0)\n  b = bf16[2,3589] parameter(1)\n"
-                           "  ROOT d = bf16[50,3589] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
-  CHECK_THAT(RunOk("run " + (dir / "d.hlo").string() + " --check --config tpu_v4"), Catch::Contains("check passed"));
-  RunOk("run " + (dir / "d.hlo").string() + " --timing-only --config tpu_v4 --report " + (dir / "r.json").string());
-  const std::string report = ReadText(dir / "r.json");
-  int engines = 0;
   // Each core's engines: "dma engine N" and "core1_dma engine N".
-  for (std::size_t at = report.find("dma engine "); at != std::string::npos; at = report.find("dma engine ", at + 1)) {
-    INFO("engine " << engines);
-    CHECK(JsonNumber(report, "payload_bytes", at) > 32768);
-    ++engines;
+  const std::vector<double> bytes = CheckedUnitNumbers(
+      dir,
+      "HloModule m\nENTRY e {\n  a = bf16[50,2] parameter(0)\n  b = bf16[2,3589] parameter(1)\n"
+      "  ROOT d = bf16[50,3589] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n",
+      "dma engine ", "payload_bytes");
+  CHECK(bytes.size() == 8);
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    INFO("engine " << i);
+    CHECK(bytes[i] > 32768);
   }
-  CHECK(engines == 8);
   CHECK(DotTimeUs(dir / "d.hlo") < 2.25);
 }
 
