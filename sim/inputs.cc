@@ -134,6 +134,13 @@ std::vector<std::optional<Literal>> PrepareTimingArguments(const hlo::Computatio
   return arguments;
 }
 
+std::size_t ArrayLeafCount(const isa::Shape& shape) {
+  if (!shape.is_tuple) return shape.element_type == isa::ElementType::kToken ? 0 : 1;
+  std::size_t count = 0;
+  for (const isa::Shape& element : shape.tuple_shapes) count += ArrayLeafCount(element);
+  return count;
+}
+
 std::vector<const Literal*> FlattenLeaves(const Literal& value) {
   if (!value.is_tuple()) return {&value};
   std::vector<const Literal*> leaves;

@@ -41,4 +41,7 @@ hlo::Literal RandomLiteral(const isa::Shape& shape, uint64_t seed);
 // The leaves of `value` in order (a non-tuple value is its own single leaf).
 std::vector<const hlo::Literal*> FlattenLeaves(const hlo::Literal& value);
 
+// The array leaves of `shape` (tokens hold no array): a parameter's arguments, an output's arrays.
+std::size_t ArrayLeafCount(const isa::Shape& shape);
+
 }  // namespace tpusim::sim

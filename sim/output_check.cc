@@ -12,6 +12,7 @@
 
 #include "compiler/lower/reduce_plan.h"
 #include "isa/error.h"
+#include "sim/inputs.h"
 
 namespace tpusim::sim {
 namespace {
@@ -149,7 +150,6 @@ CheckBound DotBound(const hlo::Instruction& instruction) {
   return bound;
 }
 
-
 // The looser of two bounds, with both reasons.
 void Widen(CheckBound& bound, const CheckBound& other) {
   if (other.reason.empty()) return;
@@ -220,14 +220,6 @@ class Dataflow {
   std::unordered_map<const hlo::Instruction*, CheckBound> bounds_;
 };
 
-// The non-token leaves of `shape`.
-int64_t ValueLeaves(const isa::Shape& shape) {
-  if (!shape.is_tuple) return shape.element_type == isa::ElementType::kToken ? 0 : 1;
-  int64_t leaves = 0;
-  for (const isa::Shape& element : shape.tuple_shapes) leaves += ValueLeaves(element);
-  return leaves;
-}
-
 // The bound of each output leaf of `value` (a tuple instruction's leaves are its operands'; any
 // other value's leaves all come from it).
 void LeafBounds(const hlo::Instruction& value, Dataflow& dataflow, std::vector<CheckBound>& bounds) {
@@ -236,7 +228,7 @@ void LeafBounds(const hlo::Instruction& value, Dataflow& dataflow, std::vector<C
     return;
   }
   const CheckBound& bound = dataflow.Of(value);
-  for (int64_t i = 0; i < ValueLeaves(value.shape()); ++i) bounds.push_back(bound);
+  bounds.insert(bounds.end(), ArrayLeafCount(value.shape()), bound);
 }
 
 }  // namespace
@@ -249,6 +241,12 @@ std::vector<CheckBound> BoundsFor(const hlo::Module& module) {
     if (bound.reason.empty()) bound.reason = "every operation it depends on computes as XLA's evaluator does";
   }
   return bounds;
+}
+
+CheckBound Loosest(const std::vector<CheckBound>& bounds) {
+  CheckBound loosest;
+  for (const CheckBound& bound : bounds) Widen(loosest, bound);
+  return loosest;
 }
 
 uint64_t UlpsFor(const CheckBound& bound, isa::ElementType type) {

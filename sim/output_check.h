@@ -32,6 +32,9 @@ struct CheckBound {
 // element-wise operations only is bit-exact whatever else the module holds.
 std::vector<CheckBound> BoundsFor(const hlo::Module& module);
 
+// The loosest of `bounds` (each field's largest) with every reason once.
+CheckBound Loosest(const std::vector<CheckBound>& bounds);
+
 // The ulps of `type` that `bound` allows: max_ulps for f32 (and f64), and for a 16-bit float one
 // rounding that flips plus max_ulps scaled to its coarser ulp (bf16: 1 + max_ulps / 2^16).
 uint64_t UlpsFor(const CheckBound& bound, isa::ElementType type);

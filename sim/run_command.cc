@@ -65,15 +65,6 @@ struct CompileCommandOptions {
 };
 
 
-
-
-std::size_t ArrayLeafCount(const isa::Shape& shape) {
-  if (!shape.is_tuple) return shape.element_type == isa::ElementType::kToken ? 0 : 1;
-  std::size_t count = 0;
-  for (const isa::Shape& element : shape.tuple_shapes) count += ArrayLeafCount(element);
-  return count;
-}
-
 // The host-side arrays of the compiled program's parameter buffers, from the entry's arguments;
 // a parameter without a value (a timing-only run's big ones) gets none, and its buffer stays zero.
 std::map<std::string, isa::NpyArray> HostInputs(const compiler::CompiledModule& compiled, const hlo::Computation& entry,
@@ -204,13 +195,10 @@ void RunRun(const RunOptions& options) {
     // The loosest output's bound, in the outputs' own types (bf16 allows fewer of its coarser
     // ulps), and every reason.
     uint64_t ulps = 0;
-    CheckBound bound;
     for (std::size_t i = 0; i < got.size() && i < bounds.size(); ++i) {
       if (isa::IsFloat(got[i].type)) ulps = std::max(ulps, UlpsFor(bounds[i], got[i].type));
-      if (bound.reason.find(bounds[i].reason) == std::string::npos) {
-        bound.reason += (bound.reason.empty() ? "" : "; ") + bounds[i].reason;
-      }
     }
+    const CheckBound bound = Loosest(bounds);
     if (!result.ok) {
       throw Error(fmt::format("--check failed: {} elements differ beyond the bound ({} ulp: {}); {}", result.mismatches,
                               ulps, bound.reason, worst));

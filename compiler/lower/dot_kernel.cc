@@ -96,6 +96,14 @@ struct MxuPlan {
 // not tell which runs faster.
 constexpr double kEstimateMargin = 0.1;
 
+// One job's cycles on its MXUs: its rounds of k_sets K blocks, each MXU passing its replica's
+// share of the chunk's row groups, and their drain where `drains` (MxuRates::JobCycles).
+double JobCycles(const MxuTiling& t, int64_t replicas, int64_t k_sets, const MxuRates& rates, isa::ElementType type,
+                 bool drains) {
+  const double rows = static_cast<double>(CeilDiv(t.groups, replicas) * t.rows_per_vreg);
+  return rates.JobCycles(static_cast<double>(CeilDiv(t.k_blocks, k_sets)), rows, type, drains);
+}
+
 // A plan's estimated cycles. A job passes its rows' share on each MXU over K in rounds of k_sets
 // blocks, each block at least a weight tile's load (MxuRates::KBlockCycles), then drains and is
 // read out (every K set's sums, a vreg a cycle); jobs run one after another. HBM: the weights and
@@ -112,10 +120,8 @@ void EstimateMxuPlan(MxuPlan& plan, const DotForm& form, const CompileOptions& o
   const MxuTiling& t = plan.tiling;
   const MxuRates& rates = options.mxu_rates;
   const double jobs = static_cast<double>(form.batch * t.n_groups * t.m_chunks);
-  const double rows = static_cast<double>(CeilDiv(t.groups, plan.replicas) * t.rows_per_vreg);
-  const double rounds = static_cast<double>(CeilDiv(t.k_blocks, plan.k_sets));
   const double read_vregs = static_cast<double>(t.chunk_rows / options.target.sublanes() * t.mxus * t.nc);
-  const double job = rounds * rates.KBlockCycles(rows, in_type) + rates.pipeline_cycles +
+  const double job = JobCycles(t, plan.replicas, plan.k_sets, rates, in_type, true) +
                      static_cast<double>(plan.k_sets) * read_vregs;
   plan.mxu_cycles = jobs * job;
   plan.cycles = plan.mxu_cycles;
@@ -147,9 +153,8 @@ void EstimateMxuPlan(MxuPlan& plan, const DotForm& form, const CompileOptions& o
 std::optional<MxuPlan> PlanMxus(const DotForm& form, const CompileOptions& options, int64_t cores,
                                 isa::ElementType in_type, int out_bytes, std::string* why) {
   const isa::Target& target = options.target;
-  const int in_bytes = in_type == isa::ElementType::kF32 ? 4 : 2;
-  const int64_t c = target.mxu_columns();
-  const int64_t most = c < target.lanes() ? 1 : std::min<int64_t>(target.mxu_count(), CeilDiv(form.n, c));
+  const int in_bytes = isa::ElementBitWidth(in_type) / 8;
+  const int64_t most = MostGroupMxus(form, target);
   constexpr int64_t kChunkRows = 1024;
   std::optional<MxuPlan> best;
   int64_t best_mxus = 0;
@@ -353,8 +358,8 @@ class DotEmitter {
     // follow the MXUs (50x2 x 2x3589: four 51 KB stages a core on engine 3, 1.3 us after the MXUs'
     // last pass, the other engines idle).
     const double in_flight = static_cast<double>(c_.options.dma_engine_bytes_in_flight);
-    const bool queued = !single_job && in_flight > 0 && c_.options.mxu_rates.clock_mhz > 0 &&
-                        c_.options.hbm_latency_ns * (1 + static_cast<double>(t_.stage_bytes) / in_flight) > JobNs(acc_half_ == 0);
+    const double engine_ns = c_.options.hbm_latency_ns * (1 + static_cast<double>(t_.stage_bytes) / in_flight);
+    const bool queued = !single_job && in_flight > 0 && c_.options.mxu_rates.clock_mhz > 0 && engine_ns > JobNs(acc_half_ == 0);
     if (SplitOverEngines(c_.options, static_cast<int64_t>(t_.stage_bytes)) || progressive || queued) {
       out_pieces_ = std::clamp<int64_t>(t_.chunk_rows / out_row_unit_, 1, engines_);
     }
@@ -389,13 +394,10 @@ class DotEmitter {
     }
   }
 
-  // A job's time on the MXUs: its rounds of K blocks, each MXU passing its replica's share of
-  // the chunk's row groups, and their drain where `drains`.
+  // A job's time on the MXUs (JobCycles).
   double JobNs(bool drains) const {
     const MxuRates& mxu = c_.options.mxu_rates;
-    const double rows = static_cast<double>(CeilDiv(t_.groups, replicas_) * t_.rows_per_vreg);
-    const double rounds = static_cast<double>(CeilDiv(t_.k_blocks, k_sets_));
-    return mxu.Ns(mxu.JobCycles(rounds, rows, c_.operands[0][0]->shape.element_type, drains));
+    return mxu.Ns(JobCycles(t_, replicas_, k_sets_, mxu, c_.operands[0][0]->shape.element_type, drains));
   }
 
   // Several jobs are pipelined (EmitJobLoop) where two jobs' rows fit the accumulators (a job

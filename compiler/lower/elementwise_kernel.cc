@@ -1058,9 +1058,9 @@ class Emitter {
   // the lowest rank, position + tile: a wavefront in which tile t is a node behind tile t - 1).
   // So a tile's cheap operations fill the cycles another tile's transcendental result is in
   // flight, and tiles' stores overlap later tiles' loads, where in the phase order every operation
-  // after an exp waited for its tile's result in turn. Tiles begin in order, at most max_in_flight_ at a time: each holds at most one tile's peak of
-  // registers (its steps go in the same order as alone), so the body never needs more than
-  // max_in_flight_ times that.
+  // after an exp waited for its tile's result in turn. Tiles begin in order, at most
+  // max_in_flight_ at a time: each holds at most one tile's peak of registers (its steps go in the
+  // same order as alone), so the body never needs more than max_in_flight_ times that.
   void EmitScheduled(const std::vector<Variant>& variants, const std::vector<int>& last_use) {
     const int copies = static_cast<int>(variants.size());
     const int end = static_cast<int>(expr_.nodes.size());

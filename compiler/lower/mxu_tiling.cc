@@ -62,6 +62,11 @@ std::optional<DotForm> CanonicalDot(const hlo::Instruction& dot, std::string* wh
   return form;
 }
 
+int64_t MostGroupMxus(const DotForm& form, const isa::Target& target) {
+  const int64_t c = target.mxu_columns();
+  return c < target.lanes() ? 1 : std::min<int64_t>(target.mxu_count(), CeilDiv(form.n, c));
+}
+
 std::optional<MxuTiling> PlanMxuTiling(const DotForm& form, const isa::Target& target, uint64_t vmem_capacity,
                                        int in_bytes, int out_bytes, std::string* why, MxuGrouping grouping) {
   const auto fail = [&](std::string text) {
@@ -88,8 +93,7 @@ std::optional<MxuTiling> PlanMxuTiling(const DotForm& form, const isa::Target& t
   t.nc = CeilDiv(c, l);
   t.k_stride = t.nk * l;
   t.k_blocks = CeilDiv(form.k, r);
-  // MXUs narrower than a vreg (tiny's 16 columns) would share a stage column tile: one MXU then.
-  t.mxus = c < l ? 1 : std::min<int64_t>(target.mxu_count(), CeilDiv(form.n, c));
+  t.mxus = MostGroupMxus(form, target);
   if (grouping.mxus > 0) t.mxus = std::min(t.mxus, grouping.mxus);
   const int64_t replicas = std::max<int64_t>(1, grouping.replicas);
   t.group_cols = t.mxus * c;

@@ -58,6 +58,10 @@ struct MxuTiling {
   uint64_t vmem_bytes = 0;
 };
 
+// The most MXUs one N group of `form` spans on `target`: every MXU, or fewer when N is narrow;
+// one when an MXU is narrower than a vreg (tiny's 16 columns would share a stage column tile).
+int64_t MostGroupMxus(const DotForm& form, const isa::Target& target);
+
 // How a dot's MXUs are grouped: `mxus` per N group (0: as many as the target has and N fills),
 // and `replicas`, the sets of that many MXUs that share each group's weights, splitting its row
 // groups (so a chunk may hold that many times an MXU's accumulator rows), in chunks of at most

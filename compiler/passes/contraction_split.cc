@@ -80,8 +80,7 @@ class Splitter {
     }
     DotForm form = MergedForm(dot);
     if (form.m == 0 || form.n == 0 || form.k == 0) return std::nullopt;
-    const int64_t c = target_.mxu_columns();
-    const int64_t most = c < target_.lanes() ? 1 : std::min<int64_t>(target_.mxu_count(), CeilDiv(form.n, c));
+    const int64_t most = MostGroupMxus(form, target_);
     const int64_t r = target_.mxu_rows();
     std::string why;
     const auto fits = [&](int64_t k, int bytes) {
