@@ -27,7 +27,12 @@ constexpr int kVpuSem = 4;
 // K slices (more than one): lhs panel slice j of parity p signals kFirstSliceSem + p x slices + j,
 // weight slice j of a single panel kFirstSliceSem + 2 x slices + j.
 constexpr int kFirstSliceSem = 5;
+// A dot whose MXUs' row passes bound it loses all the time before its first pass, so its first
+// slice is as small as one K block (up to kMaxSlicesMxuBound slices: 669x295x1247 5.70 -> 4.99
+// us); the others keep four: HBM bounds them, or their few rows leave the MXUs waiting on weight
+// tiles that land with the slices (1x1243x1354 in 11 slices: 4.18 -> 5.18 us).
 constexpr int64_t kMaxSlices = 4;
+constexpr int64_t kMaxSlicesMxuBound = 16;
 // The weight panels' ring slots at most: 8 panels in flight cover a round trip to HBM with jobs
 // of a few hundred cycles each (PlanFirstRounds).
 constexpr int64_t kMaxRingSlots = 9;
@@ -88,6 +93,7 @@ struct MxuPlan {
   double mxu_cycles = 0;  // estimated: the jobs one after another (EstimateMxuPlan)
   double hbm_cycles = 0;  // the part's bytes at the core's share of HBM
   double cycles = 0;      // the whole kernel: the longer of those, from the first bytes to the last
+  int64_t slices = 1;     // K slices of the first panels (kMaxSlices, kMaxSlicesMxuBound)
   bool MxuBound() const { return mxu_cycles > hbm_cycles; }
 };
 
@@ -125,6 +131,7 @@ void EstimateMxuPlan(MxuPlan& plan, const DotForm& form, const CompileOptions& o
                      static_cast<double>(plan.k_sets) * read_vregs;
   plan.mxu_cycles = jobs * job;
   plan.cycles = plan.mxu_cycles;
+  plan.slices = std::min(t.k_blocks, kMaxSlices);
   if (options.hbm_bytes_per_ns <= 0 || rates.clock_mhz <= 0) return;
   const int64_t lanes = options.target.lanes();
   const double in_bytes = isa::ElementBitWidth(in_type) / 8;
@@ -135,12 +142,15 @@ void EstimateMxuPlan(MxuPlan& plan, const DotForm& form, const CompileOptions& o
   const bool resident = t.m_chunks == 1 && form.batch == 1;
   const double lhs = batch * m * k * in_bytes * (resident ? 1.0 : static_cast<double>(t.n_groups));
   const double bytes = lhs + batch * k * n * in_bytes + batch * m * n * out_bytes;
-  const double slices = static_cast<double>(std::min<int64_t>(kMaxSlices, t.k_blocks));
+  plan.hbm_cycles = bytes * cycles_per_byte;
+  const double replica_rows = static_cast<double>(CeilDiv(t.groups, plan.replicas) * t.rows_per_vreg);
+  const bool passes_bound = replica_rows * rates.PassesFor(in_type) >= rates.weight_load_cycles;
+  plan.slices = std::min(t.k_blocks, plan.MxuBound() && passes_bound ? kMaxSlicesMxuBound : kMaxSlices);
+  const double slices = static_cast<double>(plan.slices);
   const double first_in = k * static_cast<double>(t.chunk_rows + t.group_cols) * in_bytes * cycles_per_byte;
   const double first_job = std::max(first_in + job / slices, job);
   const double last_out = static_cast<double>(t.chunk_rows * t.group_cols * out_bytes) * cycles_per_byte;
   const double latency = options.hbm_latency_ns * rates.clock_mhz / 1e3;
-  plan.hbm_cycles = bytes * cycles_per_byte;
   plan.cycles = std::max(first_job + (jobs - 1) * job, plan.hbm_cycles) + 2 * latency + last_out;
 }
 
@@ -275,7 +285,7 @@ class DotEmitter {
     replicas_ = plan->replicas;
     k_sets_ = plan->k_sets;
     rank_ = static_cast<int64_t>(form_.batch_dims.size()) + 2;
-    PlanSlices(target);
+    PlanSlices(target, plan->slices);
     PlanPipeline(target);
     PlanFirstRounds(lhs.element_type);
     for (const auto* buffer : {c_.operands[0][0], c_.operands[1][0], c_.results[0]}) {
@@ -369,13 +379,13 @@ class DotEmitter {
   // job waits for a slice just before its first K block: the MXUs start on slice 0 while the
   // later slices land (a single-job dot waited for all of its panels before its first push).
   // A single weight panel (one batch, one N group) is sliced the same way; several stay whole,
-  // each prefetched during the group before. Up to kMaxSlices (a quarter of the panels lands
-  // before the first pass; each more slice costs three semaphores and a wait), where the
-  // semaphores allow.
-  void PlanSlices(const isa::Target& target) {
-    slice_blocks_ = CeilDiv(t_.k_blocks, std::min(kMaxSlices, t_.k_blocks));
+  // each prefetched during the group before. As many slices as the plan's (MxuPlan::slices)
+  // where the semaphores allow (each costs three and a wait).
+  void PlanSlices(const isa::Target& target, int64_t slices) {
+    slices = std::min<int64_t>(slices, (static_cast<int64_t>(target.semaphores()) - kFirstSliceSem - 2) / 3);
+    slice_blocks_ = CeilDiv(t_.k_blocks, std::max<int64_t>(1, slices));
     slices_ = CeilDiv(t_.k_blocks, slice_blocks_);
-    if (slices_ > 1 && (t_.k_stride != r_ || target.semaphores() < kFirstSliceSem + 3 * slices_ + 2)) {
+    if (slices_ > 1 && t_.k_stride != r_) {
       slice_blocks_ = t_.k_blocks;
       slices_ = 1;
     }
@@ -385,12 +395,21 @@ class DotEmitter {
     // One row chunk and one batch: every job multiplies the same lhs panel, loaded once and kept
     // (it was loaded again for every N group: a 218 x 931 lhs 8 times against 3867 columns).
     lhs_resident_ = t_.m_chunks == 1 && batch_count_ == 1;
+    // A slice's pieces split the lhs by rows and the weights by K rows, in whole tiles of the
+    // operand as stored: where the split dim is the minor one (a transposed operand), a piece of
+    // a few rows would read every tile of the slice in short runs (the weights of 122x1x1634,
+    // stored [N, K], went in pieces of 32 of K's 128 lanes: 64-byte runs).
+    const auto minor_is = [&](const DeviceBuffer& operand, const std::vector<int64_t>& perm, int64_t dim) {
+      return PermutedView(operand.shape, perm).layout->minor_to_major.front() == dim;
+    };
+    lhs_row_unit_ = minor_is(*c_.operands[0][0], form_.lhs_perm, rank_ - 2) ? l_ : t_.rows_per_vreg;
+    weight_k_unit_ = minor_is(*c_.operands[1][0], form_.rhs_perm, rank_ - 2) ? l_ : 2 * s_;
     const int64_t engines = target.dma_engines();
-    lhs_slice_pieces_ = std::min(engines, CeilDiv(t_.chunk_rows, t_.rows_per_vreg));
+    lhs_slice_pieces_ = std::min(engines, CeilDiv(t_.chunk_rows, lhs_row_unit_));
     weight_slice_pieces_.clear();
     for (int64_t j = 0; j < slices_; ++j) {
       const int64_t rows = std::min(form_.k, (j + 1) * slice_blocks_ * r_) - j * slice_blocks_ * r_;
-      weight_slice_pieces_.push_back(std::min(engines, CeilDiv(rows, 2 * s_)));
+      weight_slice_pieces_.push_back(std::min(engines, CeilDiv(rows, weight_k_unit_)));
     }
   }
 
@@ -491,7 +510,7 @@ class DotEmitter {
     if (slices_ > 1) {
       // Slice by slice; sem_reg holds parity x slices. A chunk with fewer row pieces signals the
       // missing ones itself, so the waits count lhs_slice_pieces_ always.
-      const int64_t unit = t_.rows_per_vreg;
+      const int64_t unit = lhs_row_unit_;
       const int64_t rows_per_piece = CeilDiv(CeilDiv(rows, lhs_slice_pieces_), unit) * unit;
       for (int64_t j = 0; j < slices_; ++j) {
         if (only_slice >= 0 && j != only_slice) continue;
@@ -509,7 +528,7 @@ class DotEmitter {
                     lhs, Item(dst_reg, 0), lhs_view_, lhs_panel_,
                     List(Start(batch_reg, {Item(row0_reg, r0), std::to_string(k0)})),
                     List(Start(-1, {std::to_string(r0), std::to_string(k0)})), List(Size(piece_rows, cols)), sem,
-                    p % engines_);
+                    (j + p) % engines_);
         }
       }
       return lhs_slice_pieces_;
@@ -522,7 +541,7 @@ class DotEmitter {
       // so every chunk's count is the same; a shorter chunk signals its missing pieces itself.
       const int64_t k_pieces = std::min<int64_t>(engines_, t_.k_blocks);
       const int64_t blocks_per_piece = CeilDiv(t_.k_blocks, k_pieces);
-      const int64_t unit = t_.rows_per_vreg;
+      const int64_t unit = lhs_row_unit_;
       const bool split_rows = SplitOverEngines(c_.options, static_cast<int64_t>(t_.lhs_panel_bytes) / k_pieces);
       const int64_t row_pieces =
           split_rows ? std::min(CeilDiv(engines_, k_pieces), CeilDiv(t_.chunk_rows, unit)) : 1;
@@ -566,13 +585,13 @@ class DotEmitter {
   // the lhs behind it (a 128^3 dot waited 0.37 us for its lhs).
   int64_t WeightPieces() const {
     if (!SplitOverEngines(c_.options, static_cast<int64_t>(t_.weight_panel_bytes))) return 1;
-    return std::min<int64_t>(engines_, CeilDiv(form_.k, 2 * s_));
+    return std::min<int64_t>(engines_, CeilDiv(form_.k, weight_k_unit_));
   }
   // Their semaphore: `sem_reg` (a register, or -1) plus `sem`.
   void EmitWeightDmas(int batch_reg, int col0_reg, int dst_reg, int64_t cols, int sem_reg, int64_t sem) {
     const uint64_t rhs = c_.operands[1][0]->address;
     const int64_t pieces = WeightPieces();
-    const int64_t rows_per_piece = CeilDiv(CeilDiv(form_.k, pieces), 2 * s_) * 2 * s_;
+    const int64_t rows_per_piece = CeilDiv(CeilDiv(form_.k, pieces), weight_k_unit_) * weight_k_unit_;
     for (int64_t p = 0; p < pieces; ++p) {
       const int64_t k0 = p * rows_per_piece;
       const int64_t rows = std::min(form_.k, k0 + rows_per_piece) - k0;
@@ -641,7 +660,7 @@ class DotEmitter {
     const int64_t k_begin = j * slice_blocks_ * r_;
     const int64_t k_end = std::min(form_.k, k_begin + slice_blocks_ * r_);
     const int64_t pieces = weight_slice_pieces_[j];
-    const int64_t rows_per_piece = CeilDiv(CeilDiv(k_end - k_begin, pieces), 2 * s_) * 2 * s_;
+    const int64_t rows_per_piece = CeilDiv(CeilDiv(k_end - k_begin, pieces), weight_k_unit_) * weight_k_unit_;
     for (int64_t p = 0; p < pieces; ++p) {
       const int64_t k0 = k_begin + p * rows_per_piece;
       const int64_t rows = std::min(k_end, k0 + rows_per_piece) - k0;
@@ -652,7 +671,7 @@ class DotEmitter {
       out_.Emit("dma hbm[{:#x}] -> vmem[{:#x}], src={}, dst={}, src_start={}, dst_start={}, size={}, sem=sem[{}], engine={}",
                 rhs, WeightSlot(0), rhs_view_, weight_panel_, List(Start(kBatch, {std::to_string(k0), std::to_string(col0_)})),
                 List(Start(-1, {std::to_string(k0), "0"})), List(Size(rows, cols)), WeightSliceSem(j),
-                (p + 1) % engines_);
+                (j + p + 1) % engines_);
     }
   }
   int64_t WeightSliceSem(int64_t j) const { return kFirstSliceSem + 2 * slices_ + j; }
@@ -1392,6 +1411,7 @@ class DotEmitter {
   int64_t ring_ = 2;                         // the weight panels' VMEM slots (PlanFirstRounds)
   int64_t ring_sem0_ = kFirstSliceSem;       // slot 0's semaphore
   int64_t lhs_slice_pieces_ = 1;             // DMAs (or signals) per lhs slice
+  int64_t lhs_row_unit_ = 8, weight_k_unit_ = 16;  // a slice piece's rows: whole tiles as stored
   std::vector<int64_t> weight_slice_pieces_; // per weight slice
   int64_t weight_count_ = 0, lhs_count_ = 0, read_count_ = 0;
 };
