@@ -47,6 +47,8 @@ compiler::CompileOptions CompileOptionsFor(const ArchConfig& config) {
   const double read_bytes_per_cycle = params.vmem.read_bandwidth_gbps * 1e3 / params.vmem.clock_mhz;
   vpu.slots[static_cast<int>(compiler::VpuSlot::kLoadStore)] = {
       params.vmem.access_latency_cycles + vreg_bytes / read_bytes_per_cycle, 1};
+  vpu.vmem_read_bytes_per_cycle = read_bytes_per_cycle;
+  vpu.vmem_latency_cycles = params.vmem.access_latency_cycles;
   compiler::MxuRates& mxu = options.mxu_rates;
   mxu.clock_mhz = params.scalar_core.clock_mhz;
   mxu.weight_load_cycles = params.mxu.weight_load_cycles;

@@ -46,6 +46,8 @@ constexpr int kOffset8 = 25;
 constexpr int kTileCounter = 28;
 constexpr int kStripCounter = 29;
 constexpr int kScalarTemp = 5;
+// A strip fold (ProducerSink::fold): the byte offset of the next strip's folded tile in the block.
+constexpr int kFoldOffset = 30;
 // A loop over blocks (EmitBlocks): its count, and per tile size (4, 2, 1 KiB) the byte offset of
 // the block being computed in every stream with tiles of that size.
 constexpr int kBlockCounter = 17;
@@ -102,6 +104,7 @@ class Emitter {
       results_ = {&sink_buffer_};
       vmem_base_ = sink_->vmem_base;
       vmem_end_ = sink_->vmem_end;
+      if (sink_->fold) fold_ = &*sink_->fold;
     }
   }
 
@@ -111,6 +114,7 @@ class Emitter {
     lanes_ = target.lanes();
     if (target.semaphores() < 8) CannotLower(c_.instruction, "element-wise kernels need 8 semaphores");
     Plan();
+    if (fold_ != nullptr && !FoldsStrips()) CannotLower(c_.instruction, "internal: a strip fold where the producer cannot");
     copies_ = ChooseCopies();
     EmitScalarLoads();
     EmitRegisterSetup();
@@ -127,6 +131,14 @@ class Emitter {
 
   // The strips of a block of whole strips, or 0 where blocks are pieces of strips (after Plan).
   int64_t block_strips() const { return pieces_ > 1 ? 0 : block_strips_; }
+
+  // Whether a producer can fold its strips' tiles in registers (ProducerSink::fold), after Plan:
+  // bodies of whole strips, scheduled tile by tile.
+  bool FoldsStrips() {
+    const isa::ElementType type = outputs_.at(0).buffer->shape.element_type;
+    return pieces_ == 1 && grid_.strip_tiles >= 2 && ScheduledBody() && outputs_.size() == 1 &&
+           (type == isa::ElementType::kF32 || type == isa::ElementType::kBF16);
+  }
 
   // Plans without emitting: throws CannotLower where the kernel cannot be planned (VMEM, registers).
   void PlanOnly() {
@@ -380,6 +392,7 @@ class Emitter {
     }
     zero_reg_ = next_pinned--;
     one_reg_ = next_pinned--;
+    if (fold_ != nullptr) fold_acc_reg_ = next_pinned--;
     for (const ExprNode& node : expr_.nodes) uses_8bit_ = uses_8bit_ || Is8Bit(node.type);
     for (const Stream* stream : AllStreams()) {
       if (stream->geometry.element_bits == 8) uses_8bit_ = true;  // s8, u8 and pred arrays
@@ -686,6 +699,7 @@ class Emitter {
 
   void EmitBlockCompute(int64_t block, int buffer) {
     buffer_ = buffer;
+    if (fold_ != nullptr) out_->Emit("mov s{}, 0", kFoldOffset);
     out_->Emit("mov s{}, 0", kOffset32);
     out_->Emit("mov s{}, 0", kOffset16);
     out_->Emit("mov s{}, 0", kOffset8);
@@ -707,7 +721,7 @@ class Emitter {
       int64_t run = 0;
       while (s + run < last && IsPartialStrip(s + run) == partial) ++run;
       const Variant base = partial ? kRow : kNone;
-      if (!lane_masked && !LaneBroadcasts()) {
+      if (!lane_masked && !LaneBroadcasts() && fold_ == nullptr) {
         EmitTiles(base, run * grid_.strip_tiles);
       } else {
         EmitStrips(base, run, lane_masked);
@@ -726,10 +740,15 @@ class Emitter {
     const Variant last = lane_masked ? static_cast<Variant>(base | kLane) : base;
     if (tiles > copies_) {
       shared_tiles_ = copies_;
-      EmitLoop(kStripCounter, strips, [&] { EmitStripTail(base, last, tiles); });
+      EmitLoop(kStripCounter, strips, [&] {
+        // A strip fold runs through the strip's bodies in a register of its own.
+        if (fold_ != nullptr) out_->Emit("vbcast v{}, {:#x}", fold_acc_reg_, fold_->identity);
+        EmitStripTail(base, last, tiles);
+      });
       shared_tiles_ = 1;
       return;
     }
+    fold_strip_tiles_ = static_cast<int>(tiles);
     const int64_t per_body = copies_ / tiles;
     const auto body = [&](int64_t body_strips) {
       std::vector<Variant> variants;
@@ -743,6 +762,7 @@ class Emitter {
     EmitLoop(kStripCounter, strips / per_body, [&] { body(per_body); });
     if (strips % per_body != 0) body(strips % per_body);
     shared_tiles_ = 1;
+    fold_strip_tiles_ = 0;
   }
 
   // `tiles` tiles of one strip, the last of them `last`: the last body interleaves that tile with
@@ -752,7 +772,9 @@ class Emitter {
     EmitTiles(base, tiles - last_body);
     std::vector<Variant> variants(last_body, base);
     variants.back() = last;
+    fold_strip_ends_ = true;
     EmitBody(variants);
+    fold_strip_ends_ = false;
   }
 
   bool LaneBroadcasts() const {
@@ -1114,9 +1136,16 @@ class Emitter {
       Value& v = values[c][n];
       return v.owner >= 0 ? values[v.owner][n] : v;
     };
+    // A strip fold adds a strip's tiles in order: each after the one before it in the body
+    // (fold_strip_tiles_: of its strip).
+    std::vector<bool> stored(copies, false);
     // Whether step's inputs are computed (a copy's own are, its steps going in its order; a shared
     // one may not be yet), and when they are ready.
     const auto computed = [&](const Step& step) {
+      if (step.kind == Kind::kStore && fold_ != nullptr) {
+        const bool strip_start = fold_strip_tiles_ > 0 ? step.copy % fold_strip_tiles_ == 0 : step.copy == 0;
+        return strip_start || stored[step.copy - 1];
+      }
       if (step.kind != Kind::kCompute) return true;
       for (int i : inputs[step.index]) {
         if (!value_of(step.copy, i).done) return false;
@@ -1146,9 +1175,10 @@ class Emitter {
     const auto slot = [&](const Step& step) {
       if (step.kind == Kind::kCompute) return SlotOf(expr_.nodes[step.index]);
       if (step.kind == Kind::kFinish && IsLaneBroadcast(step.index)) return VpuSlot::kCrossLane;
-      return step.kind == Kind::kStore ? VpuSlot::kLoadStore : VpuSlot::kElementwise;
+      return step.kind == Kind::kStore && fold_ == nullptr ? VpuSlot::kLoadStore : VpuSlot::kElementwise;
     };
     VpuIssueClock clock(c_.options.vpu_timing);
+    std::map<int, int> strip_folds;  // a strip of the body (fold_strip_tiles_) -> its fold's register
     std::vector<std::size_t> next(copies, 0);  // each copy's next step
     int started = 0;                           // copies 0 .. started - 1 have begun
     int in_flight = 0;                         // begun and not yet stored
@@ -1185,7 +1215,13 @@ class Emitter {
             value.ready = ready;  // took over its input's register: no instruction
             break;
           }
-          value.ready = clock.Issue(slot(step), ready, static_cast<int>(out_->instruction_count() - before));
+          const ExprNode& node = expr_.nodes[step.index];
+          if (node.kind == ExprNode::Kind::kLoad) {
+            const Stream& s = inputs_[loads_.at(KeyOf(node))];
+            value.ready = clock.IssueLoad(ready, static_cast<double>(sublanes_ * lanes_ * s.geometry.element_bits / 8));
+          } else {
+            value.ready = clock.Issue(slot(step), ready, static_cast<int>(out_->instruction_count() - before));
+          }
           for (int i : inputs[step.index]) {
             if (--value_of(step.copy, i).readers == 0) Release(i);
           }
@@ -1213,6 +1249,12 @@ class Emitter {
           const Stream& s = outputs_[o];
           Value& prepared = v[end + o];
           const int reg = prepared.issued ? prepared.stored : Regs()[expr_.outputs[o]];
+          stored[step.copy] = true;
+          if (fold_ != nullptr) {
+            EmitFoldStore(step.copy, copies, prepared, value_of(step.copy, expr_.outputs[o]), strip_folds);
+            clock.Issue(slot(step), ready, static_cast<int>(out_->instruction_count() - before));
+            break;
+          }
           out_->Emit("vst v{}, {}{}", reg, Address(s), s.geometry.element_bits == 16 ? ", sublanes=0xf" : "");
           clock.Issue(slot(step), ready, 1);
           if (prepared.issued) {
@@ -1227,6 +1269,46 @@ class Emitter {
     copy_ = 0;
   }
 
+  // A strip fold's step for tile `copy` of the body (ProducerSink::fold): the strip's first tile
+  // starts its fold (its register taken over where nothing else reads it), the others fold into
+  // it; the strip's last tile stores the fold, one f32 tile, at the strip's place (kFoldOffset).
+  // A strip that spans bodies folds in fold_acc_reg_ from the identity (EmitStrips).
+  void EmitFoldStore(int copy, int copies, ScheduledValue& prepared, ScheduledValue& value, std::map<int, int>& folds) {
+    const int output = expr_.outputs[0];
+    const int reg = prepared.issued ? prepared.stored : Regs()[output];
+    const int tiles = fold_strip_tiles_;
+    const bool first = tiles > 0 && copy % tiles == 0;
+    const bool ends = tiles > 0 ? copy % tiles == tiles - 1 : fold_strip_ends_ && copy == copies - 1;
+    int fold = tiles > 0 && !first ? folds.at(copy / tiles) : fold_acc_reg_;
+    bool release = true;
+    if (first) {
+      const bool own = prepared.issued || (value.readers == 1 && value.owner < 0 && !pinned_.contains(output));
+      if (own) {
+        fold = reg;
+        release = false;
+        if (!prepared.issued) value.readers = 0;
+      } else {
+        fold = AllocVreg();
+        out_->Emit("vmov v{}, v{}", fold, reg);
+      }
+      folds[copy / tiles] = fold;
+    } else {
+      out_->Emit("{} v{}, v{}, v{}", fold_->op, fold, fold, reg);
+    }
+    if (release) {
+      if (prepared.issued) {
+        vreg_used_[reg] = false;
+      } else if (--value.readers == 0) {
+        Release(output);
+      }
+    }
+    if (ends) {
+      out_->Emit("vst v{}, vmem[s{} + {:#x}]", fold, kFoldOffset, outputs_[0].vmem[buffer_]);
+      out_->Emit("add s{}, s{}, {:#x}", kFoldOffset, kFoldOffset, sublanes_ * lanes_ * 4);
+      if (tiles > 0) vreg_used_[fold] = false;
+    }
+  }
+
   // A finish step its value turned out not to need.
   static bool Skipped(const ScheduledStep& step, const std::vector<std::vector<ScheduledValue>>& values) {
     if (step.kind != ScheduledStep::Kind::kFinish) return false;
@@ -1236,7 +1318,7 @@ class Emitter {
 
   // Whether result o's store reads a masked or packed copy of its value.
   bool NeedsPrepare(int o, Variant variant) const {
-    return variant != kNone || outputs_[o].geometry.element_bits == 16;
+    return variant != kNone || (outputs_[o].geometry.element_bits == 16 && fold_ == nullptr);
   }
 
   // Result o's value for the current copy masked to zero in the padding (`variant`) and packed to
@@ -1250,7 +1332,7 @@ class Emitter {
       out_->Emit("vsel v{}, m{}, v{}, v{}", into, mask, value, zero_reg_);
       value = into;
     }
-    if (s.geometry.element_bits == 16) out_->Emit("vpack.bf16 v{}, v{}, v{}", into, value, value);
+    if (s.geometry.element_bits == 16 && fold_ == nullptr) out_->Emit("vpack.bf16 v{}, v{}, v{}", into, value, value);
     return into;
   }
 
@@ -1344,6 +1426,15 @@ class Emitter {
       const int free_masks = kMaskRegisters - std::max(kFirstTempMask, next_pinned_mask_);
       max_in_flight_ = std::max(1, first_pinned_ / std::max(1, peak_vregs_));
       if (peak_masks_ > 0) max_in_flight_ = std::max(1, std::min(max_in_flight_, free_masks / peak_masks_));
+      if (fold_ != nullptr) {
+        // Strip folds live beside the tiles in flight: one for each strip those tiles touch, one
+        // for a strip whose first tile is stored before the others begin, one spare.
+        const int tiles = static_cast<int>(std::min<int64_t>(grid_.strip_tiles, kScheduledTiles));
+        const auto registers = [&](int in_flight) {
+          return in_flight * std::max(1, peak_vregs_) + (in_flight + tiles - 1) / tiles + 2;
+        };
+        while (max_in_flight_ > 1 && registers(max_in_flight_) > first_pinned_) --max_in_flight_;
+      }
       return kScheduledTiles;
     }
     int copies = 8;
@@ -1643,6 +1734,13 @@ class Emitter {
   // EmitScheduled: copies c and c' of a body are tiles of one strip, sharing their lane
   // broadcasts, where c / shared_tiles_ == c' / shared_tiles_ (1: none share).
   int shared_tiles_ = 1;
+  // ProducerSink::fold, where the sink asks for it: a strip that spans bodies runs in the pinned
+  // fold_acc_reg_, and the body that ends it has fold_strip_ends_; bodies of whole strips have
+  // fold_strip_tiles_ tiles a strip, each strip's fold in a register of the body's.
+  const ProducerSink::StripFold* fold_ = nullptr;
+  int fold_acc_reg_ = -1;
+  int fold_strip_tiles_ = 0;
+  bool fold_strip_ends_ = false;
   int peak_vregs_ = 0;     // the most vector and mask registers held at once in the last body
   int peak_masks_ = 0;
   uint32_t next_engine_ = 0;  // DMAs go round-robin over the engines
@@ -1680,6 +1778,12 @@ int64_t ElementwiseProducerBlockStrips(KernelContext& context, const KernelGroup
   Emitter emitter(context, BuildElementwiseExpr(producer), &sink);
   emitter.PlanOnly();
   return emitter.block_strips();
+}
+
+bool ElementwiseProducerFoldsStrips(KernelContext& context, const KernelGroup& producer, const ProducerSink& sink) {
+  Emitter emitter(context, BuildElementwiseExpr(producer), &sink);
+  emitter.PlanOnly();
+  return emitter.FoldsStrips();
 }
 
 }  // namespace tpusim::compiler

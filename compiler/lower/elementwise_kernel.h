@@ -11,6 +11,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <string>
 
 #include "compiler/lower/kernel.h"
 
@@ -42,6 +44,16 @@ struct ProducerSink {
   int64_t strip_multiple = 1;
   // At most this many strips per block (0: no limit; a split consumer's balance).
   int64_t max_block_strips = 0;
+  // Where set, the producer folds each strip's tiles into one f32 tile in registers (`op`, an f32
+  // VPU operation such as "vadd.f32", from `identity` in every element) and hands the consumer
+  // that tile alone: strip k of a block at `address` + k x 4 KiB (an f32 tile), not the strip's
+  // tiles (a lane fold then folds one tile per strip, and the tiles never go through VMEM).
+  // Only where ElementwiseProducerFoldsStrips says the producer can.
+  struct StripFold {
+    std::string op;
+    uint32_t identity = 0;
+  };
+  std::optional<StripFold> fold;
 };
 
 // Emits `producer` (an element-wise group over context.operands: its operand k is
@@ -52,5 +64,9 @@ void PlanElementwiseProducer(KernelContext& context, const KernelGroup& producer
 // The strips of each block it hands to the sink (the last may have fewer), or 0 where its blocks
 // are pieces of strips. Megacore: core c of context.part's count gets blocks PartRange(blocks, c).
 int64_t ElementwiseProducerBlockStrips(KernelContext& context, const KernelGroup& producer, const ProducerSink& sink);
+// Whether it can fold each strip's tiles in registers (ProducerSink::fold): blocks of whole
+// strips of two tiles or more, its body scheduled tile by tile (no f16 or 8-bit values), rank 2
+// or more.
+bool ElementwiseProducerFoldsStrips(KernelContext& context, const KernelGroup& producer, const ProducerSink& sink);
 
 }  // namespace tpusim::compiler

@@ -24,6 +24,10 @@ struct VpuSlotTiming {
 struct VpuTiming {
   double issue_per_cycle = 0;  // instructions over all sub-units; 0: one
   std::array<VpuSlotTiming, kVpuSlotCount> slots = {};  // indexed by VpuSlot
+  // VMEM's read port, which vector loads share: bytes per cycle (0: loads take the kLoadStore
+  // slot's timing) and the latency after a load's bytes are read.
+  double vmem_read_bytes_per_cycle = 0;
+  double vmem_latency_cycles = 0;
 };
 
 class VpuIssueClock {
@@ -36,11 +40,17 @@ class VpuIssueClock {
   // Records `instructions` queued next, the first for `slot` at EarliestIssue (the others take
   // issue slots after it); returns the cycle its result is ready.
   double Issue(VpuSlot slot, double sources_ready, int instructions);
+  // Records a vector load of `bytes` queued next; returns the cycle its value is in its register:
+  // the load issues at EarliestIssue(kLoadStore), and its bytes come through VMEM's read port
+  // after the loads before it (a bf16 tile's 2 KiB take 2 cycles at 1 KiB a cycle), so loads
+  // issued back to back land one port time apart.
+  double IssueLoad(double sources_ready, double bytes);
 
  private:
   VpuTiming timing_;
   double next_issue_ = 0;  // the queue's next free issue slot
   std::array<double, kVpuSlotCount> slot_free_ = {};
+  double read_port_free_ = 0;  // when VMEM's read port has served the loads issued so far
 };
 
 }  // namespace tpusim::compiler

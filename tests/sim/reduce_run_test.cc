@@ -199,18 +199,18 @@ TEST_CASE("an f32 sum over lanes, split over both TensorCores, streams at more t
   }
 }
 
-TEST_CASE("a bf16 sum widened to f32 reads its bf16 operand and streams at more than 55% of the chip's HBM bandwidth",
+TEST_CASE("a bf16 sum widened to f32 reads its bf16 operand and streams at more than 65% of the chip's HBM bandwidth",
           "[sim][reduce][timing]") {
   // The sum workload: reduce(convert(bf16[1,4096,1024] -> f32)) over the lanes, 8.4 MB in. Fused,
   // the convert wrote each block to VMEM as f32 and the fold read it back: 2 + 4 + 4 bytes of
   // VMEM traffic per element at VMEM's 1074.8 GB/s, 21.9 us (38% of HBM). Read as bf16 and
-  // widened as each tile loads: 10.8 us. What is left is each group's fold across lanes (8
-  // cross-lane reductions, selects and a transpose per 8 strips) and the first load and last
-  // fold (three operand buffers instead of two changed nothing: the fold, not the DMAs, waits).
+  // widened as each tile loads: 10.8 us; each tile's loads ahead of the tile before's fold: 9.5 us
+  // (72%). What is left is each group's fold across lanes (8 cross-lane reductions, selects and
+  // a transpose per 8 strips) and the first load and last fold.
   const fs::path workload = fs::path(TPUSIM_SHARED_DIR) / "workloads/xla/sum_axis_1x4096x1024_bf16.hlo";
   const double fraction = HbmFraction(workload, TempDir("reduce_widened_rate") / "r.json");
   INFO("HBM bandwidth fraction " << fraction);
-  CHECK(fraction >= 0.55);
+  CHECK(fraction >= 0.65);
   CHECK(fraction <= 1.0);
 }
 
@@ -234,4 +234,56 @@ TEST_CASE("a reduce's constant init is broadcast from its bits, a parameter init
   RunOk("compile " + parameter.string() + " --config tpu_v4 --output " + (dir / "parameter.s").string());
   CHECK(ReadText(dir / "parameter.s").find("-> smem") != std::string::npos);
   CHECK_THAT(RunOk("run " + parameter.string() + " --check --config tpu_v4"), Catch::Contains("check passed"));
+}
+
+TEST_CASE("a fused lane fold has its producer fold each strip's tiles in registers", "[sim][reduce]") {
+  // reduce(f(x)) over the lanes, f element-wise: the producer folds the tiles of each strip (S rows)
+  // into one f32 tile as it computes them and hands the fold that tile alone, where each tile was
+  // stored to VMEM, loaded back and folded. Sums with and without padding lanes and rows (the
+  // producer's padding zeroed), one whose strips span the producer's bodies (40 tiles a strip),
+  // a bf16 producer widened for the sum, and a maximum (no padding lanes: 0 is not its identity):
+  // all pass --check, and the producer's fold shows in the code as the strips' stores.
+  const fs::path dir = TempDir("reduce_strip_fold");
+  const auto module = [](const std::string& type, const std::string& rows, const std::string& cols,
+                         const std::string& op, const std::string& init) {
+    const bool bf16 = type == "bf16";
+    return "HloModule r\nreducer {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] " + op +
+           "(a, b)\n}\nENTRY e {\n  x = " + type + "[" + rows + "," + cols + "] parameter(0)\n  m = " + type + "[" + rows +
+           "] parameter(1)\n  mb = " + type + "[" + rows + "," + cols + "] broadcast(m), dimensions={0}\n  d = " + type +
+           "[" + rows + "," + cols + "] subtract(x, mb)\n  s = " + type + "[" + rows + "," + cols + "] multiply(d, d)\n" +
+           (bf16 ? "  w = f32[" + rows + "," + cols + "] convert(s)\n" : "") + "  i = f32[] constant(" + init +
+           ")\n  ROOT y = f32[" + rows + "] reduce(" + (bf16 ? "w" : "s") + ", i), dimensions={1}, to_apply=reducer\n}\n";
+  };
+  struct FoldCase {
+    const char* name;
+    std::string text;
+    int64_t strips;  // strips of the produced array: each stores its folded tile once
+  };
+  const std::vector<FoldCase> cases = {
+      {"f32 sum", module("f32", "64", "768", "add", "0"), 8},
+      {"f32 sum, padding lanes and rows", module("f32", "61", "700", "add", "0"), 8},
+      {"f32 sum, strips over bodies", module("f32", "16", "5120", "add", "0"), 2},
+      {"bf16 sum", module("bf16", "128", "768", "add", "0"), 16},
+      {"f32 maximum", module("f32", "40", "512", "maximum", "-inf"), 5},
+  };
+  for (const FoldCase& c : cases) {
+    INFO(c.name);
+    const fs::path hlo = dir / (std::string(c.name) + ".hlo");
+    const fs::path assembly = dir / (std::string(c.name) + ".s");
+    WriteText(hlo, c.text);
+    RunOk("compile \"" + hlo.string() + "\" --config tpu_v4 --output \"" + assembly.string() + "\"");
+    const std::string text = ReadText(assembly);
+    int64_t fold_stores = 0;
+    for (std::size_t at = text.find("vmem[s30 + "); at != std::string::npos; at = text.find("vmem[s30 + ", at + 1)) {
+      ++fold_stores;
+    }
+    CHECK(fold_stores >= 1);
+    CHECK(fold_stores <= c.strips);
+    CHECK_THAT(RunOk("run \"" + hlo.string() + "\" --check --config tpu_v4"), Catch::Contains("check passed"));
+  }
+  // A layer norm's variance, (x - mean)^2 in bf16 summed over rows of 768 (the workload's
+  // reduce_sum.15): 16.0 us when each tile went through VMEM, 12.4 us folded in registers.
+  WriteText(dir / "variance.hlo", module("bf16", "4096", "768", "add", "0"));
+  RunOk("run " + (dir / "variance.hlo").string() + " --timing-only --report " + (dir / "variance.json").string());
+  CHECK(ReportNumber(dir / "variance.json", "device_time_us") < 13.0);
 }
