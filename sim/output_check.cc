@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <variant>
 
-#include "compiler/lower/reduce_plan.h"
+#include "compiler/hlo/reducer_pattern.h"
 #include "isa/error.h"
 #include "sim/inputs.h"
 
@@ -57,7 +57,7 @@ CheckBound SumBound(int64_t n) {
 //     Over major dims only the kernel multiplies in the evaluator's order: bit for bit.
 //   - max, min, integer ops: exact.
 CheckBound ReduceBound(const hlo::Instruction& reduce) {
-  const std::optional<compiler::ReduceOp> op = compiler::ReducerOpOf(reduce);
+  const std::optional<hlo::ReduceOp> op = hlo::ReducerOpOf(reduce);
   const isa::Shape& operand = reduce.operand(0)->shape();
   if (!op || operand.is_tuple || !isa::IsFloat(operand.element_type)) return {};
   int64_t n = 1;
@@ -66,14 +66,14 @@ CheckBound ReduceBound(const hlo::Instruction& reduce) {
     n *= operand.dims.at(d);
     if (d + 2 >= operand.rank()) lanes_or_sublanes = true;
   }
-  if (*op == compiler::ReduceOp::kAdd && n > 1) {
+  if (*op == hlo::ReduceOp::kAdd && n > 1) {
     CheckBound bound = SumBound(n);
     bound.reason = fmt::format("float add-reduce of {} elements adds in f32 in another order than the evaluator's double "
                                "sum: {} f32 ulps, or an absolute {} for inputs within [-1, 1]",
                                n, bound.max_ulps, bound.max_abs);
     return bound;
   }
-  if (*op == compiler::ReduceOp::kMultiply && lanes_or_sublanes && n > 1) {
+  if (*op == hlo::ReduceOp::kMultiply && lanes_or_sublanes && n > 1) {
     return {static_cast<uint64_t>(2 * (n - 1)), 0,
             "float multiply-reduce rounds its " + std::to_string(n - 1) + " products in another order"};
   }

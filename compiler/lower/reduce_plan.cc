@@ -41,31 +41,6 @@ uint32_t IdentityBits(ReduceOp op, isa::ElementType type) {
   return 0;
 }
 
-std::optional<ReduceOp> ReducerOpOf(const hlo::Instruction& reduce) {
-  if ((reduce.opcode() != Opcode::kReduce && reduce.opcode() != Opcode::kReduceWindow) ||
-      !reduce.HasAttribute("to_apply")) return std::nullopt;
-  const hlo::Computation& c = *reduce.GetComputation("to_apply");
-  if (c.parameters().size() != 2 || c.instruction_count() != 3) return std::nullopt;
-  const hlo::Instruction& root = *c.root();
-  if (root.shape().is_tuple || root.operand_count() != 2) return std::nullopt;
-  const hlo::Instruction* a = root.operand(0);
-  const hlo::Instruction* b = root.operand(1);
-  if (a->opcode() != Opcode::kParameter || b->opcode() != Opcode::kParameter ||
-      a->parameter_number() == b->parameter_number()) {
-    return std::nullopt;
-  }
-  switch (root.opcode()) {
-    case Opcode::kAdd: return ReduceOp::kAdd;
-    case Opcode::kMultiply: return ReduceOp::kMultiply;
-    case Opcode::kMaximum: return ReduceOp::kMaximum;
-    case Opcode::kMinimum: return ReduceOp::kMinimum;
-    case Opcode::kAnd: return ReduceOp::kAnd;
-    case Opcode::kOr: return ReduceOp::kOr;
-    case Opcode::kXor: return ReduceOp::kXor;
-    default: return std::nullopt;
-  }
-}
-
 ReducePlan PlanReduce(const hlo::Instruction& reduce, const isa::Shape& operand, const isa::Shape& result,
                       int64_t sublanes, int64_t lanes) {
   if (reduce.operand_count() != 2 || result.is_tuple) {

@@ -11,20 +11,19 @@
 #include <vector>
 
 #include "compiler/hlo/ir.h"
+#include "compiler/hlo/reducer_pattern.h"
 #include "compiler/lower/vtile.h"
 #include "isa/shape.h"
 
 namespace tpusim::compiler {
 
-enum class ReduceOp { kAdd, kMultiply, kMaximum, kMinimum, kAnd, kOr, kXor };
+using hlo::ReduceOp;
+using hlo::ReducerOpOf;
 
 // The 32-bit register word x with op(a, x) == a for every a of `type` (f32 and bf16 are held as
 // f32): float add's is -0, since +0 + -0 = +0 would turn a -0 accumulator into +0.
 uint32_t IdentityBits(ReduceOp op, isa::ElementType type);
 
-// The op when `reduce`'s (or a reduce-window's) to_apply is one binary op of its two parameters (op(p0, p1), or
-// op(p1, p0) for these commutative ops) on scalars; nullopt for any other reducer.
-std::optional<ReduceOp> ReducerOpOf(const hlo::Instruction& reduce);
 
 // How the reduced dims fall on the operand's tiles.
 enum class ReduceKind {
