@@ -130,6 +130,12 @@ TEST_CASE("HBM channels: stripes in turn, or folded so that a stride of whole ro
   CHECK(b.ChannelOf(17 * 512) == 0);
   CHECK(b.ChannelOf(63 * 512) == 3);
   CHECK(b.ChannelOf(39 * 512) == 0);
+  // One channel, folded: every stripe is channel 0 (the fold's base-1 digits looped forever; a
+  // random-config run with hbm.channel_count=1 hung in its first DMA).
+  HbmParams one = folded;
+  one.channel_count = 1;
+  Hbm c("one", one);
+  for (uint64_t s : {0, 1, 7, 4096}) CHECK(c.ChannelOf(s * 512) == 0);
   // Every aligned group of 4 stripes still takes each channel once.
   for (uint64_t group = 0; group < 64; ++group) {
     std::set<uint32_t> channels;
