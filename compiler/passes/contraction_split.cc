@@ -99,7 +99,9 @@ class Splitter {
       const int64_t inner = k / size;
       // A single contracting dim is cut at whole MXU row blocks.
       const int64_t unit = lhs_k.size() == 1 ? r : 1;
-      for (int64_t n = 2; CeilDiv(size, n) >= unit; ++n) {
+      // At most `size` slices (with a unit of 1, CeilDiv(size, n) >= 1 for every n: an MXU of one
+      // row, whose tiling never fits, looped forever).
+      for (int64_t n = 2; n <= size && CeilDiv(size, n) >= unit; ++n) {
         const int64_t step = CeilDiv(CeilDiv(size, n), unit) * unit;
         if (fits(step * inner, 4)) return Cut{j, step};
       }

@@ -33,8 +33,11 @@ const fs::path& TempRoot() {
 
 }  // namespace
 
-Result RunTpusim(const std::string& args) {
-  const std::string command = std::string(TPUSIM_BINARY) + " " + args + " 2>&1";
+Result RunTpusim(const std::string& args) { return RunTpusimWithin(args, 0); }
+
+Result RunTpusimWithin(const std::string& args, int seconds) {
+  const std::string limit = seconds > 0 ? "timeout -k 5 " + std::to_string(seconds) + " " : "";
+  const std::string command = limit + std::string(TPUSIM_BINARY) + " " + args + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   REQUIRE(pipe != nullptr);
   std::string output;

@@ -23,6 +23,8 @@ struct Result {
 
 // Runs `tpusim ARGS` (the binary this build made).
 Result RunTpusim(const std::string& args);
+// The same, stopped after `seconds` of wall time: exit code 124 then (coreutils' timeout).
+Result RunTpusimWithin(const std::string& args, int seconds);
 
 // Runs `tpusim ARGS`, requires it to succeed (exit code 0; the failure shows the command and its
 // output) and returns its output.
