@@ -870,8 +870,17 @@ class ReduceEmitter {
   void EmitGroupFolds() {
     const int n = static_cast<int>(lane_group_);
     const auto strands = [&](const std::function<void()>& f) { ZipStrands(n, f); };
+    const bool masked = needs_identity_ && plan_.in.partial_lanes != 0;
+    if (!masked && plan_.in.strip_tiles == 1) {
+      // One tile a strip (a producer's strips folded, ProducerSink::fold): the tile is the fold
+      // (identity op x = x, for -0 too), loaded straight into p.
+      strands([&] { LoadTile(st_->p, fmt::format("vmem[s{} + {:#x}]", kInAddr, strand_ * strip_bytes_)); });
+      Emit("add s{}, s{}, {:#x}", kInAddr, kInAddr, n * strip_bytes_);
+      strands([&] { LaneReduce(st_->p, true); });
+      return;
+    }
     strands([&] { Emit("vmov v{}, v{}", st_->p, kIdent); });
-    if (needs_identity_ && plan_.in.partial_lanes != 0) {
+    if (masked) {
       EmitStripTiles([&](bool last) {
         strands([&] {
           LoadTile(st_->x, fmt::format("vmem[s{} + {:#x}]", kInAddr, strand_ * strip_bytes_));
