@@ -454,12 +454,15 @@ class ReduceEmitter {
   void FoldValue(int p, int x) { Op(p, p, x); }
 
   void LoadTile(int vd, const std::string& address) {
-    if (plan_.load_type == isa::ElementType::kBF16) {
-      Emit("vld v{}, {}, sublanes=0xf", vd, address);
-      Emit("vunpack.lo.bf16 v{}, v{}", vd, vd);
-    } else {
-      Emit("vld v{}, {}", vd, address);
-    }
+    LoadTileBits(vd, address);
+    WidenTile(vd);
+  }
+  // LoadTile's two steps: the tile's bits (a bf16 operand's half vreg), then its f32 values.
+  void LoadTileBits(int vd, const std::string& address) {
+    Emit("vld v{}, {}{}", vd, address, plan_.load_type == isa::ElementType::kBF16 ? ", sublanes=0xf" : "");
+  }
+  void WidenTile(int vd) {
+    if (plan_.load_type == isa::ElementType::kBF16) Emit("vunpack.lo.bf16 v{}, v{}", vd, vd);
   }
 
   // p folded across each sublane's lanes; the result in every lane when `broadcast`, else in lane
@@ -903,11 +906,10 @@ class ReduceEmitter {
     const int64_t n = plan_.in.strip_tiles;
     const uint64_t tile = plan_.in.tile_bytes;
     const auto load = [&](int reg, uint64_t offset) {
-      Emit("vld v{}, vmem[s{} + {:#x}]{}", reg, kInAddr, strand_ * strip_bytes_ + offset,
-           plan_.load_type == isa::ElementType::kBF16 ? ", sublanes=0xf" : "");
+      LoadTileBits(reg, fmt::format("vmem[s{} + {:#x}]", kInAddr, strand_ * strip_bytes_ + offset));
     };
     const auto fold = [&](int reg) {
-      if (plan_.load_type == isa::ElementType::kBF16) Emit("vunpack.lo.bf16 v{}, v{}", reg, reg);
+      WidenTile(reg);
       FoldValue(st_->p, reg);
     };
     strands([&] { load(st_->x, 0); });
