@@ -26,6 +26,8 @@ compiler::CompileOptions CompileOptionsFor(const ArchConfig& config) {
   const ChipParams params = ChipParamsFromConfig(config);
   compiler::CompileOptions options;
   options.target = MachineTarget(config);
+  options.limit_names = {"tensor_core.scalar_core.semaphore_count", "tensor_core.vpu.vector_register_count",
+                         "tensor_core.mxu.row_count x column_count", "tensor_core.mxu.accumulator_rows"};
   options.hbm_capacity_bytes = params.hbm.capacity_bytes;
   options.vmem_capacity_bytes = params.vmem.capacity_bytes;
   options.smem_capacity_bytes = params.smem.capacity_bytes;

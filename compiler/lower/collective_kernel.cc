@@ -260,7 +260,8 @@ class RingEmitter {
       : c_(c), out_(c.out), n_(ring.size()), r_(ring.position),
         engines_(EnginesFor(std::max<uint32_t>(1, c.out.target().dma_engines()))) {
     if (c.out.target().semaphores() < kRingSemaphores) {
-      CannotLower(c.instruction, "ring collectives need " + std::to_string(kRingSemaphores) + " semaphores");
+      CannotLower(c.instruction, "ring collectives need " + std::to_string(kRingSemaphores) + " semaphores" +
+                                     LimitNote(c.options, TargetLimit::kSemaphores));
     }
   }
 

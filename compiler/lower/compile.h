@@ -10,6 +10,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -51,8 +52,15 @@ struct MxuRates {
 };
 
 // What the compiler needs to know of the machine (sim/ fills it from the ArchConfig).
+// The target's limits a kernel may need more of than a machine has.
+enum class TargetLimit { kSemaphores, kVectorRegisters, kMxuShape, kMxuAccumulatorRows };
+inline constexpr int kTargetLimitCount = 4;
+
 struct CompileOptions {
   isa::Target target;
+  // What the user set each TargetLimit as, for the errors of kernels that need more (sim/: the
+  // ArchConfig's field paths); empty: the `.target` directive's names (LimitNote).
+  std::array<std::string, kTargetLimitCount> limit_names;
   uint64_t hbm_capacity_bytes = 0;
   uint64_t vmem_capacity_bytes = 0;
   uint64_t smem_capacity_bytes = 0;

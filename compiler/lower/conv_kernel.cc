@@ -170,7 +170,7 @@ class MxuConvEmitter {
     if (r_ % l_ != 0 || cc_ % l_ != 0 || r_ % s_ != 0) {
       Refuse(fmt::format("the MXU shape {}x{} is not a multiple of the {}-lane vregs (not lowered yet)", r_, cc_, l_));
     }
-    if (t.semaphores() < 6) Refuse("the convolution kernel needs 6 semaphores");
+    if (t.semaphores() < 6) Refuse("the convolution kernel needs 6 semaphores" + LimitNote(c_.options, TargetLimit::kSemaphores));
     nk_ = r_ / l_;
     nc_ = cc_ / l_;
     k_blocks_ = CeilDiv(f_.cin, r_);
@@ -181,7 +181,9 @@ class MxuConvEmitter {
     cout_p_ = cout_blocks_ * cc_;
     const int64_t v = t.vector_registers();
     groups_ = std::min<int64_t>((v - 1 - kLhsRegs - kWeightRegs) / nc_, CeilDiv(f_.ho * f_.wp, s_));
-    if (groups_ < 1) Refuse("its accumulators do not fit the vector registers");
+    if (groups_ < 1) {
+      Refuse("its accumulators do not fit the vector registers" + LimitNote(c_.options, TargetLimit::kVectorRegisters));
+    }
     chunk_rows_ = groups_ * s_;
     chunks_ = CeilDiv(f_.ho * f_.wp, chunk_rows_);
     max_shift_ = (f_.kh - 1) * f_.dil_h * f_.wp + (f_.kw - 1) * f_.dil_w;
@@ -465,9 +467,11 @@ class DepthwiseEmitter {
     bf16_ = type == isa::ElementType::kBF16;
     type_ = bf16_ ? "bf16" : "f32";
     taps_ = f_.kh * f_.kw;
-    if (taps_ + 2 > static_cast<int64_t>(t.vector_registers())) Refuse("its window has more taps than vector registers");
+    if (taps_ + 2 > static_cast<int64_t>(t.vector_registers())) {
+      Refuse("its window has more taps than vector registers" + LimitNote(c_.options, TargetLimit::kVectorRegisters));
+    }
     copies_ = std::max<int64_t>(1, std::min<int64_t>(8, (static_cast<int64_t>(t.vector_registers()) - taps_) / 2));
-    if (t.semaphores() < 5) Refuse("the depthwise kernel needs 5 semaphores");
+    if (t.semaphores() < 5) Refuse("the depthwise kernel needs 5 semaphores" + LimitNote(c_.options, TargetLimit::kSemaphores));
     tile_bytes_ = s_ * l_ * (bf16_ ? 2 : 4);
     tiles_ = CeilDiv(f_.ho, s_) * CeilDiv(f_.wo, l_);
     channel_bytes_ = tiles_ * tile_bytes_;

@@ -142,7 +142,9 @@ std::vector<Box> CutBox(const Box& box, const std::vector<int64_t>& order, int64
 
 DmaEmitter::DmaEmitter(KernelContext& context) : c_(context) {
   engines_ = std::max<uint32_t>(1, c_.out.target().dma_engines());
-  if (c_.out.target().semaphores() < 2) CannotLower(c_.instruction, "data-movement kernels need 2 semaphores");
+  if (c_.out.target().semaphores() < 2) {
+    CannotLower(c_.instruction, "data-movement kernels need 2 semaphores" + LimitNote(c_.options, TargetLimit::kSemaphores));
+  }
 }
 
 uint32_t DmaEmitter::NextEngine() {

@@ -277,7 +277,11 @@ class DotEmitter {
     }
     if (static_cast<int64_t>(form_.batch_dims.size()) > kMaxBatchDims) Refuse("more than 4 batch dims");
     if (target.semaphores() < kFirstSliceSem + 2) {
-      Refuse("the dot kernel needs " + std::to_string(kFirstSliceSem + 2) + " semaphores");
+      Refuse("the dot kernel needs " + std::to_string(kFirstSliceSem + 2) + " semaphores" +
+             LimitNote(c_.options, TargetLimit::kSemaphores));
+    }
+    if (const auto problem = MxuTargetProblemFor(target, isa::ElementBitWidth(lhs.element_type) / 8)) {
+      Refuse(problem->why + LimitNote(c_.options, problem->limit));
     }
     const auto plan = PlanMxus(form_, c_.options, c_.part.count, lhs.element_type, out_bf16_ ? 2 : 4, &why);
     if (!plan) Refuse(why);
@@ -340,7 +344,8 @@ class DotEmitter {
     read_vregs_ = std::min<int64_t>(12, k_sum_reg0_ - read_reg0_);
     // (An f16 read-out reads into its own sets, below; only the clearing of unused tiles reads here.)
     if (read_vregs_ < (out_f16_ ? 1 : 3)) {
-      Refuse("the dot kernel needs " + std::to_string(read_reg0_ + 4 + f16_regs + k_sum_regs) + " vector registers");
+      Refuse("the dot kernel needs " + std::to_string(read_reg0_ + 4 + f16_regs + k_sum_regs) + " vector registers" +
+             LimitNote(c_.options, TargetLimit::kVectorRegisters));
     }
     zero_reg_ = static_cast<int>(v - 1);
     if (out_f16_) {
@@ -352,7 +357,8 @@ class DotEmitter {
       f16_copies_ = std::min<int64_t>({4, (next + 1) / 5, static_cast<int64_t>(isa::kMaskRegisterCount) - kF16Mask});
       f16_copies_ -= f16_copies_ % 2;  // whole lo/hi pairs
       if (f16_copies_ < 2) {
-        Refuse("the dot kernel's f16 rounding needs " + std::to_string(10 + f16_regs + k_sum_regs + 1) + " vector registers");
+        Refuse("the dot kernel's f16 rounding needs " + std::to_string(10 + f16_regs + k_sum_regs + 1) +
+               " vector registers" + LimitNote(c_.options, TargetLimit::kVectorRegisters));
       }
     }
     engines_ = out_.target().dma_engines();

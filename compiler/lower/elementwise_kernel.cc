@@ -112,7 +112,9 @@ class Emitter {
     const isa::Target& target = out_->target();
     sublanes_ = target.sublanes();
     lanes_ = target.lanes();
-    if (target.semaphores() < 8) CannotLower(c_.instruction, "element-wise kernels need 8 semaphores");
+    if (target.semaphores() < 8) {
+      CannotLower(c_.instruction, "element-wise kernels need 8 semaphores" + LimitNote(c_.options, TargetLimit::kSemaphores));
+    }
     Plan();
     if (fold_ != nullptr && !FoldsStrips()) CannotLower(c_.instruction, "internal: a strip fold where the producer cannot");
     copies_ = ChooseCopies();
@@ -412,7 +414,10 @@ class Emitter {
       store_shift_reg_ = next_pinned--;
     }
     first_pinned_ = next_pinned + 1;
-    if (first_pinned_ < 8) CannotLower(c_.instruction, "too many scalars and constants for the vector registers");
+    if (first_pinned_ < 8) {
+      CannotLower(c_.instruction, "too many scalars and constants for the vector registers" +
+                                      LimitNote(c_.options, TargetLimit::kVectorRegisters));
+    }
   }
 
   // ---- code ----

@@ -28,4 +28,29 @@ void EmitFlatDma(AsmBuilder& out, const DmaAddress& from, const DmaAddress& to, 
            bytes / width, semaphore, engine);
 }
 
+std::string LimitNote(const CompileOptions& options, TargetLimit limit) {
+  const isa::Target& t = options.target;
+  std::string name = options.limit_names[static_cast<int>(limit)];
+  std::string value;
+  switch (limit) {
+    case TargetLimit::kSemaphores:
+      if (name.empty()) name = ".target semaphores";
+      value = std::to_string(t.semaphores());
+      break;
+    case TargetLimit::kVectorRegisters:
+      if (name.empty()) name = ".target vregs";
+      value = std::to_string(t.vector_registers());
+      break;
+    case TargetLimit::kMxuShape:
+      if (name.empty()) name = ".target mxu_rows x mxu_cols";
+      value = std::to_string(t.mxu_rows()) + " x " + std::to_string(t.mxu_columns());
+      break;
+    case TargetLimit::kMxuAccumulatorRows:
+      if (name.empty()) name = ".target mxu_acc_rows";
+      value = std::to_string(t.mxu_accumulator_rows());
+      break;
+  }
+  return " (" + name + " is " + value + ")";
+}
+
 }  // namespace tpusim::compiler

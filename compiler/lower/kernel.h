@@ -43,6 +43,11 @@ struct KernelContext {
 // "file:line:col: instruction 'x': cannot lower <opcode> <shape>: why" as a tpusim::Error.
 [[noreturn]] void CannotLower(const hlo::Instruction& instruction, std::string_view why);
 
+// " (NAME is VALUE)" for a kernel's refusal that `limit` is too small: NAME is what the user set
+// it as (CompileOptions::limit_names, e.g. tensor_core.scalar_core.semaphore_count), VALUE the
+// target's.
+std::string LimitNote(const CompileOptions& options, TargetLimit limit);
+
 // A DMA of `bytes` contiguous bytes from `from_space[from]` to `to_space[to]`,
 // signalling `semaphore` on `engine`. Spaces by assembler name ("hbm", "vmem", ...).
 void EmitFlatDma(AsmBuilder& out, std::string_view from_space, uint64_t from, std::string_view to_space,

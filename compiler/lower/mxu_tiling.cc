@@ -67,6 +67,24 @@ int64_t MostGroupMxus(const DotForm& form, const isa::Target& target) {
   return c < target.lanes() ? 1 : std::min<int64_t>(target.mxu_count(), CeilDiv(form.n, c));
 }
 
+std::optional<MxuTargetProblem> MxuTargetProblemFor(const isa::Target& target, int in_bytes) {
+  const int64_t l = target.lanes();
+  const int64_t r = target.mxu_rows();
+  const int64_t c = target.mxu_columns();
+  const int64_t rows_per_vreg = target.sublanes() * 4 / in_bytes;  // 2S packed bf16 rows, or S f32 rows
+  if (r % rows_per_vreg != 0 || !Tileable(r, l) || !Tileable(c, l)) {
+    return MxuTargetProblem{"the MXU shape " + std::to_string(r) + "x" + std::to_string(c) + " is not tileable by vregs of " +
+                                std::to_string(rows_per_vreg) + "x" + std::to_string(l),
+                            TargetLimit::kMxuShape};
+  }
+  if (target.mxu_accumulator_rows() < rows_per_vreg) {
+    return MxuTargetProblem{"the target has " + std::to_string(target.mxu_accumulator_rows()) +
+                                " MXU accumulator rows; the dot kernel needs at least " + std::to_string(rows_per_vreg),
+                            TargetLimit::kMxuAccumulatorRows};
+  }
+  return std::nullopt;
+}
+
 std::optional<MxuTiling> PlanMxuTiling(const DotForm& form, const isa::Target& target, uint64_t vmem_capacity,
                                        int in_bytes, int out_bytes, std::string* why, MxuGrouping grouping) {
   const auto fail = [&](std::string text) {
@@ -80,15 +98,8 @@ std::optional<MxuTiling> PlanMxuTiling(const DotForm& form, const isa::Target& t
   MxuTiling t;
   t.rows_per_vreg = s * 4 / in_bytes;  // 2S packed bf16 rows, or S f32 rows
   if (target.mxu_count() < 1) return fail("the target has no MXU");
-  if (r % t.rows_per_vreg != 0 || !Tileable(r, l) || !Tileable(c, l)) {
-    return fail("the MXU shape " + std::to_string(r) + "x" + std::to_string(c) +
-                " is not tileable by vregs of " + std::to_string(t.rows_per_vreg) + "x" + std::to_string(l));
-  }
+  if (const auto problem = MxuTargetProblemFor(target, in_bytes)) return fail(problem->why);
   const int64_t acc_rows = target.mxu_accumulator_rows();
-  if (acc_rows < t.rows_per_vreg) {
-    return fail("the target has " + std::to_string(acc_rows) + " MXU accumulator rows; the dot kernel needs at least " +
-                std::to_string(t.rows_per_vreg));
-  }
   t.nk = CeilDiv(r, l);
   t.nc = CeilDiv(c, l);
   t.k_stride = t.nk * l;

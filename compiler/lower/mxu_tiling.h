@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "compiler/hlo/ir.h"
+#include "compiler/lower/compile.h"
 #include "isa/program.pb.h"
 
 namespace tpusim::compiler {
@@ -74,6 +75,15 @@ struct MxuGrouping {
 
 // The tiling for `form` on `target` with `vmem_capacity` bytes of VMEM, inputs of `in_bytes`
 // (2: bf16, 4: f32) and an output of `out_bytes` bytes per element, or the reason there is none.
+// Why the target's MXUs cannot take a dot of `in_bytes` elements at all, and which limit: their
+// shape not tileable by the vregs that feed them, or fewer accumulator rows than a vreg's rows;
+// nullopt when they can.
+struct MxuTargetProblem {
+  std::string why;
+  TargetLimit limit;
+};
+std::optional<MxuTargetProblem> MxuTargetProblemFor(const isa::Target& target, int in_bytes);
+
 std::optional<MxuTiling> PlanMxuTiling(const DotForm& form, const isa::Target& target, uint64_t vmem_capacity,
                                        int in_bytes, int out_bytes, std::string* why, MxuGrouping grouping = {});
 

@@ -106,8 +106,13 @@ class ReduceEmitter {
     const isa::Target& target = out_.target();
     S_ = target.sublanes();
     L_ = target.lanes();
-    if (target.semaphores() < 5) CannotLower(c_.instruction, "the reduce kernel needs 5 semaphores");
-    if (target.vector_registers() < 32) CannotLower(c_.instruction, "the reduce kernel needs 32 vector registers");
+    if (target.semaphores() < 5) {
+      CannotLower(c_.instruction, "the reduce kernel needs 5 semaphores" + LimitNote(c_.options, TargetLimit::kSemaphores));
+    }
+    if (target.vector_registers() < 32) {
+      CannotLower(c_.instruction,
+                  "the reduce kernel needs 32 vector registers" + LimitNote(c_.options, TargetLimit::kVectorRegisters));
+    }
     fused_ = c_.group.fused();
     // A fused operand that is only a bf16 array widened to f32 (reduce(convert(x)): every bf16
     // sum XLA writes) is read as bf16 and widened as each tile loads, as a plain bf16 reduce is:

@@ -278,7 +278,9 @@ void TopKEmitter::Run() {
   int64_t rows = 1;
   for (int64_t d = 0; d + 1 < rank_; ++d) rows *= dims_[d];
   if (k_ == 0 || rows == 0) return;
-  if (out().target().vector_registers() < 32) CannotLower(x, "topk needs 32 vector registers");
+  if (out().target().vector_registers() < 32) {
+    CannotLower(x, "topk needs 32 vector registers" + LimitNote(c_.options, TargetLimit::kVectorRegisters));
+  }
   const int64_t sublanes = out().target().sublanes(), lanes = out().target().lanes();
   if (lanes % sublanes != 0) CannotLower(x, "topk's cross-sublane step needs lanes to be a multiple of sublanes");
   if (k_ * 4 > static_cast<int64_t>(c_.options.smem_capacity_bytes)) {
