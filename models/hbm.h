@@ -38,7 +38,9 @@ class Hbm final : public Memory {
   uint32_t ChannelOf(uint64_t address) const {
     uint64_t stripe = address / params_.interleave_bytes;
     // One channel has no digits to fold (and base 1 would never end).
-    if (!params_.fold_channel_stripes || params_.channel_count == 1) return static_cast<uint32_t>(stripe % params_.channel_count);
+    if (!params_.fold_channel_stripes || params_.channel_count == 1) {
+      return static_cast<uint32_t>(stripe % params_.channel_count);
+    }
     uint64_t digits = 0;
     for (; stripe > 0; stripe /= params_.channel_count) digits ^= stripe % params_.channel_count;
     return static_cast<uint32_t>(digits % params_.channel_count);

@@ -21,7 +21,8 @@ double VpuIssueClock::IssueLoad(double sources_ready, double bytes) {
   if (timing_.vmem_read_bytes_per_cycle <= 0) return Issue(VpuSlot::kLoadStore, sources_ready, 1);
   const double issue = EarliestIssue(VpuSlot::kLoadStore, sources_ready);
   next_issue_ = issue + (timing_.issue_per_cycle > 0 ? 1 / timing_.issue_per_cycle : 1);
-  slot_free_[static_cast<int>(VpuSlot::kLoadStore)] = issue + timing_.slots[static_cast<int>(VpuSlot::kLoadStore)].interval_cycles;
+  const int slot = static_cast<int>(VpuSlot::kLoadStore);
+  slot_free_[slot] = issue + timing_.slots[slot].interval_cycles;
   read_port_free_ = std::max(issue, read_port_free_) + bytes / timing_.vmem_read_bytes_per_cycle;
   return read_port_free_ + timing_.vmem_latency_cycles;
 }
