@@ -840,6 +840,17 @@ class Emitter {
 
   // `copies` consecutive tiles, interleaved operation by operation so the in-order VPU overlaps
   // one tile's latencies with the others' work (what software pipelining buys on a TPU).
+  // Last use of each node within a body (outputs are used at the end; -1: dead).
+  std::vector<int> LastUses() const {
+    const int end = static_cast<int>(expr_.nodes.size());
+    std::vector<int> last_use(expr_.nodes.size(), -1);
+    for (int n = 0; n < end; ++n) {
+      for (int input : expr_.nodes[n].inputs) last_use[input] = n;
+    }
+    for (int output : expr_.outputs) last_use[output] = end;
+    return last_use;
+  }
+
   void EmitBody(Variant variant, int copies) { EmitBody(std::vector<Variant>(copies, variant)); }
 
   // One tile per entry of `variants`, each stored with its own padding masked.
@@ -849,13 +860,7 @@ class Emitter {
     mask_used_.assign(kMaskRegisters, false);
     peak_vregs_ = 0;
     peak_masks_ = 0;
-    // Last use of each node within the body (outputs are used at the end).
-    const int end = static_cast<int>(expr_.nodes.size());
-    std::vector<int> last_use(expr_.nodes.size(), -1);
-    for (int n = 0; n < end; ++n) {
-      for (int input : expr_.nodes[n].inputs) last_use[input] = n;
-    }
-    for (int output : expr_.outputs) last_use[output] = end;
+    const std::vector<int> last_use = LastUses();
     regs_.assign(copies, std::vector<int>(expr_.nodes.size(), -1));
     if (ScheduledBody()) {
       EmitScheduled(variants, last_use);
@@ -1026,6 +1031,46 @@ class Emitter {
     return true;
   }
 
+  // Per node: whether a strip's tiles share it, its first tile computing it for all: a lane
+  // broadcast, and an operation (not a mask) on such values and pinned scalars and constants only
+  // (a row statistic's chain, compiler/passes/lane_broadcast_sinking.h), which has the same value
+  // in every tile of the strip.
+  std::vector<bool> StripShared(const std::vector<int>& last_use) const {
+    std::vector<bool> shared(expr_.nodes.size(), false);
+    for (std::size_t n = 0; n < expr_.nodes.size(); ++n) {
+      const ExprNode& node = expr_.nodes[n];
+      if (last_use[n] < 0) continue;
+      if (node.kind == ExprNode::Kind::kLoad) {
+        shared[n] = IsLaneBroadcast(static_cast<int>(n));
+        continue;
+      }
+      if (node.kind != ExprNode::Kind::kOp || DomainOf(node.type) == Domain::kPred || pinned_.contains(static_cast<int>(n))) {
+        continue;
+      }
+      bool any = false, all = true;
+      for (int i : node.inputs) {
+        any = any || shared[i];
+        all = all && (shared[i] || pinned_.contains(i));
+      }
+      shared[n] = any && all;
+    }
+    return shared;
+  }
+
+  // Whether a strip's tiles share an operation (not only a lane broadcast's load).
+  bool SharesOperations() const {
+    const std::vector<bool> shared = StripShared(LastUses());
+    for (std::size_t n = 0; n < expr_.nodes.size(); ++n) {
+      if (shared[n] && expr_.nodes[n].kind == ExprNode::Kind::kOp) return true;
+    }
+    return false;
+  }
+
+  // A shared value computed by tile `copy` is in the same register for the strip's later tiles.
+  void ShareWithStrip(int copy, int n, int copies, const std::vector<std::vector<ScheduledValue>>& values) {
+    for (int c = copy + 1; c < copies && values[c][n].owner == copy; ++c) regs_[c][n] = regs_[copy][n];
+  }
+
   // Whether node n loads a broadcast the kernel replicates along the lanes.
   bool IsLaneBroadcast(int n) const {
     const ExprNode& node = expr_.nodes[n];
@@ -1098,13 +1143,23 @@ class Emitter {
     using Value = ScheduledValue;
     std::vector<std::vector<int>> inputs(end);  // distinct
     std::vector<int> readers(end, 0);
+    // Of those, the readers that every tile computes: a tile that shares a strip's value (not its
+    // first) still reads it from these, not from shared ones, which only the strip's first computes.
+    std::vector<int> tile_readers(end, 0);
+    const std::vector<bool> shared = StripShared(last_use);
     for (int n = 0; n < end; ++n) {
       if (last_use[n] < 0) continue;
       std::set<int> distinct(expr_.nodes[n].inputs.begin(), expr_.nodes[n].inputs.end());
       inputs[n].assign(distinct.begin(), distinct.end());
-      for (int i : inputs[n]) ++readers[i];
+      for (int i : inputs[n]) {
+        ++readers[i];
+        if (!shared[n]) ++tile_readers[i];
+      }
     }
-    for (int output : expr_.outputs) ++readers[output];
+    for (int output : expr_.outputs) {
+      ++readers[output];
+      ++tile_readers[output];
+    }
     // values[c][n] for nodes; values[c][end + o] for result o's masked and packed copy.
     std::vector<std::vector<Value>> values(copies, std::vector<Value>(end + outputs));
     const std::vector<int> order = CriticalOrder(inputs, last_use);
@@ -1123,11 +1178,11 @@ class Emitter {
           v.issued = v.done = true;
           continue;
         }
-        if (IsLaneBroadcast(n) && c % shared_tiles_ != 0) {
-          // A tile of the strip of tile `owner`: that tile's load is this one's value too, its
+        if (shared[n] && c % shared_tiles_ != 0) {
+          // A tile of the strip of tile `owner`: that tile's value is this one's too, its
           // register held until every tile of the strip has read it.
           v.owner = c - c % shared_tiles_;
-          values[v.owner][n].readers += readers[n];
+          values[v.owner][n].readers += tile_readers[n];
           v.readers = 0;
           continue;
         }
@@ -1150,6 +1205,11 @@ class Emitter {
     // Whether step's inputs are computed (a copy's own are, its steps going in its order; a shared
     // one may not be yet), and when they are ready.
     const auto computed = [&](const Step& step) {
+      // A result the strip shares may be its first tile's, not computed yet.
+      if ((step.kind == Kind::kPrepare || step.kind == Kind::kStore) &&
+          !value_of(step.copy, expr_.outputs[step.index]).done) {
+        return false;
+      }
       if (step.kind == Kind::kStore && fold_ != nullptr) {
         const bool strip_start = fold_strip_tiles_ > 0 ? step.copy % fold_strip_tiles_ == 0 : step.copy == 0;
         return strip_start || stored[step.copy - 1];
@@ -1190,15 +1250,23 @@ class Emitter {
     std::vector<std::size_t> next(copies, 0);  // each copy's next step
     int started = 0;                           // copies 0 .. started - 1 have begun
     int in_flight = 0;                         // begun and not yet stored
+    // The next strip's first tile may compute its shared values (a row statistic's chain, a
+    // lane broadcast) before it begins: their latency (a cross-lane spread, a square root) then
+    // passes while the strip before computes, where the strip's tiles would all wait for it.
+    // ChooseCopies keeps a tile's peak of registers for it.
+    const bool ahead = SharesOperations();
     while (true) {
       const Step* best = nullptr;
       double best_issue = 0;
-      for (int c = 0; c < std::min(copies, started + 1); ++c) {
-        if (c == started && in_flight >= max_in_flight_) break;
+      const int early = ahead ? started + (shared_tiles_ - started % shared_tiles_) % shared_tiles_ : -1;
+      for (int c = 0; c < std::min(copies, std::max(started, early) + 1); ++c) {
+        const bool admitted = c < started || (c == started && in_flight < max_in_flight_);
+        if (!admitted && c != early) continue;
         while (next[c] < steps[c].size() && Skipped(steps[c][next[c]], values)) ++next[c];
         if (next[c] == steps[c].size()) continue;
         const Step& step = steps[c][next[c]];
         if (!computed(step)) continue;
+        if (!admitted && (step.kind == Kind::kPrepare || step.kind == Kind::kStore || !shared[step.index])) continue;
         const double issue = clock.EarliestIssue(slot(step), sources(step));
         if (best == nullptr || issue < best_issue || (issue == best_issue && step.rank < best->rank)) {
           best = &step;
@@ -1207,7 +1275,7 @@ class Emitter {
       }
       if (best == nullptr) break;
       const Step& step = *best;
-      if (step.copy == started) {
+      if (step.copy == started && in_flight < max_in_flight_) {
         ++started;
         ++in_flight;
       }
@@ -1221,6 +1289,7 @@ class Emitter {
           Value& value = v[step.index];
           if (EmitCompute(step.index, v)) {
             value.ready = ready;  // took over its input's register: no instruction
+            ShareWithStrip(step.copy, step.index, copies, values);
             break;
           }
           const ExprNode& node = expr_.nodes[step.index];
@@ -1233,15 +1302,14 @@ class Emitter {
           for (int i : inputs[step.index]) {
             if (--value_of(step.copy, i).readers == 0) Release(i);
           }
+          if (value.done) ShareWithStrip(step.copy, step.index, copies, values);
           break;
         }
         case Kind::kFinish:
           EmitFinish(step.index);
           v[step.index].ready = clock.Issue(slot(step), ready, static_cast<int>(out_->instruction_count() - before));
           v[step.index].done = true;
-          for (int c = step.copy + 1; c < copies && values[c][step.index].owner == step.copy; ++c) {
-            regs_[c][step.index] = regs_[step.copy][step.index];
-          }
+          ShareWithStrip(step.copy, step.index, copies, values);
           break;
         case Kind::kPrepare: {
           const int o = step.index;
@@ -1432,7 +1500,8 @@ class Emitter {
       max_in_flight_ = 1;
       if (!BodyFits(1)) CannotLower(c_.instruction, "its expression needs more registers than the machine has");
       const int free_masks = kMaskRegisters - std::max(kFirstTempMask, next_pinned_mask_);
-      max_in_flight_ = std::max(1, first_pinned_ / std::max(1, peak_vregs_));
+      // A strip's shared operations computed ahead (EmitScheduled) hold at most a tile's peak.
+      max_in_flight_ = std::max(1, first_pinned_ / std::max(1, peak_vregs_) - (SharesOperations() ? 1 : 0));
       if (peak_masks_ > 0) max_in_flight_ = std::max(1, std::min(max_in_flight_, free_masks / peak_masks_));
       if (fold_ != nullptr) {
         // Strip folds live beside the tiles in flight: one for each strip those tiles touch, one
@@ -1658,6 +1727,11 @@ class Emitter {
       return false;
     }
     if (from_domain == Domain::kFloat && to_domain == Domain::kFloat) {
+      if (to == isa::ElementType::kBF16 && from != to) {
+        // The rounding reads the source: one instruction, where a copy and a rounding were two.
+        out_->Emit("vcvt.bf16.f32 v{}, v{}", d, a);
+        return false;
+      }
       out_->Emit("vmov v{}, v{}", d, a);
       return (to == isa::ElementType::kBF16 || to == isa::ElementType::kF16) && from != to;
     }

@@ -14,6 +14,7 @@
 #include "compiler/passes/f8_conversion.h"
 #include "compiler/passes/fused_attention_expansion.h"
 #include "compiler/passes/host_offload.h"
+#include "compiler/passes/lane_broadcast_sinking.h"
 #include "compiler/passes/layout_assignment.h"
 #include "compiler/passes/layout_copies.h"
 #include "compiler/passes/memory_spaces.h"
@@ -38,6 +39,7 @@ const std::vector<HloPass>& HloPasses() {
       // After the expansion, which writes calls.
       {"call-inlining", [](Module& m, const Options&) { InlineCalls(m); }},
       {"algebraic-simplifier", [](Module& m, const Options&) { SimplifyAlgebraically(m); }},
+      {"lane-broadcast-sinking", [](Module& m, const Options&) { SinkLaneBroadcasts(m); }},
       // Before layouts: the ops they add get the default ones.
       {"f8-conversion", [](Module& m, const Options&) { RewriteF8Conversions(m); }},
       {"f16-normalization", [](Module& m, const Options&) { NormalizeF16(m); }},
