@@ -107,9 +107,13 @@ void EmitLeafCopies(ControlFlowContext& c, const std::vector<const DeviceBuffer*
     from[k] = sources[k]->address;
     from_space[k] = sources[k]->space();
     if (SameBuffer(*sources[k], *destinations[k])) continue;
-    const bool clobbered = std::any_of(destinations.begin(), destinations.end(), [&](const DeviceBuffer* d) {
-      return d != nullptr && Overlap(*sources[k], *d);
-    });
+    // Only a destination that is written clobbers: one that is its own source (a loop state that
+    // took over its init's buffer) keeps its bytes, so a leaf copied from that buffer reads it.
+    bool clobbered = false;
+    for (std::size_t j = 0; j < destinations.size(); ++j) {
+      const bool written = destinations[j] != nullptr && sources[j] != nullptr && !SameBuffer(*sources[j], *destinations[j]);
+      clobbered = clobbered || (written && Overlap(*sources[k], *destinations[j]));
+    }
     if (!clobbered) continue;
     const uint64_t size = AlignUp(std::max<uint64_t>(sources[k]->size_bytes, 1), kBufferAlignmentBytes);
     if (scratch + size > c.options.hbm_capacity_bytes) {

@@ -497,18 +497,21 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
     }
   }
   // A while loop's state takes over its init's buffers when nothing reads them after the loop (as
-  // XLA's buffer assignment does): no second copy of the state, and no copy into it.
+  // XLA's buffer assignment does): no second copy of the state, and no copy into it. Where several
+  // leaves of the init are one buffer (MaxText's scan starts two 4 GiB stacks from one broadcast
+  // of zeros), the first leaf takes it over and the others are copied from it as the loop starts,
+  // before anything writes it (compiler/lower/control_flow.cc), so it is not held beside them.
   for (std::size_t i = 0; i < schedule.size(); ++i) {
     const hlo::Instruction& instruction = *schedule[i];
     if (instruction.opcode() != hlo::Opcode::kWhile || binding.bound.contains(&instruction)) continue;
     const std::vector<const DeviceBuffer*>& init = result.leaves.at(instruction.operand(0));
     const std::vector<const DeviceBuffer*>& state = result.leaves.at(&instruction);
+    std::unordered_set<const DeviceBuffer*> taken_over;
     for (std::size_t k = 0; k < init.size() && k < state.size(); ++k) {
       if (init[k] == nullptr || state[k] == nullptr || !owned.contains(state[k])) continue;
       const DeviceBuffer* root = root_of(init[k]);
       if (!owned.contains(root) || root->last != i || init[k]->shape != state[k]->shape) continue;
-      const auto shares_root = [&](const DeviceBuffer* other) { return other != nullptr && root_of(other) == root; };
-      if (std::count_if(init.begin(), init.end(), shares_root) != 1) continue;
+      if (!taken_over.insert(root).second) continue;
       view_of[state[k]] = root;
       owned.at(root)->last = std::max(root->last, state[k]->last);
     }

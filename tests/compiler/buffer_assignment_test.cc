@@ -238,6 +238,27 @@ TEST_CASE("a while loop's state takes over its init's buffers when nothing reads
   CHECK(state.at(0)->address != AddressOf(buffers, *module, "zero"));
 }
 
+TEST_CASE("a while loop's first state leaf of an init buffer named twice takes it over", "[compiler][buffers]") {
+  // init = (zero, a, a): leaf 1 takes over a's buffer; leaf 2 gets its own (copied from a as the
+  // loop starts), and a is not held beside both.
+  std::string text = kLoop;
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"(s32[], f32[1024])", "(s32[], f32[1024], f32[1024])"},
+           {"tuple(zero, a)", "tuple(zero, a, a)"},
+           {"tuple(j, w)", "tuple(j, w, v)"}}) {
+    for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+      text.replace(at, from.size(), to);
+    }
+  }
+  text.replace(text.find("TAIL"), 4, "ROOT r = f32[1024] get-tuple-element(w), index=2");
+  auto module = tpusim::hlo::ParseModule(text, "loop");
+  AssignLayouts(*module);
+  const BufferAssignment buffers = AssignBuffers(Schedule(*module->entry()), 1 << 20);
+  const auto& state = buffers.leaves.at(module->entry()->FindInstruction("w"));
+  CHECK(state.at(1)->address == AddressOf(buffers, *module, "a"));
+  CHECK(state.at(2)->address != AddressOf(buffers, *module, "a"));
+}
+
 TEST_CASE("a while loop's state does not take over an init buffer read after the loop", "[compiler][buffers]") {
   std::unique_ptr<tpusim::hlo::Module> module;
   const BufferAssignment buffers =

@@ -322,6 +322,47 @@ ENTRY e {
   CHECK(OutputF32(dir, 2) == b);
 }
 
+TEST_CASE("control flow: a loop whose state starts from one array in two leaves", "[control_flow]") {
+  // MaxText's scan starts two stacks from one broadcast of zeros: the first leaf takes over the
+  // array's buffer, the second is copied from it as the loop starts, before the body writes the
+  // first (compiler/passes/buffer_assignment.cc, compiler/lower/control_flow.cc).
+  const fs::path dir = TempDir("cf_shared_init");
+  const fs::path module = WriteModule(dir, R"(HloModule shared_init
+cond {
+  s = (s32[], f32[8,128], f32[8,128]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[8,128], f32[8,128]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  a = f32[8,128] get-tuple-element(s), index=1
+  b = f32[8,128] get-tuple-element(s), index=2
+  a1 = f32[8,128] add(a, a)
+  b1 = f32[8,128] add(b, a)
+  ROOT t = (s32[], f32[8,128], f32[8,128]) tuple(i1, a1, b1)
+}
+ENTRY e {
+  x = f32[8,128] parameter(0)
+  z = f32[8,128] negate(x)
+  zero = s32[] constant(0)
+  init = (s32[], f32[8,128], f32[8,128]) tuple(zero, z, z)
+  ROOT w = (s32[], f32[8,128], f32[8,128]) while(init), condition=cond, body=body
+}
+)");
+  const std::vector<float> x = Quarters(8 * 128, 3);
+  RunChecked(module, dir, WriteF32(dir, "x", x, {8, 128}));
+  // a and b start at -x; each iteration b <- b + a, a <- 2a: after 3, a = -8x and b = -8x too
+  // (b: -x - x - 2x - 4x).
+  std::vector<float> want(1024);
+  for (int i = 0; i < 1024; ++i) want[i] = -8 * x[i];
+  CHECK(OutputF32(dir, 1) == want);
+  CHECK(OutputF32(dir, 2) == want);
+}
+
 TEST_CASE("control flow: a pred conditional runs the true or the false branch", "[control_flow]") {
   const std::string text = R"(HloModule cond
 on_true {
