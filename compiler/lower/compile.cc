@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <unordered_map>
 #include <unordered_set>
@@ -33,6 +34,7 @@
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/elementwise_fusion.h"
 #include "compiler/passes/host_offload.h"
+#include "compiler/passes/memory_scheduler.h"
 #include "isa/assembler.h"
 #include "isa/error.h"
 #include "isa/layout_index.h"
@@ -203,6 +205,24 @@ ComputationPlan PlanComputation(const hlo::Computation& computation, const Compi
   return plan;
 }
 
+// After `plan.schedule` changed order: its groups (the kernels) in the schedule's order, and an
+// instruction computed in several kernels (duplicated) mapped to the last of them, so its
+// operands live until that kernel runs.
+void OrderGroups(ComputationPlan& plan) {
+  std::unordered_map<const hlo::Instruction*, std::size_t> position;
+  for (std::size_t i = 0; i < plan.schedule.size(); ++i) position[plan.schedule[i]] = i;
+  std::stable_sort(plan.groups.begin(), plan.groups.end(), [&](const KernelGroup& a, const KernelGroup& b) {
+    return position.at(a.root) < position.at(b.root);
+  });
+  plan.computed_inside.clear();
+  for (const KernelGroup& group : plan.groups) {
+    for (const hlo::Instruction* member : group.members) {
+      if (member != group.root && member->opcode() != Opcode::kConstant) plan.computed_inside[member] = group.root;
+    }
+  }
+  for (const KernelGroup& group : plan.groups) plan.computed_inside.erase(group.root);
+}
+
 // Whether the kernel rooted at `writer` may write its result over `operand`'s buffer: an
 // element-wise kernel whose members read `operand` only as element-wise operands of the result's
 // shape and layout, so each block of it is read before the same block of the result is written.
@@ -229,10 +249,83 @@ class ProgramEmitter final : public NestedEmitter {
   ProgramEmitter(AsmBuilder& out, const CompileOptions& options, CompiledModule& compiled)
       : out_(out), options_(options), compiled_(compiled) {}
 
+  // A computation's kernels in the text's order (operands first, broadcasts at their first
+  // reader) or the memory-aware list scheduler's (compiler/passes/memory_scheduler.h), whichever
+  // needs less HBM at its peak (PlanBytes; the text's order on ties), as XLA runs several
+  // schedulers and keeps the one whose heap simulation peaks lowest.
   const ComputationPlan& Plan(const hlo::Computation& computation) {
-    auto it = plans_.find(&computation);
-    if (it == plans_.end()) it = plans_.emplace(&computation, PlanComputation(computation, options_)).first;
-    return it->second;
+    if (const auto it = plans_.find(&computation); it != plans_.end()) return it->second;
+    ComputationPlan plan = PlanComputation(computation, options_);
+    ComputationPlan listed = plan;
+    listed.schedule = ListSchedule(plan.schedule, plan.groups,
+                                   [this](const hlo::Instruction& x) { return CalleeBytes(x); });
+    if (listed.schedule != plan.schedule) {
+      OrderGroups(listed);
+      if (PlanBytes(listed) < PlanBytes(plan)) plan = std::move(listed);
+    }
+    return plans_.emplace(&computation, std::move(plan)).first->second;
+  }
+
+  // The HBM a plan's buffers need at their peak, from a trial assignment: its parameters and
+  // constants are given (the caller's, the pool's), and at each control-flow instruction its
+  // called computations' bytes go above what is live there, as EmitNested places them.
+  uint64_t PlanBytes(const ComputationPlan& plan) {
+    std::vector<std::unique_ptr<DeviceBuffer>> given;
+    NestedBinding binding;
+    const auto give = [&](const hlo::Instruction& x) {
+      std::vector<const isa::Shape*> leaves;
+      std::function<void(const isa::Shape&)> flatten = [&](const isa::Shape& shape) {
+        if (!shape.is_tuple) {
+          leaves.push_back(&shape);
+          return;
+        }
+        for (const isa::Shape& element : shape.tuple_shapes) flatten(element);
+      };
+      flatten(x.shape());
+      std::vector<const DeviceBuffer*>& bound = binding.bound[&x];
+      for (const isa::Shape* leaf : leaves) {
+        if (leaf->element_type == isa::ElementType::kToken) {
+          bound.push_back(nullptr);
+          continue;
+        }
+        given.push_back(std::make_unique<DeviceBuffer>());
+        given.back()->name = x.name();
+        given.back()->shape = *leaf;
+        given.back()->size_bytes = isa::LayoutMap(*leaf).byte_size();
+        bound.push_back(given.back().get());
+      }
+    };
+    for (const hlo::Instruction* x : plan.schedule) {
+      if (x->opcode() == Opcode::kParameter || x->opcode() == Opcode::kConstant) give(*x);
+    }
+    Donations overwrites;
+    overwrites.may_overwrite = [&plan](const hlo::Instruction& writer, const hlo::Instruction& operand) {
+      return MayOverwriteOperand(plan, writer, operand);
+    };
+    constexpr uint64_t kUnbounded = std::numeric_limits<uint64_t>::max();
+    const BufferAssignment trial =
+        AssignBuffers(plan.schedule, kUnbounded, plan.computed_inside, binding, overwrites, kUnbounded);
+    uint64_t bytes = trial.peak_bytes;
+    for (std::size_t i = 0; i < plan.schedule.size(); ++i) {
+      const hlo::Instruction& x = *plan.schedule[i];
+      if (IsControlFlowOpcode(x.opcode()) && !plan.computed_inside.contains(&x)) {
+        bytes = std::max(bytes, trial.LiveTopAt(i) + CalleeBytes(x));
+      }
+    }
+    return bytes;
+  }
+
+  // The HBM a control-flow instruction's called computations need (the largest: they run one at
+  // a time); 0 for other instructions.
+  uint64_t CalleeBytes(const hlo::Instruction& x) {
+    uint64_t bytes = 0;
+    if (!IsControlFlowOpcode(x.opcode())) return bytes;
+    for (const hlo::Computation* callee : ControlFlowCallees(x)) {
+      auto it = callee_bytes_.find(callee);
+      if (it == callee_bytes_.end()) it = callee_bytes_.emplace(callee, PlanBytes(Plan(*callee))).first;
+      bytes = std::max(bytes, it->second);
+    }
+    return bytes;
   }
 
   // Gives every constant of every computation that control flow reaches from `plan` a pool
@@ -434,6 +527,7 @@ class ProgramEmitter final : public NestedEmitter {
   const CompileOptions& options_;
   CompiledModule& compiled_;
   std::unordered_map<const hlo::Computation*, ComputationPlan> plans_;
+  std::unordered_map<const hlo::Computation*, uint64_t> callee_bytes_;  // CalleeBytes, per computation
   std::deque<BufferAssignment> assignments_;  // the called computations' buffers, alive until the end
   std::unordered_map<const hlo::Instruction*, std::unique_ptr<DeviceBuffer>> pool_;
   uint64_t pool_end_ = 0;

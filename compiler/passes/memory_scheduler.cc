@@ -1,0 +1,167 @@
+#include "compiler/passes/memory_scheduler.h"
+
+#include <algorithm>
+#include <limits>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "isa/layout_index.h"
+
+namespace tpusim::compiler {
+namespace {
+
+using hlo::Instruction;
+
+uint64_t ByteSize(const isa::Shape& shape) {
+  if (shape.is_tuple) {
+    uint64_t bytes = 0;
+    for (const isa::Shape& element : shape.tuple_shapes) bytes += ByteSize(element);
+    return bytes;
+  }
+  if (shape.element_type == isa::ElementType::kToken) return 0;
+  return AlignUp(std::max<uint64_t>(isa::LayoutMap(shape).byte_size(), 1), kBufferAlignmentBytes);
+}
+
+// Parameters and constants live for the whole program: scheduling frees none of their bytes.
+bool LivesWholeProgram(const Instruction& x) {
+  return x.opcode() == hlo::Opcode::kParameter || x.opcode() == hlo::Opcode::kConstant;
+}
+
+}  // namespace
+
+std::vector<const Instruction*> ListSchedule(const std::vector<const Instruction*>& schedule,
+                                             const std::vector<KernelGroup>& groups,
+                                             const std::function<uint64_t(const Instruction&)>& callee_bytes) {
+  if (schedule.empty()) return {};
+  const std::size_t n = schedule.size();
+  std::unordered_map<const Instruction*, std::size_t> position;
+  for (std::size_t i = 0; i < n; ++i) position[schedule[i]] = i;
+  // Units: a kernel (at its root's position) with the instructions computed inside it, which a
+  // kernel that duplicates a producer shares with the others; every other instruction alone
+  // (parameters and constants too: they live for the whole program).
+  std::vector<bool> is_unit(n, true), inside(n, false);
+  std::vector<std::vector<std::size_t>> members(n);
+  for (const KernelGroup& group : groups) {
+    const std::size_t root = position.at(group.root);
+    for (const Instruction* member : group.members) {
+      if (member == group.root || member->opcode() == hlo::Opcode::kConstant) continue;
+      const std::size_t at = position.at(member);
+      members[root].push_back(at);
+      is_unit[at] = false;
+      inside[at] = true;
+    }
+  }
+  for (const KernelGroup& group : groups) is_unit[position.at(group.root)] = true;
+  for (std::size_t u = 0; u < n; ++u) {
+    std::sort(members[u].begin(), members[u].end());
+    if (is_unit[u]) members[u].push_back(u);
+  }
+  // The buffers a value reads: its own, or an alias's sources.
+  std::vector<std::vector<std::size_t>> sources(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Instruction& x = *schedule[i];
+    if (!IsAliasingInstruction(x) || x.opcode() == hlo::Opcode::kParameter) {
+      sources[i] = {i};
+      continue;
+    }
+    for (const Instruction* operand : x.operands()) {
+      const auto& from = sources[position.at(operand)];
+      sources[i].insert(sources[i].end(), from.begin(), from.end());
+    }
+    std::sort(sources[i].begin(), sources[i].end());
+    sources[i].erase(std::unique(sources[i].begin(), sources[i].end()), sources[i].end());
+  }
+  // Per unit: the units it waits for, the buffers it reads (outside itself), the bytes it defines.
+  std::vector<std::vector<std::size_t>> waits(n), reads(n), readers_of(n);
+  std::vector<uint64_t> defined(n, 0), size(n, 0);
+  std::vector<int> pending_readers(n, 0);
+  std::unordered_set<std::size_t> outputs;
+  for (std::size_t b : sources[position.at(schedule.back()->parent()->root())]) outputs.insert(b);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Instruction& x = *schedule[i];
+    size[i] = IsAliasingInstruction(x) || LivesWholeProgram(x) || (inside[i] && !is_unit[i]) ? 0 : ByteSize(x.shape());
+  }
+  for (std::size_t u = 0; u < n; ++u) {
+    if (!is_unit[u]) continue;
+    const std::unordered_set<std::size_t> own(members[u].begin(), members[u].end());
+    std::unordered_set<std::size_t> wait, read;
+    for (std::size_t m : members[u]) {
+      std::vector<const Instruction*> inputs(schedule[m]->operands().begin(), schedule[m]->operands().end());
+      for (const Instruction* p : schedule[m]->control_predecessors()) inputs.push_back(p);
+      for (const Instruction* input : inputs) {
+        const std::size_t at = position.at(input);
+        if (own.contains(at)) continue;
+        if (is_unit[at]) wait.insert(at);
+        for (std::size_t b : sources[at]) {
+          if (size[b] > 0) read.insert(b);
+        }
+      }
+    }
+    waits[u].assign(wait.begin(), wait.end());
+    reads[u].assign(read.begin(), read.end());
+    for (std::size_t b : reads[u]) {
+      ++pending_readers[b];
+      readers_of[b].push_back(u);
+    }
+    defined[u] = size[u] + callee_bytes(*schedule[u]);
+  }
+  // Net bytes freed by scheduling unit u now; what defines nothing (a parameter, a constant, a
+  // tuple or another alias) goes first: it costs nothing and may let a kernel that frees go.
+  const auto priority = [&](std::size_t u) {
+    if (defined[u] == 0) return std::numeric_limits<int64_t>::max();
+    int64_t freed = 0;
+    for (std::size_t b : reads[u]) {
+      if (pending_readers[b] == 1 && !outputs.contains(b)) freed += static_cast<int64_t>(size[b]);
+    }
+    return freed - static_cast<int64_t>(defined[u]);
+  };
+  std::vector<int> waiting(n, 0);
+  std::vector<std::vector<std::size_t>> dependents(n);
+  for (std::size_t u = 0; u < n; ++u) {
+    if (!is_unit[u]) continue;
+    waiting[u] = static_cast<int>(waits[u].size());
+    for (std::size_t w : waits[u]) dependents[w].push_back(u);
+  }
+  std::vector<std::size_t> ready;
+  for (std::size_t u = 0; u < n; ++u) {
+    if (is_unit[u] && waiting[u] == 0) ready.push_back(u);
+  }
+  std::vector<const Instruction*> order;
+  order.reserve(n);
+  std::vector<bool> emitted(n, false);
+  while (!ready.empty()) {
+    // Of the ready units, the one that frees the most net; where none frees any, the text's next.
+    std::size_t best = 0;
+    int64_t best_priority = std::numeric_limits<int64_t>::min();
+    for (std::size_t k = 0; k < ready.size(); ++k) {
+      const int64_t p = std::max<int64_t>(priority(ready[k]), 0);
+      if (p > best_priority || (p == best_priority && ready[k] < ready[best])) {
+        best = k;
+        best_priority = p;
+      }
+    }
+    const std::size_t u = ready[best];
+    ready.erase(ready.begin() + static_cast<std::ptrdiff_t>(best));
+    for (std::size_t m : members[u]) {
+      if (!emitted[m]) order.push_back(schedule[m]);
+      emitted[m] = true;
+    }
+    for (std::size_t b : reads[u]) --pending_readers[b];
+    for (std::size_t d : dependents[u]) {
+      if (--waiting[d] == 0) ready.push_back(d);
+    }
+  }
+  // Every instruction once, each after its operands (a kernel's inside ones with any kernel
+  // that computes them); else (a dependency this plan did not foresee) the text's order.
+  std::vector<bool> placed(n, false);
+  for (const Instruction* x : order) {
+    const std::size_t i = position.at(x);
+    for (const Instruction* operand : x->operands()) {
+      if (!placed[position.at(operand)] && !(inside[i] && !is_unit[i])) return schedule;
+    }
+    placed[i] = true;
+  }
+  return order.size() == n ? order : schedule;
+}
+
+}  // namespace tpusim::compiler
