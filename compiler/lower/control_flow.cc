@@ -111,7 +111,8 @@ void EmitLeafCopies(ControlFlowContext& c, const std::vector<const DeviceBuffer*
     // took over its init's buffer) keeps its bytes, so a leaf copied from that buffer reads it.
     bool clobbered = false;
     for (std::size_t j = 0; j < destinations.size(); ++j) {
-      const bool written = destinations[j] != nullptr && sources[j] != nullptr && !SameBuffer(*sources[j], *destinations[j]);
+      const bool written =
+          destinations[j] != nullptr && sources[j] != nullptr && !SameBuffer(*sources[j], *destinations[j]);
       clobbered = clobbered || (written && Overlap(*sources[k], *destinations[j]));
     }
     if (!clobbered) continue;

@@ -838,8 +838,6 @@ class Emitter {
     CannotLower(c_.instruction, "its expression needs more mask registers than the machine has");
   }
 
-  // `copies` consecutive tiles, interleaved operation by operation so the in-order VPU overlaps
-  // one tile's latencies with the others' work (what software pipelining buys on a TPU).
   // Last use of each node within a body (outputs are used at the end; -1: dead).
   std::vector<int> LastUses() const {
     const int end = static_cast<int>(expr_.nodes.size());
@@ -851,6 +849,8 @@ class Emitter {
     return last_use;
   }
 
+  // `copies` consecutive tiles, interleaved operation by operation so the in-order VPU overlaps
+  // one tile's latencies with the others' work (what software pipelining buys on a TPU).
   void EmitBody(Variant variant, int copies) { EmitBody(std::vector<Variant>(copies, variant)); }
 
   // One tile per entry of `variants`, each stored with its own padding masked.
@@ -1044,9 +1044,8 @@ class Emitter {
         shared[n] = IsLaneBroadcast(static_cast<int>(n));
         continue;
       }
-      if (node.kind != ExprNode::Kind::kOp || DomainOf(node.type) == Domain::kPred || pinned_.contains(static_cast<int>(n))) {
-        continue;
-      }
+      const bool operation = node.kind == ExprNode::Kind::kOp && DomainOf(node.type) != Domain::kPred;
+      if (!operation || pinned_.contains(static_cast<int>(n))) continue;
       bool any = false, all = true;
       for (int i : node.inputs) {
         any = any || shared[i];

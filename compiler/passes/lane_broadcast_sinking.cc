@@ -86,7 +86,8 @@ class Chain {
       if (size != 1) {
         dims.push_back(targets_.at(next_target++));
       } else {
-        const int64_t bound = next_target < targets_.size() ? targets_[next_target] : static_cast<int64_t>(result.size());
+        const int64_t bound =
+            next_target < targets_.size() ? targets_[next_target] : static_cast<int64_t>(result.size());
         int64_t d = previous + 1;
         while (d < bound && (result[static_cast<std::size_t>(d)] != 1 ||
                              std::find(targets_.begin(), targets_.end(), d) != targets_.end())) {
@@ -121,7 +122,8 @@ class Chain {
     if (!IsElementwiseOpcode(x.opcode()) || x.opcode() == Opcode::kRng) return Spread(x, *LeafDims(x), name);
     Instruction* op = AddInstructionFor(broadcast_, name, x.opcode(), ResultShape(x.shape().element_type));
     for (Instruction* operand : x.operands()) {
-      op->AddOperand(IsScalarBroadcast(*operand) ? Spread(*operand->operand(0), {}, name + ".scalar") : Build(*operand));
+      op->AddOperand(IsScalarBroadcast(*operand) ? Spread(*operand->operand(0), {}, name + ".scalar")
+                                                 : Build(*operand));
     }
     for (const hlo::Attribute& attribute : x.attributes()) op->AddAttribute(attribute);
     return op;
