@@ -4,6 +4,7 @@
 #include <deque>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <unordered_map>
 #include <unordered_set>
@@ -267,11 +268,12 @@ class ProgramEmitter final : public NestedEmitter {
   }
 
   // The HBM a plan's buffers need at their peak, from a trial assignment: its parameters and
-  // constants are given (the caller's, the pool's), and at each control-flow instruction its
-  // called computations' bytes go above what is live there, as EmitNested places them.
-  uint64_t PlanBytes(const ComputationPlan& plan) {
+  // constants are given (the caller's, the pool's), and each control-flow instruction's called
+  // computations get their region among its buffers (ReserveRegions), as EmitNested places them.
+  uint64_t PlanBytes(const ComputationPlan& plan, bool writable = false) {
     std::vector<std::unique_ptr<DeviceBuffer>> given;
     NestedBinding binding;
+    binding.parameters_writable = writable;
     const auto give = [&](const hlo::Instruction& x) {
       std::vector<const isa::Shape*> leaves;
       std::function<void(const isa::Shape&)> flatten = [&](const isa::Shape& shape) {
@@ -303,16 +305,15 @@ class ProgramEmitter final : public NestedEmitter {
       return MayOverwriteOperand(plan, writer, operand);
     };
     constexpr uint64_t kUnbounded = std::numeric_limits<uint64_t>::max();
-    const BufferAssignment trial =
-        AssignBuffers(plan.schedule, kUnbounded, plan.computed_inside, binding, overwrites, kUnbounded);
-    uint64_t bytes = trial.peak_bytes;
-    for (std::size_t i = 0; i < plan.schedule.size(); ++i) {
-      const hlo::Instruction& x = *plan.schedule[i];
-      if (IsControlFlowOpcode(x.opcode()) && !plan.computed_inside.contains(&x)) {
-        bytes = std::max(bytes, trial.LiveTopAt(i) + CalleeBytes(x));
-      }
+    ReserveRegions(plan, binding);
+    return AssignBuffers(plan.schedule, kUnbounded, plan.computed_inside, binding, overwrites, kUnbounded).peak_bytes;
+  }
+
+  // Regions for the plan's control-flow instructions' called computations (NestedBinding::regions).
+  void ReserveRegions(const ComputationPlan& plan, NestedBinding& binding) {
+    for (const KernelGroup& group : plan.groups) {
+      if (IsControlFlowOpcode(group.root->opcode())) binding.regions[group.root] = CalleeBytes(*group.root);
     }
-    return bytes;
   }
 
   // The HBM a control-flow instruction's called computations need (the largest: they run one at
@@ -321,8 +322,11 @@ class ProgramEmitter final : public NestedEmitter {
     uint64_t bytes = 0;
     if (!IsControlFlowOpcode(x.opcode())) return bytes;
     for (const hlo::Computation* callee : ControlFlowCallees(x)) {
-      auto it = callee_bytes_.find(callee);
-      if (it == callee_bytes_.end()) it = callee_bytes_.emplace(callee, PlanBytes(Plan(*callee))).first;
+      // A while body may update its loop state in place, as EmitNested lets it.
+      const bool writable = x.opcode() == Opcode::kWhile && callee == x.GetComputation("body");
+      const auto key = std::make_pair(callee, writable);
+      auto it = callee_bytes_.find(key);
+      if (it == callee_bytes_.end()) it = callee_bytes_.emplace(key, PlanBytes(Plan(*callee), writable)).first;
       bytes = std::max(bytes, it->second);
     }
     return bytes;
@@ -363,20 +367,27 @@ class ProgramEmitter final : public NestedEmitter {
     for (std::size_t i = 0; i < plan.schedule.size(); ++i) position[plan.schedule[i]] = i;
     for (const KernelGroup& group : plan.groups) {
       const hlo::Instruction* instruction = group.root;
-      // Above what is live here (at least the assignment's base, which is above the pool).
-      const uint64_t free_above = buffers.LiveTopAt(position.at(instruction));
+      // Above what is live here (at least the assignment's base, which is above the pool), and
+      // above what the callers have live: this computation's region may lie between their buffers.
+      const uint64_t free_above = std::max(buffers.LiveTopAt(position.at(instruction)), scratch_floor_);
       if (IsControlFlowOpcode(instruction->opcode())) {
-        ControlFlowContext context{out_, options_, *instruction, {}, buffers.leaves.at(instruction), free_above, prefix,
-                                   *this};
+        const auto region = buffers.regions.find(instruction);
+        const uint64_t nested_base = region == buffers.regions.end() ? free_above : region->second;
+        ControlFlowContext context{out_,       options_,    *instruction, {}, buffers.leaves.at(instruction),
+                                   free_above, nested_base, prefix,       *this};
         for (const hlo::Instruction* operand : instruction->operands()) {
           context.operands.push_back(buffers.leaves.at(operand));
         }
         out_.Comment(hlo::ToString(*instruction));
-        // The callees' host arrays go above the caller's live at this instruction.
+        // The callees' host arrays go above the caller's live at this instruction; their kernels'
+        // scratch above everything live here.
         const uint64_t caller_host_top = host_region_base_;
+        const uint64_t caller_floor = scratch_floor_;
         host_region_base_ = buffers.HostLiveTopAt(position.at(instruction));
+        scratch_floor_ = free_above;
         EmitControlFlow(context);
         host_region_base_ = caller_host_top;
+        scratch_floor_ = caller_floor;
         continue;
       }
       KernelInfo info;
@@ -437,9 +448,17 @@ class ProgramEmitter final : public NestedEmitter {
     overwrites.may_overwrite = [&plan](const hlo::Instruction& writer, const hlo::Instruction& operand) {
       return MayOverwriteOperand(plan, writer, operand);
     };
+    ReserveRegions(plan, binding);
     assignments_.push_back(AssignBuffers(plan.schedule, options_.hbm_capacity_bytes, plan.computed_inside, binding,
                                          overwrites, options_.host_capacity_bytes));
     const BufferAssignment& buffers = assignments_.back();
+    // Its region was reserved from a trial of the same plan (CalleeBytes): it must hold it.
+    if (const auto reserved = callee_bytes_.find({&computation, writable});
+        reserved != callee_bytes_.end() && buffers.peak_bytes - binding.base_address > reserved->second) {
+      throw Error("internal: computation '" + computation.name() + "' needs " +
+                  std::to_string(buffers.peak_bytes - binding.base_address) + " bytes of HBM, more than the " +
+                  std::to_string(reserved->second) + " its caller reserved for it");
+    }
     NotePeak(buffers);
     AddTemporaries(buffers, prefix);
     out_.Comment("computation " + computation.name() + " (" + prefix + ")");
@@ -527,11 +546,15 @@ class ProgramEmitter final : public NestedEmitter {
   const CompileOptions& options_;
   CompiledModule& compiled_;
   std::unordered_map<const hlo::Computation*, ComputationPlan> plans_;
-  std::unordered_map<const hlo::Computation*, uint64_t> callee_bytes_;  // CalleeBytes, per computation
+  // CalleeBytes, per computation and whether its parameters are writable.
+  std::map<std::pair<const hlo::Computation*, bool>, uint64_t> callee_bytes_;
   std::deque<BufferAssignment> assignments_;  // the called computations' buffers, alive until the end
   std::unordered_map<const hlo::Instruction*, std::unique_ptr<DeviceBuffer>> pool_;
   uint64_t pool_end_ = 0;
   uint64_t host_region_base_ = 0;
+  // While a called computation is emitted: the top of what its callers have live at the call, which
+  // its kernels' scratch stays above (its own region may lie below their buffers).
+  uint64_t scratch_floor_ = 0;
   std::unordered_set<std::string> kernel_names_;
 };
 
@@ -554,6 +577,7 @@ CompiledModule Compile(hlo::Module& module, const CompileOptions& options) {
   donations.may_overwrite = [&plan](const hlo::Instruction& writer, const hlo::Instruction& operand) {
     return MayOverwriteOperand(plan, writer, operand);
   };
+  emitter.ReserveRegions(plan, above_pool);
   const BufferAssignment buffers = AssignBuffers(plan.schedule, options.hbm_capacity_bytes, plan.computed_inside,
                                                  above_pool, donations, options.host_capacity_bytes);
   emitter.NotePeak(buffers);

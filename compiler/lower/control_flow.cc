@@ -165,6 +165,12 @@ void ReadScalar(ControlFlowContext& c, const DeviceBuffer* buffer, std::string_v
   }
 }
 
+// Where a called computation's result is staged on its way to the caller's buffers: above its
+// own values and above everything the caller has live (its region may lie between them).
+uint64_t StagingBase(const ControlFlowContext& c, const NestedResult& result) {
+  return std::max(c.region_base, AlignUp(result.peak_bytes, kBufferAlignmentBytes));
+}
+
 std::string NestedPrefix(const ControlFlowContext& c, const hlo::Computation& callee) {
   return c.prefix + c.instruction.name() + "/" + callee.name() + "/";
 }
@@ -184,12 +190,12 @@ void EmitWhile(ControlFlowContext& c) {
   // init's end label must not be the loop's top, or every iteration would mark it again.
   out.Emit("nop");
   out.Bind(top);
-  const NestedResult predicate = c.nested.EmitNested(condition, {state}, c.region_base, NestedPrefix(c, condition));
+  const NestedResult predicate = c.nested.EmitNested(condition, {state}, c.nested_base, NestedPrefix(c, condition));
   if (predicate.root.size() != 1) CannotLower(x, "the condition must return one pred");
   c.nested.EmitReported(name + "/predicate", "while", x, 1, [&] { ReadScalar(c, predicate.root[0], "the condition's result"); }, true);
   out.Emit("beq s0, 0, {}", exit);
-  const NestedResult next = c.nested.EmitNested(body, {state}, c.region_base, NestedPrefix(c, body), true);
-  EmitResultCopies(c, name + "/next_state", next.root, state, AlignUp(next.peak_bytes, kBufferAlignmentBytes),
+  const NestedResult next = c.nested.EmitNested(body, {state}, c.nested_base, NestedPrefix(c, body), true);
+  EmitResultCopies(c, name + "/next_state", next.root, state, StagingBase(c, next),
                    "the body's result");
   out.Emit("br {}", top);
   out.Bind(exit);
@@ -216,9 +222,9 @@ void EmitConditional(ControlFlowContext& c) {
   for (std::size_t i = 0; i < branches.size(); ++i) {
     out.Bind(labels[i]);
     const NestedResult result =
-        c.nested.EmitNested(*branches[i], {c.operands.at(i + 1)}, c.region_base, NestedPrefix(c, *branches[i]));
+        c.nested.EmitNested(*branches[i], {c.operands.at(i + 1)}, c.nested_base, NestedPrefix(c, *branches[i]));
     EmitResultCopies(c, name + "/result" + std::to_string(i), result.root, c.results,
-                     AlignUp(result.peak_bytes, kBufferAlignmentBytes), "the branch's result");
+                     StagingBase(c, result), "the branch's result");
     if (i + 1 < branches.size()) out.Emit("br {}", end);
   }
   out.Emit("nop");  // the last branch's end label is not the join point the others jump to
@@ -228,9 +234,9 @@ void EmitConditional(ControlFlowContext& c) {
 void EmitCall(ControlFlowContext& c) {
   const hlo::Instruction& x = c.instruction;
   const hlo::Computation& callee = *x.GetComputation("to_apply");
-  const NestedResult result = c.nested.EmitNested(callee, c.operands, c.region_base, NestedPrefix(c, callee));
+  const NestedResult result = c.nested.EmitNested(callee, c.operands, c.nested_base, NestedPrefix(c, callee));
   EmitResultCopies(c, c.prefix + x.name() + "/result", result.root, c.results,
-                   AlignUp(result.peak_bytes, kBufferAlignmentBytes), "the callee's result");
+                   StagingBase(c, result), "the callee's result");
 }
 
 }  // namespace

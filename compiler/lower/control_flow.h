@@ -59,6 +59,9 @@ struct ControlFlowContext {
   std::vector<std::vector<const DeviceBuffer*>> operands;  // each operand's leaves
   std::vector<const DeviceBuffer*> results;               // the instruction's leaves
   uint64_t region_base = 0;  // aligned; HBM from here up is free while the instruction runs
+  // Where the called computations' values go (aligned): the region buffer assignment reserved
+  // for them (NestedBinding::regions), which may lie between the caller's buffers.
+  uint64_t nested_base = 0;
   std::string prefix;        // of the caller's kernel names
   NestedEmitter& nested;
 };

@@ -550,6 +550,19 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
       taken.insert(parameter);
     }
   }
+  // Called computations' regions: buffers of their own, live at their instruction only.
+  std::vector<std::pair<const hlo::Instruction*, const DeviceBuffer*>> regions;
+  for (std::size_t i = 0; i < schedule.size(); ++i) {
+    const auto region = binding.regions.find(schedule[i]);
+    if (region == binding.regions.end() || region->second == 0) continue;
+    auto buffer = std::make_unique<DeviceBuffer>();
+    buffer->name = schedule[i]->name() + ".callees";
+    buffer->shape = isa::Shape::Array(isa::ElementType::kU8, {static_cast<int64_t>(region->second)});
+    buffer->size_bytes = region->second;
+    buffer->first = buffer->last = i;
+    regions.emplace_back(schedule[i], buffer.get());
+    result.buffers.push_back(std::move(buffer));
+  }
   // Addresses: HBM and the host heap each placed on its own (PlaceBuffers).
   std::vector<DeviceBuffer*> hbm;
   std::vector<DeviceBuffer*> host;
@@ -580,6 +593,11 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
     fail(host, result.host_peak_bytes, host_capacity_bytes, "host memory for host arrays (S(5))", "host's");
   }
   for (const auto& entry : view_of) owned.at(entry.first)->address = root_of(entry.first)->address;
+  // The regions are no values: only their addresses stay.
+  for (const auto& [instruction, region] : regions) result.regions[instruction] = region->address;
+  std::erase_if(result.buffers, [&](const std::unique_ptr<DeviceBuffer>& buffer) {
+    return std::any_of(regions.begin(), regions.end(), [&](const auto& region) { return region.second == buffer.get(); });
+  });
   return result;
 }
 

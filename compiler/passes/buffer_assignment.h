@@ -55,6 +55,8 @@ struct BufferAssignment {
   uint64_t base_address = 0;  // where this assignment's own HBM buffers begin (NestedBinding)
   uint64_t host_peak_bytes = 0;     // highest host-memory address in use by host arrays
   uint64_t host_base_address = 0;   // where its host arrays begin
+  // Where each region of NestedBinding::regions begins (aligned).
+  std::unordered_map<const hlo::Instruction*, uint64_t> regions;
 
   // The end of the highest buffer live at schedule position `position` (written at or before it
   // and read at or after it), and at least base_address: the space above it is free while the
@@ -107,6 +109,10 @@ struct NestedBinding {
   // Instructions whose leaves are given: they get no buffer of their own, and lives are not
   // tracked for the given buffers (their owner keeps them alive across the call).
   std::unordered_map<const hlo::Instruction*, std::vector<const DeviceBuffer*>> bound;
+  // Per control-flow instruction, the HBM its called computations need while it runs: a region of
+  // that many bytes is placed among the buffers, live at the instruction only, so it may go in
+  // the space between buffers live there (BufferAssignment::regions) rather than above them all.
+  std::unordered_map<const hlo::Instruction*, uint64_t> regions;
 };
 
 // Entry parameters donated to outputs (input_output_alias). A donated parameter's buffer holds
