@@ -242,9 +242,9 @@ bool MayOverwriteOperand(const ComputationPlan& plan, const hlo::Instruction& wr
 
 // Emits the kernels of the entry computation and, in line, of the computations that its
 // control flow calls. HBM: from 0 a pool with the constants of every called computation (written
-// before the program starts, so no region may reuse it), then the entry's buffers; a called
-// computation's region, and a kernel's scratch, begin above the caller's buffers live at the
-// calling instruction (BufferAssignment::LiveTopAt), not above the caller's whole peak.
+// before the program starts, so no region may reuse it), then the entry's buffers, among which
+// each control-flow instruction's callees get a region (NestedBinding::regions); a kernel's
+// scratch begins above the buffers live at it (BufferAssignment::LiveTopAt) and its callers'.
 class ProgramEmitter final : public NestedEmitter {
  public:
   ProgramEmitter(AsmBuilder& out, const CompileOptions& options, CompiledModule& compiled)

@@ -97,8 +97,8 @@ using KernelOf = std::unordered_map<const hlo::Instruction*, const hlo::Instruct
 
 // For a computation called by another (while body and condition, conditional branches, call):
 // its parameters (and constants, which live in a pool written before the program starts) name
-// buffers that exist already, and its own values go at or above `base_address`, in a region
-// above everything live in its callers, so they can overlap nothing the callers still need.
+// buffers that exist already, and its own values go at or above `base_address`, in the region its
+// caller's assignment reserved for them (`regions`), which overlaps nothing the callers still need.
 struct NestedBinding {
   uint64_t base_address = 0;
   uint64_t host_base_address = 0;  // the same for host arrays (the host heap)
