@@ -36,6 +36,7 @@
 #include "compiler/passes/elementwise_fusion.h"
 #include "compiler/passes/host_offload.h"
 #include "compiler/passes/memory_scheduler.h"
+#include "compiler/passes/tuple_leaves.h"
 #include "isa/assembler.h"
 #include "isa/error.h"
 #include "isa/layout_index.h"
@@ -165,13 +166,11 @@ void EmitHostCopies(AsmBuilder& out, const std::vector<ModuleArray>& arrays, boo
 // host address 0 in the same order and sizes: the device layouts' byte images of every array leaf.
 uint64_t HostBuffersEnd(const hlo::Computation& entry, uint64_t host_capacity_bytes) {
   uint64_t end = 0;
-  std::function<void(const isa::Shape&)> add = [&](const isa::Shape& shape) {
-    if (shape.is_tuple) {
-      for (const isa::Shape& element : shape.tuple_shapes) add(element);
-      return;
+  const auto add = [&](const isa::Shape& shape) {
+    for (const isa::Shape* leaf : ArrayLeaves(shape)) {
+      if (leaf->element_type == isa::ElementType::kToken) continue;
+      end = AlignUp(end + std::max<uint64_t>(isa::LayoutMap(*leaf).byte_size(), 1), kBufferAlignmentBytes);
     }
-    if (shape.element_type == isa::ElementType::kToken) return;
-    end = AlignUp(end + std::max<uint64_t>(isa::LayoutMap(shape).byte_size(), 1), kBufferAlignmentBytes);
   };
   for (const hlo::Instruction* parameter : entry.parameters()) add(parameter->shape());
   add(entry.root()->shape());
@@ -275,17 +274,8 @@ class ProgramEmitter final : public NestedEmitter {
     NestedBinding binding;
     binding.parameters_writable = writable;
     const auto give = [&](const hlo::Instruction& x) {
-      std::vector<const isa::Shape*> leaves;
-      std::function<void(const isa::Shape&)> flatten = [&](const isa::Shape& shape) {
-        if (!shape.is_tuple) {
-          leaves.push_back(&shape);
-          return;
-        }
-        for (const isa::Shape& element : shape.tuple_shapes) flatten(element);
-      };
-      flatten(x.shape());
       std::vector<const DeviceBuffer*>& bound = binding.bound[&x];
-      for (const isa::Shape* leaf : leaves) {
+      for (const isa::Shape* leaf : ArrayLeaves(x.shape())) {
         if (leaf->element_type == isa::ElementType::kToken) {
           bound.push_back(nullptr);
           continue;
@@ -298,7 +288,7 @@ class ProgramEmitter final : public NestedEmitter {
       }
     };
     for (const hlo::Instruction* x : plan.schedule) {
-      if (x->opcode() == Opcode::kParameter || x->opcode() == Opcode::kConstant) give(*x);
+      if (LivesWholeProgram(*x)) give(*x);
     }
     Donations overwrites;
     overwrites.may_overwrite = [&plan](const hlo::Instruction& writer, const hlo::Instruction& operand) {

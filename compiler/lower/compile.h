@@ -51,11 +51,11 @@ struct MxuRates {
   double Ns(double cycles) const { return cycles * 1e3 / clock_mhz; }
 };
 
-// What the compiler needs to know of the machine (sim/ fills it from the ArchConfig).
 // The target's limits a kernel may need more of than a machine has.
 enum class TargetLimit { kSemaphores, kVectorRegisters, kMxuShape, kMxuAccumulatorRows };
 inline constexpr int kTargetLimitCount = 4;
 
+// What the compiler needs to know of the machine (sim/ fills it from the ArchConfig).
 struct CompileOptions {
   isa::Target target;
   // What the user set each TargetLimit as, for the errors of kernels that need more (sim/: the

@@ -1056,9 +1056,9 @@ class Emitter {
     return shared;
   }
 
-  // Whether a strip's tiles share an operation (not only a lane broadcast's load).
-  bool SharesOperations() const {
-    const std::vector<bool> shared = StripShared(LastUses());
+  // Whether a strip's tiles share an operation (not only a lane broadcast's load); `shared` is
+  // StripShared's.
+  bool SharesOperations(const std::vector<bool>& shared) const {
     for (std::size_t n = 0; n < expr_.nodes.size(); ++n) {
       if (shared[n] && expr_.nodes[n].kind == ExprNode::Kind::kOp) return true;
     }
@@ -1253,7 +1253,7 @@ class Emitter {
     // lane broadcast) before it begins: their latency (a cross-lane spread, a square root) then
     // passes while the strip before computes, where the strip's tiles would all wait for it.
     // ChooseCopies keeps a tile's peak of registers for it.
-    const bool ahead = SharesOperations();
+    const bool ahead = SharesOperations(shared);
     while (true) {
       const Step* best = nullptr;
       double best_issue = 0;
@@ -1500,7 +1500,8 @@ class Emitter {
       if (!BodyFits(1)) CannotLower(c_.instruction, "its expression needs more registers than the machine has");
       const int free_masks = kMaskRegisters - std::max(kFirstTempMask, next_pinned_mask_);
       // A strip's shared operations computed ahead (EmitScheduled) hold at most a tile's peak.
-      max_in_flight_ = std::max(1, first_pinned_ / std::max(1, peak_vregs_) - (SharesOperations() ? 1 : 0));
+      max_in_flight_ = std::max(1, first_pinned_ / std::max(1, peak_vregs_) -
+                                        (SharesOperations(StripShared(LastUses())) ? 1 : 0));
       if (peak_masks_ > 0) max_in_flight_ = std::max(1, std::min(max_in_flight_, free_masks / peak_masks_));
       if (fold_ != nullptr) {
         // Strip folds live beside the tiles in flight: one for each strip those tiles touch, one

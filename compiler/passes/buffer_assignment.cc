@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "compiler/lower/elementwise_expr.h"
+#include "compiler/passes/tuple_leaves.h"
 #include "isa/error.h"
 #include "isa/layout_index.h"
 
@@ -13,25 +14,10 @@ namespace tpusim::compiler {
 namespace {
 
 
-void FlattenShape(const isa::Shape& shape, std::vector<const isa::Shape*>& out) {
-  if (shape.is_tuple) {
-    for (const isa::Shape& element : shape.tuple_shapes) FlattenShape(element, out);
-    return;
-  }
-  out.push_back(&shape);
-}
-
 // Leaves of tuple element `index` of a value whose shape is `shape`: [begin, end) in its flattening.
 std::pair<std::size_t, std::size_t> ElementLeafRange(const isa::Shape& shape, int64_t index) {
-  std::size_t begin = 0;
-  for (int64_t i = 0; i < index; ++i) {
-    std::vector<const isa::Shape*> leaves;
-    FlattenShape(shape.tuple_shapes.at(i), leaves);
-    begin += leaves.size();
-  }
-  std::vector<const isa::Shape*> leaves;
-  FlattenShape(shape.tuple_shapes.at(index), leaves);
-  return {begin, begin + leaves.size()};
+  const std::size_t begin = ElementFirstLeaf(shape, index);
+  return {begin, begin + LeafCount(shape.tuple_shapes.at(index))};
 }
 
 // Whether the elements lie in row-major order: the dims other than size-1 ones are in
@@ -70,10 +56,6 @@ bool IsIdentityCustomCall(const hlo::Instruction& instruction) {
 bool IsView(const hlo::Instruction& instruction) {
   return instruction.opcode() == hlo::Opcode::kBitcast || IsAliasingReshape(instruction) ||
          IsIdentityCustomCall(instruction);
-}
-
-bool LivesWholeProgram(const hlo::Instruction& instruction) {
-  return instruction.opcode() == hlo::Opcode::kParameter || instruction.opcode() == hlo::Opcode::kConstant;
 }
 
 // "the largest buffers live here: a (N bytes), b (M bytes), ... of K bytes live in all", for the
@@ -125,8 +107,6 @@ uint64_t PlaceInOrder(const std::vector<DeviceBuffer*>& order, uint64_t base, st
   return peak;
 }
 
-}
-
 // Sets the addresses of `placed` from `base` by both orders (first write, and decreasing size)
 // and keeps the one with the lower peak; returns that peak.
 uint64_t PlaceBuffers(const std::vector<DeviceBuffer*>& placed, uint64_t base) {
@@ -146,7 +126,13 @@ uint64_t PlaceBuffers(const std::vector<DeviceBuffer*>& placed, uint64_t base) {
   const std::vector<uint64_t>& addresses = use_size ? size_fit : first_fit;
   for (std::size_t i = 0; i < order.size(); ++i) order[i]->address = addresses[i];
   return std::min(first_fit_peak, size_fit_peak);
+}
+
 }  // namespace
+
+bool LivesWholeProgram(const hlo::Instruction& instruction) {
+  return instruction.opcode() == hlo::Opcode::kParameter || instruction.opcode() == hlo::Opcode::kConstant;
+}
 
 bool SameRowMajorImage(const isa::Shape& a, const isa::Shape& b) {
   if (a.is_tuple || b.is_tuple || !a.layout || !b.layout || a.element_type != b.element_type) return false;
@@ -328,8 +314,7 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
       default:
         break;
     }
-    std::vector<const isa::Shape*> shapes;
-    FlattenShape(instruction.shape(), shapes);
+    const std::vector<const isa::Shape*> shapes = ArrayLeaves(instruction.shape());
     for (std::size_t k = 0; k < shapes.size(); ++k) {
       if (shapes[k]->element_type == isa::ElementType::kToken) {
         leaves.push_back(nullptr);

@@ -79,6 +79,10 @@ bool SameRowMajorImage(const isa::Shape& a, const isa::Shape& b);
 // A reshape whose operand and result have the same image (SameRowMajorImage): a bitcast.
 bool IsAliasingReshape(const hlo::Instruction& instruction);
 
+// Parameters and constants: their buffers live for the whole program (parameters and outputs are
+// dumped after the run, constants written before it).
+bool LivesWholeProgram(const hlo::Instruction& instruction);
+
 // True for instructions that name existing buffers instead of writing new ones: parameter,
 // tuple, get-tuple-element, bitcast, reshapes that are bitcasts, optimization-barrier,
 // add-dependency, after-all, custom-call "Sharding" (a partitioning annotation), and a custom-call

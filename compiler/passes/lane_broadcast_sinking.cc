@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "compiler/lower/elementwise_expr.h"
@@ -139,15 +140,15 @@ class Chain {
 
 void SinkLaneBroadcasts(hlo::Module& module) {
   for (const auto& computation : module.computations()) {
-    std::vector<Instruction*> sunk;
+    std::vector<std::pair<Instruction*, Chain>> sunk;
     for (const auto& x : computation->instructions()) {
-      if (x->opcode() == Opcode::kBroadcast && Chain(*x).Applies()) sunk.push_back(x.get());
+      if (x->opcode() != Opcode::kBroadcast) continue;
+      Chain chain(*x);
+      if (chain.Applies()) sunk.emplace_back(x.get(), std::move(chain));
     }
     if (sunk.empty()) continue;
     std::vector<Instruction*> chains;
-    for (Instruction* x : sunk) {
-      Chain chain(*x);
-      chain.Applies();
+    for (auto& [x, chain] : sunk) {
       computation->ReplaceUses(x, chain.Build());
       chains.push_back(x->operand(0));
       computation->RemoveInstruction(x);

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "compiler/passes/tuple_leaves.h"
 #include "isa/layout_index.h"
 
 namespace tpusim::compiler {
@@ -12,19 +13,14 @@ namespace {
 
 using hlo::Instruction;
 
+// The HBM a value's buffers take, each aligned as buffer assignment places it.
 uint64_t ByteSize(const isa::Shape& shape) {
-  if (shape.is_tuple) {
-    uint64_t bytes = 0;
-    for (const isa::Shape& element : shape.tuple_shapes) bytes += ByteSize(element);
-    return bytes;
+  uint64_t bytes = 0;
+  for (const isa::Shape* leaf : ArrayLeaves(shape)) {
+    if (leaf->element_type == isa::ElementType::kToken) continue;
+    bytes += AlignUp(std::max<uint64_t>(isa::LayoutMap(*leaf).byte_size(), 1), kBufferAlignmentBytes);
   }
-  if (shape.element_type == isa::ElementType::kToken) return 0;
-  return AlignUp(std::max<uint64_t>(isa::LayoutMap(shape).byte_size(), 1), kBufferAlignmentBytes);
-}
-
-// Parameters and constants live for the whole program: scheduling frees none of their bytes.
-bool LivesWholeProgram(const Instruction& x) {
-  return x.opcode() == hlo::Opcode::kParameter || x.opcode() == hlo::Opcode::kConstant;
+  return bytes;
 }
 
 }  // namespace

@@ -15,4 +15,14 @@ std::size_t ElementFirstLeaf(const isa::Shape& tuple, int64_t index) {
   return first;
 }
 
+std::vector<const isa::Shape*> ArrayLeaves(const isa::Shape& shape) {
+  if (!shape.is_tuple) return {&shape};
+  std::vector<const isa::Shape*> leaves;
+  for (const isa::Shape& element : shape.tuple_shapes) {
+    const std::vector<const isa::Shape*> inner = ArrayLeaves(element);
+    leaves.insert(leaves.end(), inner.begin(), inner.end());
+  }
+  return leaves;
+}
+
 }  // namespace tpusim::compiler

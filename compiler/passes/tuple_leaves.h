@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "isa/shape.h"
 
@@ -14,5 +15,8 @@ std::size_t LeafCount(const isa::Shape& shape);
 
 // The flattened index of the first leaf of tuple element `index` of `tuple`.
 std::size_t ElementFirstLeaf(const isa::Shape& tuple, int64_t index);
+
+// The array shapes of `shape` in flattening order (`shape` itself for an array; tokens included).
+std::vector<const isa::Shape*> ArrayLeaves(const isa::Shape& shape);
 
 }  // namespace tpusim::compiler

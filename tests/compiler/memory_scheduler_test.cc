@@ -10,6 +10,7 @@
 #include "compiler/passes/layout_assignment.h"
 #include "compiler/passes/memory_scheduler.h"
 #include "tests/compiler/compile_test_support.h"
+#include "tests/compiler/memory_planning_modules.h"
 
 namespace {
 
@@ -67,54 +68,9 @@ TEST_CASE("memory scheduler: Compile keeps the schedule that peaks lower", "[mem
   CHECK(compiled.hbm_peak_bytes >= (8u << 20));
 }
 
-namespace {
-
-// A one-iteration loop whose body needs 8 MiB (a broadcast and its reverse) while the caller has 12 MiB free
-// between its buffers: a, read by its reduce before the loop, below b (a slice of a, so written
-// while a lives), read after it. (A call would be inlined.)
-constexpr char kLoopInAHole[] = R"(HloModule m
-add {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT s = f32[] add(x, y)
-}
-cond {
-  s = (s32[], f32[1024]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  n = s32[] constant(1)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-body {
-  s = (s32[], f32[1024]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  one = s32[] constant(1)
-  j = s32[] add(i, one)
-  v = f32[1024] get-tuple-element(s), index=1
-  b0 = f32[1024,1024] broadcast(v), dimensions={1}
-  t = f32[1024,1024] reverse(b0), dimensions={0}
-  z = f32[] constant(0)
-  u = f32[1024] reduce(t, z), dimensions={0}, to_apply=add
-  ROOT r = (s32[], f32[1024]) tuple(j, u)
-}
-ENTRY e {
-  q = f32[3072,1024] parameter(0)
-  a = f32[3072,1024] reverse(q), dimensions={0}
-  b = f32[1024,1024] slice(a), slice={[0:1024], [0:1024]}
-  z = f32[] constant(0)
-  ra = f32[1024] reduce(a, z), dimensions={0}, to_apply=add
-  zero = s32[] constant(0)
-  init = (s32[], f32[1024]) tuple(zero, ra)
-  w = (s32[], f32[1024]) while(init), condition=cond, body=body
-  c = f32[1024] get-tuple-element(w), index=1
-  rb = f32[1024] reduce(b, z), dimensions={0}, to_apply=add
-  ROOT t = (f32[1024], f32[1024]) tuple(rb, c)
-}
-)";
-
-}  // namespace
 
 TEST_CASE("memory planning: a loop body's region goes between the caller's buffers", "[memory_scheduler]") {
-  auto module = hlo::ParseModule(kLoopInAHole, "test.hlo");
+  auto module = hlo::ParseModule(memory_planning_test::kLoopInAHole, "test.hlo");
   const compiler::CompiledModule compiled = compiler::Compile(*module, compiler_test::SmallTargetOptions());
   // q and a 12 MiB each, b 4 MiB: 28 MiB live at once before a's reduce. At the loop a is dead
   // and the body's 8 MiB go where it was; above b they made 36 MiB.

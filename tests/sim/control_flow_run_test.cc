@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "isa/npy.h"
+#include "tests/compiler/memory_planning_modules.h"
 #include "tests/sim/exec_support.h"
 
 namespace {
@@ -367,45 +368,8 @@ TEST_CASE("control flow: a loop body whose values go between the caller's buffer
   // The body's 8 MiB (a broadcast and its reverse) go where a was, below b, which the caller
   // reads after the loop (tests/compiler/memory_scheduler_test.cc): b and the results must come
   // through intact.
-  const fs::path dir = TempDir("cf_call_in_hole");
-  const fs::path module = WriteModule(dir, R"(HloModule hole
-add {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT s = f32[] add(x, y)
-}
-cond {
-  s = (s32[], f32[1024]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  n = s32[] constant(1)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-body {
-  s = (s32[], f32[1024]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  one = s32[] constant(1)
-  j = s32[] add(i, one)
-  v = f32[1024] get-tuple-element(s), index=1
-  b0 = f32[1024,1024] broadcast(v), dimensions={1}
-  t = f32[1024,1024] reverse(b0), dimensions={0}
-  z = f32[] constant(0)
-  u = f32[1024] reduce(t, z), dimensions={0}, to_apply=add
-  ROOT r = (s32[], f32[1024]) tuple(j, u)
-}
-ENTRY e {
-  q = f32[3072,1024] parameter(0)
-  a = f32[3072,1024] reverse(q), dimensions={0}
-  b = f32[1024,1024] slice(a), slice={[0:1024], [0:1024]}
-  z = f32[] constant(0)
-  ra = f32[1024] reduce(a, z), dimensions={0}, to_apply=add
-  zero = s32[] constant(0)
-  init = (s32[], f32[1024]) tuple(zero, ra)
-  w = (s32[], f32[1024]) while(init), condition=cond, body=body
-  c = f32[1024] get-tuple-element(w), index=1
-  rb = f32[1024] reduce(b, z), dimensions={0}, to_apply=add
-  ROOT t = (f32[1024], f32[1024]) tuple(rb, c)
-}
-)");
+  const fs::path dir = TempDir("cf_loop_in_hole");
+  const fs::path module = WriteModule(dir, tpusim::memory_planning_test::kLoopInAHole);
   CHECK_THAT(RunOk("run " + module.string() + " --check"), Catch::Contains("check passed"));
 }
 
