@@ -193,7 +193,8 @@ ComputationPlan PlanComputation(const hlo::Computation& computation, const Compi
   ComputationPlan plan;
   plan.schedule = Schedule(computation);
   plan.groups = FuseElementwise(plan.schedule, [&options](const KernelGroup& group) {
-    return ReduceInputFusionFits(group, options);
+    return group.root->opcode() == Opcode::kReduce ? ReduceInputFusionFits(group, options)
+                                                   : ElementwiseFusionFits(group, options);
   });
   for (const KernelGroup& group : plan.groups) {
     for (const hlo::Instruction* member : group.members) {

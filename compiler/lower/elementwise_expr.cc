@@ -2,8 +2,13 @@
 
 #include <bit>
 #include <cstring>
+#include <limits>
+#include <map>
+#include <string>
+#include <tuple>
 #include <unordered_map>
 
+#include "compiler/hlo/reducer_pattern.h"
 #include "compiler/lower/kernel.h"
 #include "isa/error.h"
 
@@ -37,9 +42,37 @@ class Builder {
   ElementwiseExpr& expr() { return expr_; }
 
  private:
+  // Node `node`, or an equal one built before (common subexpressions: lane-broadcast sinking
+  // gives each broadcast its own copy of a row statistic's chain, and the HLO may compute a
+  // value twice, as layer norm's `x - mean`).
   int Add(ExprNode node) {
+    const auto key = KeyOf(node);
+    if (const auto it = built_.find(key); it != built_.end()) return it->second;
     expr_.nodes.push_back(std::move(node));
-    return static_cast<int>(expr_.nodes.size()) - 1;
+    const int n = static_cast<int>(expr_.nodes.size()) - 1;
+    built_[key] = n;
+    return n;
+  }
+
+  // What makes two nodes compute the same value: the operation (with a compare's direction and
+  // type), the value's type, the inputs, the operand loaded and how it is broadcast, the bits.
+  using NodeKey = std::tuple<int, int, int, std::vector<int>, int, uint32_t, std::string, std::vector<int64_t>, const void*>;
+  static NodeKey KeyOf(const ExprNode& node) {
+    std::string attributes;
+    std::vector<int64_t> broadcast_dims;
+    const void* identity = nullptr;  // row folds: the reduce itself
+    int opcode = -1;
+    if (node.kind == ExprNode::Kind::kOp) {
+      opcode = static_cast<int>(node.hlo->opcode());
+      if (node.hlo->opcode() == Opcode::kCompare) {
+        attributes = node.hlo->GetIdentifier("direction");
+        if (node.hlo->HasAttribute("type")) attributes += "/" + node.hlo->GetIdentifier("type");
+      }
+    }
+    if (node.kind == ExprNode::Kind::kRowFold) identity = node.hlo;
+    if (node.broadcast != nullptr) broadcast_dims = node.broadcast->GetIntListOrEmpty("dimensions");
+    return {static_cast<int>(node.kind), opcode, static_cast<int>(node.type), node.inputs, node.operand,
+            node.bits, attributes, broadcast_dims, identity};
   }
 
   void CheckType(const hlo::Instruction& x) {
@@ -91,6 +124,16 @@ class Builder {
       case Opcode::kBroadcast: {
         const hlo::Instruction* operand = x->operand(0);
         if (operand->shape().rank() == 0) return Visit(operand);
+        if (const hlo::Instruction* reduce = RowFoldReduce(*x); reduce != nullptr && !leaves_.contains(operand) &&
+                                                                 x->shape().dims == kernel_dims()) {
+          // Every broadcast of the same reduce is one fold (Add).
+          ExprNode node;
+          node.kind = ExprNode::Kind::kRowFold;
+          node.hlo = reduce;
+          node.type = type;
+          node.inputs.push_back(Visit(reduce->operand(0)));
+          return Add(node);
+        }
         const auto leaf = leaves_.find(operand);
         if (leaf == leaves_.end() || x->shape().dims != kernel_dims() || operand->shape().rank() >= x->shape().rank()) {
           CannotLower(kernel_, "broadcast '" + x->name() + "' of a non-scalar that is not a kernel operand, or not into "
@@ -165,10 +208,38 @@ class Builder {
   const hlo::Instruction& kernel_;
   std::unordered_map<const hlo::Instruction*, int> leaves_;
   std::unordered_map<const hlo::Instruction*, int> visited_;
+  std::map<NodeKey, int> built_;
   ElementwiseExpr expr_;
 };
 
 }  // namespace
+
+const hlo::Instruction* RowFoldReduce(const hlo::Instruction& broadcast) {
+  if (broadcast.opcode() != Opcode::kBroadcast || broadcast.operand_count() != 1 || broadcast.shape().is_tuple) return nullptr;
+  const isa::Shape& shape = broadcast.shape();
+  const int64_t rank = shape.rank();
+  std::vector<int64_t> rows(static_cast<std::size_t>(std::max<int64_t>(rank - 1, 0)));
+  for (int64_t d = 0; d + 1 < rank; ++d) rows[d] = d;
+  if (rank < 2 || broadcast.GetIntListOrEmpty("dimensions") != rows) return nullptr;
+  const hlo::Instruction* reduce = broadcast.operand(0);
+  if (reduce->opcode() != Opcode::kReduce || reduce->operand_count() != 2 || reduce->shape().is_tuple) return nullptr;
+  const isa::Shape& folded = reduce->operand(0)->shape();
+  const bool float_type = folded.element_type == isa::ElementType::kF32 || folded.element_type == isa::ElementType::kBF16;
+  if (folded.is_tuple || folded.dims != shape.dims || !float_type || shape.element_type != folded.element_type ||
+      reduce->shape().element_type != folded.element_type ||
+      reduce->GetIntListOrEmpty("dimensions") != std::vector<int64_t>{rank - 1}) {
+    return nullptr;
+  }
+  const hlo::Instruction* init = reduce->operand(1);
+  if (init->opcode() != Opcode::kConstant || init->literal() == nullptr || init->shape().rank() != 0) return nullptr;
+  const double value = init->literal()->GetDouble(0);
+  switch (hlo::ReducerOpOf(*reduce).value_or(hlo::ReduceOp::kXor)) {
+    case hlo::ReduceOp::kAdd: return value == 0 ? reduce : nullptr;
+    case hlo::ReduceOp::kMaximum: return value == -std::numeric_limits<double>::infinity() ? reduce : nullptr;
+    case hlo::ReduceOp::kMinimum: return value == std::numeric_limits<double>::infinity() ? reduce : nullptr;
+    default: return nullptr;
+  }
+}
 
 bool KeepsEveryValue(const hlo::Instruction& reduce_precision) {
   int exponent = 0;
@@ -267,6 +338,7 @@ bool PreservesZero(const ElementwiseExpr& expr, int node) {
       // The replicating DMAs of a broadcast write its elements only, not the tiles' padding.
       return n.broadcast == nullptr;
     case ExprNode::Kind::kScalar:
+    case ExprNode::Kind::kRowFold:  // in every lane, the padding lanes included
       return false;
     case ExprNode::Kind::kConstant:
       return n.bits == 0 || (DomainOf(n.type) == Domain::kFloat && n.bits == 0x80000000u);

@@ -24,7 +24,10 @@ enum class Domain { kFloat, kInt, kPred };
 bool Is8Bit(isa::ElementType type);  // s8 or u8
 
 struct ExprNode {
-  enum class Kind { kLoad, kScalar, kConstant, kOp };
+  // kRowFold: a row statistic broadcast back along its rows (RowFoldReduce): `hlo` is the reduce,
+  // inputs[0] the value it folds, of the result's dims; every tile of a strip has the same value,
+  // each row's fold in every lane.
+  enum class Kind { kLoad, kScalar, kConstant, kOp, kRowFold };
   Kind kind = Kind::kOp;
   const hlo::Instruction* hlo = nullptr;  // the operation (kOp), or the value's instruction
   isa::ElementType type = isa::ElementType::kF32;  // the value's element type
@@ -58,6 +61,14 @@ bool KeepsEveryValue(const hlo::Instruction& reduce_precision);
 // computation over its parameters. Throws (CannotLower) with the reason when it is not
 // element-wise.
 ElementwiseExpr BuildElementwiseExpr(const KernelGroup& group);
+
+// The reduce when `broadcast` is a row statistic broadcast back along the rows it folds, which an
+// element-wise kernel computes in its own registers (as XLA fuses a softmax's or a layer norm's
+// reductions with their consumers): `broadcast(reduce(e, init), dimensions={0..r-2})` into e's
+// dims, e of rank r >= 2 folded over its last (lane) dim by an add, maximum or minimum from the
+// reducer's identity, in f32 or bf16 (folded in f32, a bf16 sum rounded once, as the reduce
+// kernel does). nullptr for anything else.
+const hlo::Instruction* RowFoldReduce(const hlo::Instruction& broadcast);
 
 // Whether every element that is zero in every loaded operand is zero in node `node` (so the
 // zero padding of the operands' tiles stays zero without masking).

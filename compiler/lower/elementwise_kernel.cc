@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "compiler/hlo/reducer_pattern.h"
 #include "compiler/lower/broadcast_block_dmas.h"
 #include "compiler/lower/dma_region.h"
 #include "compiler/lower/elementwise_expr.h"
@@ -151,6 +152,7 @@ class Emitter {
     lanes_ = out_->target().lanes();
     Plan();
     if (!BodyFits(1)) CannotLower(c_.instruction, "its expression needs more registers than the machine has");
+    if (row_folds_) ChooseCopies();
   }
 
  private:
@@ -201,6 +203,7 @@ class Emitter {
       }
       if (node.kind == ExprNode::Kind::kScalar) scalars_.insert(node.operand);
     }
+    for (const ExprNode& node : expr_.nodes) row_folds_ = row_folds_ || node.kind == ExprNode::Kind::kRowFold;
     for (int output : expr_.outputs) {
       if (!PreservesZero(expr_, output)) masked_ = true;
     }
@@ -268,6 +271,20 @@ class Emitter {
     cursor += pack_scratch_bytes_;
     if (cursor > vmem_end_) CannotLower(c_.instruction, "its blocks do not fit in VMEM");
     PlanRegisters();
+    if (row_folds_) CheckRowFolds();
+  }
+
+  // A row fold (ExprNode::kRowFold) folds a strip's tiles in one body: blocks of whole strips, no
+  // padding lanes (they would need the fold's identity), a body scheduled tile by tile.
+  void CheckRowFolds() {
+    if (pieces_ > 1 || grid_.strip_tiles > kScheduledTiles) {
+      CannotLower(c_.instruction, "its rows of " + std::to_string(grid_.strip_tiles) +
+                                      " tiles are too long to fold in one body of the element-wise kernel");
+    }
+    if (grid_.partial_lanes != 0 || grid_.partial_elements != 0) {
+      CannotLower(c_.instruction, "it folds rows that end in padding lanes (not lowered yet)");
+    }
+    if (!ScheduledBody()) CannotLower(c_.instruction, "it folds rows of f16 or 8-bit values (not lowered yet)");
   }
 
   // Where not even two strips of every stream fit VMEM (Llama's vocabulary-wide rows: 128256
@@ -491,7 +508,7 @@ class Emitter {
       out_->Emit("vsub.s32 v{}, v{}, v{}", load_shift_reg_, c24_reg_, store_shift_reg_);
     }
     // Zero: the masks' fill, and the lane index every lane of a lane broadcast reads.
-    if (masked_ || converts_pred || moves_pred_ || LaneBroadcasts()) out_->Emit("vbcast v{}, 0", zero_reg_);
+    if (masked_ || converts_pred || moves_pred_ || LaneBroadcasts() || row_folds_) out_->Emit("vbcast v{}, 0", zero_reg_);
     if (converts_pred) out_->Emit("vbcast v{}, 0x3f800000", one_reg_);  // 1.0f
     if (masked_) {
       if (grid_.partial_elements != 0) {
@@ -729,7 +746,7 @@ class Emitter {
       int64_t run = 0;
       while (s + run < last && IsPartialStrip(s + run) == partial) ++run;
       const Variant base = partial ? kRow : kNone;
-      if (!lane_masked && !LaneBroadcasts() && fold_ == nullptr) {
+      if (!lane_masked && !LaneBroadcasts() && fold_ == nullptr && !row_folds_) {
         EmitTiles(base, run * grid_.strip_tiles);
       } else {
         EmitStrips(base, run, lane_masked);
@@ -857,6 +874,7 @@ class Emitter {
   void EmitBody(const std::vector<Variant>& variants) {
     const int copies = static_cast<int>(variants.size());
     vreg_used_.assign(64, false);
+    aliases_.clear();
     mask_used_.assign(kMaskRegisters, false);
     peak_vregs_ = 0;
     peak_masks_ = 0;
@@ -1044,6 +1062,10 @@ class Emitter {
         shared[n] = IsLaneBroadcast(static_cast<int>(n));
         continue;
       }
+      if (node.kind == ExprNode::Kind::kRowFold) {
+        shared[n] = true;
+        continue;
+      }
       const bool operation = node.kind == ExprNode::Kind::kOp && DomainOf(node.type) != Domain::kPred;
       if (!operation || pinned_.contains(static_cast<int>(n))) continue;
       bool any = false, all = true;
@@ -1060,7 +1082,7 @@ class Emitter {
   // StripShared's.
   bool SharesOperations(const std::vector<bool>& shared) const {
     for (std::size_t n = 0; n < expr_.nodes.size(); ++n) {
-      if (shared[n] && expr_.nodes[n].kind == ExprNode::Kind::kOp) return true;
+      if (shared[n] && expr_.nodes[n].kind != ExprNode::Kind::kLoad) return true;
     }
     return false;
   }
@@ -1078,6 +1100,7 @@ class Emitter {
 
   VpuSlot SlotOf(const ExprNode& node) const {
     if (node.kind == ExprNode::Kind::kLoad) return VpuSlot::kLoadStore;
+    if (node.kind == ExprNode::Kind::kRowFold) return VpuSlot::kCrossLane;
     switch (node.hlo->opcode()) {
       case Opcode::kExp: case Opcode::kLog: case Opcode::kRsqrt: case Opcode::kSqrt: case Opcode::kTanh:
       case Opcode::kLogistic: case Opcode::kSin: case Opcode::kCos: case Opcode::kPower:
@@ -1215,7 +1238,9 @@ class Emitter {
       }
       if (step.kind != Kind::kCompute) return true;
       for (int i : inputs[step.index]) {
-        if (!value_of(step.copy, i).done) return false;
+        for (int c : FoldedCopies(step)) {
+          if (!value_of(c, i).done) return false;
+        }
       }
       return true;
     };
@@ -1224,7 +1249,9 @@ class Emitter {
       const std::vector<Value>& v = values[step.copy];
       switch (step.kind) {
         case Kind::kCompute:
-          for (int i : inputs[step.index]) ready = std::max(ready, value_of(step.copy, i).ready);
+          for (int i : inputs[step.index]) {
+            for (int c : FoldedCopies(step)) ready = std::max(ready, value_of(c, i).ready);
+          }
           break;
         case Kind::kFinish:
           ready = v[step.index].ready;
@@ -1286,6 +1313,11 @@ class Emitter {
       switch (step.kind) {
         case Kind::kCompute: {
           Value& value = v[step.index];
+          if (expr_.nodes[step.index].kind == ExprNode::Kind::kRowFold) {
+            value.ready = EmitRowFold(step, values, clock, ready);
+            ShareWithStrip(step.copy, step.index, copies, values);
+            break;
+          }
           if (EmitCompute(step.index, v)) {
             value.ready = ready;  // took over its input's register: no instruction
             ShareWithStrip(step.copy, step.index, copies, values);
@@ -1341,7 +1373,63 @@ class Emitter {
         }
       }
     }
+    for (int c = 0; c < copies; ++c) {
+      while (next[c] < steps[c].size() && Skipped(steps[c][next[c]], values)) ++next[c];
+      if (next[c] < steps[c].size()) CannotLower(c_.instruction, "internal: the element-wise body's schedule left steps out");
+    }
     copy_ = 0;
+  }
+
+  // The copies whose input values a step reads: its own, or, for a row fold, each tile of its
+  // strip (the step's copy is the strip's first).
+  std::vector<int> FoldedCopies(const ScheduledStep& step) const {
+    if (step.kind != ScheduledStep::Kind::kCompute || expr_.nodes[step.index].kind != ExprNode::Kind::kRowFold) {
+      return {step.copy};
+    }
+    std::vector<int> copies(shared_tiles_);
+    for (int k = 0; k < shared_tiles_; ++k) copies[k] = step.copy + k;
+    return copies;
+  }
+
+  // Row fold `step.index` for the strip whose first tile is `step.copy`: its tiles' values folded
+  // in order, then each row across its lanes with the result in every lane (vredb), as the reduce
+  // kernel folds a strip (so the results are the same); an add from +0, the reduce's init, and a
+  // bf16 sum rounded once.
+  // Returns when the value is ready.
+  double EmitRowFold(const ScheduledStep& step, std::vector<std::vector<ScheduledValue>>& values, VpuIssueClock& clock,
+                     double ready) {
+    const ExprNode& node = expr_.nodes[step.index];
+    const int input = node.inputs.at(0);
+    const hlo::ReduceOp op = *hlo::ReducerOpOf(*node.hlo);
+    const char* name = op == hlo::ReduceOp::kAdd ? "add" : op == hlo::ReduceOp::kMaximum ? "max" : "min";
+    const std::vector<int> tiles = FoldedCopies(step);
+    const auto reg = [&](int c) { return regs_[c][input] >= 0 ? regs_[c][input] : regs_[values[c][input].owner][input]; };
+    copy_ = step.copy;
+    const int d = AllocVreg();
+    Regs()[step.index] = d;
+    int folded = reg(tiles[0]);
+    for (std::size_t k = 1; k < tiles.size(); ++k) {
+      out_->Emit("v{}.f32 v{}, v{}, v{}", name, d, folded, reg(tiles[k]));
+      folded = d;
+    }
+    out_->Emit("vredb.{}.f32 v{}, v{}", name, d, folded);
+    const bool add = op == hlo::ReduceOp::kAdd;
+    if (add) out_->Emit("vadd.f32 v{}, v{}, v{}", d, d, zero_reg_);
+    // A bf16 sum is rounded once (a maximum or minimum of bf16 values is one of them).
+    const bool rounds = add && node.type == isa::ElementType::kBF16;
+    if (rounds) out_->Emit("vcvt.bf16.f32 v{}, v{}", d, d);
+    std::set<int> owners;  // each distinct value read once (a strip-shared input is one)
+    for (int c : tiles) owners.insert(values[c][input].owner >= 0 ? values[c][input].owner : c);
+    for (int c : owners) {
+      copy_ = c;
+      if (--values[c][input].readers == 0) Release(input);
+    }
+    copy_ = step.copy;
+    ScheduledValue& value = values[step.copy][step.index];
+    value.issued = value.done = true;
+    double at = clock.Issue(VpuSlot::kElementwise, ready, static_cast<int>(tiles.size()) - 1);
+    at = clock.Issue(VpuSlot::kCrossLane, at, 1);
+    return add ? clock.Issue(VpuSlot::kElementwise, at, rounds ? 2 : 1) : at;
   }
 
   // A strip fold's step for tile `copy` of the body (ProducerSink::fold): the strip's first tile
@@ -1357,7 +1445,8 @@ class Emitter {
     int fold = tiles > 0 && !first ? folds.at(copy / tiles) : fold_acc_reg_;
     bool release = true;
     if (first) {
-      const bool own = prepared.issued || (value.readers == 1 && value.owner < 0 && !pinned_.contains(output));
+      const bool own = prepared.issued ||
+                       (value.readers == 1 && value.owner < 0 && !pinned_.contains(output) && !aliases_.contains(reg));
       if (own) {
         fold = reg;
         release = false;
@@ -1422,6 +1511,16 @@ class Emitter {
       // The register is n's now: its input is not released.
       Regs()[n] = Regs()[kept_source];
       values[kept_source].readers = 0;
+      value.issued = value.done = true;
+      return true;
+    }
+    if (kept_source >= 0 && !pinned_.contains(kept_source)) {
+      // Its input is read by others too: both name one register (nothing writes a value's
+      // register after its value is done), freed when both are released. Layer norm's f32 view
+      // of x, folded into the mean while x itself is read again: 6 copies and registers a strip.
+      Regs()[n] = Regs()[kept_source];
+      ++aliases_[Regs()[n]];
+      --values[kept_source].readers;
       value.issued = value.done = true;
       return true;
     }
@@ -1512,11 +1611,44 @@ class Emitter {
         };
         while (max_in_flight_ > 1 && registers(max_in_flight_) > first_pinned_) --max_in_flight_;
       }
+      if (row_folds_) ChooseRowFoldInFlight();
       return kScheduledTiles;
     }
     int copies = 8;
     while (copies > 1 && !BodyFits(copies)) --copies;
     return copies;
+  }
+
+  // With row folds: a fold waits for every tile of its strip, so they are all in flight at once,
+  // and a strip's chain of latencies (a cross-lane fold, a square root) is long, so more tiles in
+  // flight let the next strips' loads and folds fill it: as many as a body of whole strips fits
+  // in the registers (tried, as the phased bodies' copies are). Layer norm (strips of 6 tiles):
+  // 8 in flight by one tile's peak, 14 by trying.
+  void ChooseRowFoldInFlight() {
+    const int64_t tiles = grid_.strip_tiles;
+    const auto fits = [&](int in_flight) {
+      max_in_flight_ = in_flight;
+      shared_tiles_ = static_cast<int>(tiles);
+      std::vector<Variant> variants(static_cast<std::size_t>(kScheduledTiles / tiles * tiles), kRow);
+      AsmBuilder scratch("scratch", out_->target());
+      AsmBuilder* real = out_;
+      out_ = &scratch;
+      bool fits = true;
+      try {
+        EmitBody(variants);
+      } catch (const Error&) {
+        fits = false;
+      }
+      out_ = real;
+      shared_tiles_ = 1;
+      return fits;
+    };
+    if (!fits(static_cast<int>(tiles))) {
+      CannotLower(c_.instruction, "the " + std::to_string(tiles) + " tiles of a row it folds do not fit the vector registers at once");
+    }
+    int in_flight = static_cast<int>(tiles);
+    while (in_flight < kScheduledTiles && fits(in_flight + 1)) ++in_flight;
+    max_in_flight_ = in_flight;
   }
 
   // Whether `copies` interleaved tiles fit in the registers (emitted into a scratch builder).
@@ -1544,6 +1676,8 @@ class Emitter {
     if (pinned_.contains(node) || Regs()[node] < 0) return;
     if (DomainOf(expr_.nodes[node].type) == Domain::kPred) {
       mask_used_[Regs()[node]] = false;
+    } else if (const auto alias = aliases_.find(Regs()[node]); alias != aliases_.end()) {
+      if (--alias->second == 0) aliases_.erase(alias);
     } else {
       vreg_used_[Regs()[node]] = false;
     }
@@ -1812,7 +1946,11 @@ class Emitter {
   int64_t piece_tiles_ = 0;
   int buffer_ = 0;
   int copies_ = 1;  // tiles per unrolled body
-  int max_in_flight_ = 1;  // EmitScheduled: tiles begun and not yet stored, at most
+  int max_in_flight_ = 1;
+  bool row_folds_ = false;  // the expression folds rows (ExprNode::kRowFold)
+  // EmitScheduled: registers that several live nodes name (a convert kept in its input's
+  // register, EmitCompute), with how many more releases they wait for before they are free.
+  std::map<int, int> aliases_;  // EmitScheduled: tiles begun and not yet stored, at most
   // EmitScheduled: copies c and c' of a body are tiles of one strip, sharing their lane
   // broadcasts, where c / shared_tiles_ == c' / shared_tiles_ (1: none share).
   int shared_tiles_ = 1;
@@ -1846,6 +1984,10 @@ int ElementwiseCoreParts(const KernelContext& context) {
   KernelContext planned = context;
   planned.part = {0, cores};
   return Emitter(planned, BuildElementwiseExpr(context.group)).PlanBlocks() >= cores ? cores : 1;
+}
+
+bool ElementwiseFusionFits(const KernelGroup& group, const CompileOptions& options) {
+  return GroupPlans(group, options, [](KernelContext& context) { Emitter(context, BuildElementwiseExpr(context.group)).PlanOnly(); });
 }
 
 void EmitElementwiseProducer(KernelContext& context, const KernelGroup& producer, const ProducerSink& sink) {

@@ -24,6 +24,10 @@ void EmitElementwiseKernel(KernelContext& context);
 // each gets a block at least, else 1.
 int ElementwiseCoreParts(const KernelContext& context);
 
+// Whether an element-wise group lowers (VMEM, registers, its row folds' limits), planned before
+// buffers exist (GroupPlans): the fusion pass's question for groups with row folds.
+bool ElementwiseFusionFits(const KernelGroup& group, const CompileOptions& options);
+
 // Where a producer's result goes. Its blocks are whole strips of `shape`'s tiled image; the
 // producer's streams use VMEM [vmem_base, vmem_end) and semaphores 0..7, and it sets up its pinned
 // registers again before each block, so `consume` may use every register and the VMEM below

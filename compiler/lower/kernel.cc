@@ -1,12 +1,39 @@
 #include "compiler/lower/kernel.h"
 
+#include <memory>
+
 #include "isa/error.h"
+#include "isa/layout_index.h"
 
 namespace tpusim::compiler {
 
 void CannotLower(const hlo::Instruction& instruction, std::string_view why) {
   throw Error(instruction.Describe() + ": cannot lower " + std::string(hlo::OpcodeName(instruction.opcode())) + " " +
               isa::ToString(instruction.shape()) + ": " + std::string(why));
+}
+
+bool GroupPlans(const KernelGroup& group, const CompileOptions& options, const std::function<void(KernelContext&)>& plan) {
+  std::vector<std::unique_ptr<DeviceBuffer>> buffers;
+  const auto stand_in = [&](const isa::Shape& shape) {
+    buffers.push_back(std::make_unique<DeviceBuffer>());
+    buffers.back()->shape = shape;
+    buffers.back()->size_bytes = isa::LayoutMap(shape).byte_size();
+    return buffers.back().get();
+  };
+  if (group.root->shape().is_tuple) return false;
+  std::vector<const DeviceBuffer*> result = {stand_in(group.root->shape())};
+  AsmBuilder scratch("plan", options.target);
+  KernelContext context{scratch, options, *group.root, group, {}, result, 0, 0, {}};
+  for (const hlo::Instruction* operand : group.operands) {
+    if (operand->shape().is_tuple) return false;
+    context.operands.push_back({stand_in(operand->shape())});
+  }
+  try {
+    plan(context);
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
 }
 
 void EmitFlatDma(AsmBuilder& out, std::string_view from_space, uint64_t from, std::string_view to_space,

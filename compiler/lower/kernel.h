@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,12 @@ struct KernelContext {
   uint64_t hbm_scratch_bytes = 0;
   CorePart part;
 };
+
+// Whether `group`'s kernel plans without emitting anything, before its buffers exist: `plan`
+// runs on a context whose buffers are stand-ins (shapes only), into a scratch builder, and
+// throws (CannotLower) where the kernel would not lower. False also for tuple-shaped roots and
+// operands, which the fused kernels do not take.
+bool GroupPlans(const KernelGroup& group, const CompileOptions& options, const std::function<void(KernelContext&)>& plan);
 
 // "file:line:col: instruction 'x': cannot lower <opcode> <shape>: why" as a tpusim::Error.
 [[noreturn]] void CannotLower(const hlo::Instruction& instruction, std::string_view why);

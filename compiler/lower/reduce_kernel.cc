@@ -1222,28 +1222,7 @@ int ReduceCoreParts(const KernelContext& context) {
 }
 
 bool ReduceInputFusionFits(const KernelGroup& group, const CompileOptions& options) {
-  // Stand-in buffers: planning reads shapes only.
-  std::vector<std::unique_ptr<DeviceBuffer>> buffers;
-  const auto stand_in = [&](const isa::Shape& shape) {
-    buffers.push_back(std::make_unique<DeviceBuffer>());
-    buffers.back()->shape = shape;
-    buffers.back()->size_bytes = isa::LayoutMap(shape).byte_size();
-    return buffers.back().get();
-  };
-  if (group.root->shape().is_tuple) return false;
-  std::vector<const DeviceBuffer*> result = {stand_in(group.root->shape())};
-  AsmBuilder scratch("plan", options.target);
-  KernelContext context{scratch, options, *group.root, group, {}, result, 0, 0, {}};
-  for (const hlo::Instruction* operand : group.operands) {
-    if (operand->shape().is_tuple) return false;
-    context.operands.push_back({stand_in(operand->shape())});
-  }
-  try {
-    ReduceEmitter(context).PlanOnly();
-    return true;
-  } catch (const Error&) {
-    return false;
-  }
+  return GroupPlans(group, options, [](KernelContext& context) { ReduceEmitter(context).PlanOnly(); });
 }
 
 }  // namespace tpusim::compiler

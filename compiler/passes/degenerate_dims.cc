@@ -122,13 +122,32 @@ bool Applies(const Instruction& x) {
   return WithoutOnes(operand.dims).size() >= 2 && (!HasOnes(x.shape()) || WithoutOnes(x.shape().dims).size() >= 2);
 }
 
+// A row statistic that every user broadcasts back along its rows (RowFoldReduce), over a
+// row-major operand: element-wise fusion folds it in its consumers' kernel over the consumers'
+// own dims (a softmax's maximum over bf16[1,12,128,128] beside its subtraction), which the
+// squeezed form, reshaped, would keep out; the reduce kernel takes the row-major operand as it is.
+bool IsRowFold(const Instruction& x, const std::vector<const Instruction*>& users) {
+  const isa::Shape& operand = x.operand(0)->shape();
+  if (users.empty() || !operand.layout || operand.layout->minor_to_major != isa::MajorToMinorOrder(operand.rank())) {
+    return false;
+  }
+  for (const Instruction* u : users) {
+    if (RowFoldReduce(*u) != &x) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 void RemoveDegenerateReduceDims(hlo::Module& module) {
   for (const auto& computation : module.computations()) {
+    std::unordered_map<const Instruction*, std::vector<const Instruction*>> users;
+    for (const auto& instruction : computation->instructions()) {
+      for (const Instruction* operand : instruction->operands()) users[operand].push_back(instruction.get());
+    }
     std::vector<Instruction*> reduces;
     for (const auto& instruction : computation->instructions()) {
-      if (Applies(*instruction)) reduces.push_back(instruction.get());
+      if (Applies(*instruction) && !IsRowFold(*instruction, users[instruction.get()])) reduces.push_back(instruction.get());
     }
     std::vector<Instruction*> originals;
     for (Instruction* reduce : reduces) originals.push_back(Rewriter(*reduce).Run());

@@ -85,9 +85,11 @@ bool IsInputFusibleReduce(const hlo::Instruction& x) {
   return false;
 }
 
-// The groups, with input fusion into every reduce that allows it except those in `unfused`.
+// The groups, with input fusion into every reduce that allows it except those in `unfused`, and
+// row folds of every reduce that allows it except those in `unfolded`.
 std::vector<KernelGroup> Group(const std::vector<const hlo::Instruction*>& schedule,
-                               const std::unordered_set<const hlo::Instruction*>& unfused) {
+                               const std::unordered_set<const hlo::Instruction*>& unfused,
+                               const std::unordered_set<const hlo::Instruction*>& unfolded) {
   const auto fusing_reduce = [&](const hlo::Instruction& x) { return IsInputFusibleReduce(x) && !unfused.contains(&x); };
   std::unordered_map<const hlo::Instruction*, std::size_t> position;
   std::unordered_map<const hlo::Instruction*, std::vector<const hlo::Instruction*>> users;
@@ -96,6 +98,17 @@ std::vector<KernelGroup> Group(const std::vector<const hlo::Instruction*>& sched
     for (const hlo::Instruction* operand : schedule[i]->operands()) users[operand].push_back(schedule[i]);
   }
   const hlo::Instruction* root = schedule.empty() ? nullptr : schedule.back()->parent()->root();
+  // Row statistics broadcast back along their rows (RowFoldReduce): the reduce can be computed in
+  // its consumer's kernel where every user of it is such a broadcast (else its result goes to HBM
+  // anyway, and the broadcast reads it from there).
+  const auto row_fold = [&](const hlo::Instruction& x) -> const hlo::Instruction* {
+    const hlo::Instruction* reduce = RowFoldReduce(x);
+    if (reduce == nullptr || unfolded.contains(reduce) || reduce == root) return nullptr;
+    for (const hlo::Instruction* u : users[reduce]) {
+      if (RowFoldReduce(*u) != reduce) return nullptr;
+    }
+    return reduce;
+  };
 
   // The groups each fusible operation is computed in, by their roots (sorted by position). Consumers
   // first, so a producer sees its users' groups. An operation whose users are in several groups
@@ -106,17 +119,23 @@ std::vector<KernelGroup> Group(const std::vector<const hlo::Instruction*>& sched
   };
   for (auto it = schedule.rbegin(); it != schedule.rend(); ++it) {
     const hlo::Instruction* x = *it;
-    const bool reduce = fusing_reduce(*x);
-    if (!IsFusibleOp(*x) && !reduce) continue;
+    // A row statistic's broadcast or reduce inside a consumer's group (joined below).
+    const hlo::Instruction* folded = row_fold(*x);
+    const bool in_consumer = groups_of.contains(x) && groups_of.at(x) != std::vector<const hlo::Instruction*>{x};
+    const bool fold_broadcast = folded != nullptr && in_consumer;
+    const bool reduce = fusing_reduce(*x) || (x->opcode() == Opcode::kReduce && in_consumer);
+    if (!IsFusibleOp(*x) && !reduce && !fold_broadcast) continue;
     if (!groups_of.contains(x)) groups_of[x] = {x};
     // What x computes element by element: its own elements, or a reduce's operand's.
     const std::vector<int64_t>& dims = reduce ? x->operand(0)->shape().dims : x->shape().dims;
-    const std::size_t fused_operands = reduce ? 1 : x->operand_count();
+    const std::size_t fused_operands = reduce || fold_broadcast ? 1 : x->operand_count();
     for (std::size_t i = 0; i < fused_operands; ++i) {
       const hlo::Instruction* operand = x->operand(i);
       if (groups_of.contains(operand) || operand == root) continue;
-      if (!IsFusibleOp(*operand) && !IsFusibleArrayBroadcast(*operand, dims)) continue;
-      if (operand->shape().dims != dims) continue;
+      // A row fold's reduce joins its broadcasts' group: it is computed there, strip by strip.
+      const bool fold_reduce = fold_broadcast && operand == folded;
+      if (!fold_reduce && !IsFusibleOp(*operand) && !IsFusibleArrayBroadcast(*operand, dims)) continue;
+      if (!fold_reduce && operand->shape().dims != dims) continue;
       // Every user must read it element for element inside a group: the union of their groups.
       std::vector<const hlo::Instruction*> union_of_groups;
       bool all_inside = true;
@@ -125,7 +144,7 @@ std::vector<KernelGroup> Group(const std::vector<const hlo::Instruction*>& sched
         // A fused reduce reads its operand element for element, its init from HBM; a broadcast of
         // an array reads its operand from HBM into every block (IsFusibleArrayBroadcast).
         const bool element_for_element = (!fusing_reduce(*u) || (u->operand(0) == operand && u->operand(1) != operand)) &&
-                                         !(u->opcode() == Opcode::kBroadcast && !IsDuplicable(*u));
+                                         !(u->opcode() == Opcode::kBroadcast && !IsDuplicable(*u) && !fold_reduce);
         if (g == groups_of.end() || !element_for_element) {
           all_inside = false;
           break;
@@ -135,7 +154,8 @@ std::vector<KernelGroup> Group(const std::vector<const hlo::Instruction*>& sched
       std::sort(union_of_groups.begin(), union_of_groups.end(), by_position);
       union_of_groups.erase(std::unique(union_of_groups.begin(), union_of_groups.end()), union_of_groups.end());
       const bool duplicate = union_of_groups.size() > 1;
-      if (all_inside && (!duplicate || (union_of_groups.size() <= kMaxDuplicates && !IsExpensive(*operand)))) {
+      // A row fold is not duplicated: each copy would read its rows again.
+      if (all_inside && (!duplicate || (union_of_groups.size() <= kMaxDuplicates && !IsExpensive(*operand) && !fold_reduce))) {
         groups_of[operand] = union_of_groups;
       }
     }
@@ -149,7 +169,8 @@ std::vector<KernelGroup> Group(const std::vector<const hlo::Instruction*>& sched
     }
   }
   for (auto it = groups_of.begin(); it != groups_of.end();) {
-    const bool lone_reduce = fusing_reduce(*it->first) && !fused_something.contains(it->first);
+    const bool own_group = it->second == std::vector<const hlo::Instruction*>{it->first};
+    const bool lone_reduce = fusing_reduce(*it->first) && own_group && !fused_something.contains(it->first);
     it = lone_reduce ? groups_of.erase(it) : std::next(it);
   }
 
@@ -226,19 +247,29 @@ std::vector<KernelGroup> Group(const std::vector<const hlo::Instruction*>& sched
 }  // namespace
 
 std::vector<KernelGroup> FuseElementwise(const std::vector<const hlo::Instruction*>& schedule,
-                                         const std::function<bool(const KernelGroup&)>& reduce_fusion_fits) {
-  // A reduce whose fused group would not lower (VMEM, registers) reads its operand from HBM; its
-  // producers then group without it. Each round unfuses at least one reduce.
+                                         const std::function<bool(const KernelGroup&)>& fused_reduce_fits) {
+  // A group with a reduce that would not lower (VMEM, registers) goes without it: its row folds
+  // first (their reduces then have kernels of their own, their results read from HBM), else its
+  // root reduce, which then reads its operand from HBM while its producers group without it.
+  // Each round takes at least one reduce out of a group.
   std::unordered_set<const hlo::Instruction*> unfused;
+  std::unordered_set<const hlo::Instruction*> unfolded;
   while (true) {
-    std::vector<KernelGroup> groups = Group(schedule, unfused);
+    std::vector<KernelGroup> groups = Group(schedule, unfused, unfolded);
     bool changed = false;
     for (const KernelGroup& group : groups) {
-      if (group.fused() && group.root->opcode() == Opcode::kReduce && reduce_fusion_fits &&
-          !reduce_fusion_fits(group)) {
-        unfused.insert(group.root);
-        changed = true;
+      std::vector<const hlo::Instruction*> row_folds;
+      for (const hlo::Instruction* member : group.members) {
+        if (member != group.root && member->opcode() == Opcode::kReduce) row_folds.push_back(member);
       }
+      const bool root_reduce = group.root->opcode() == Opcode::kReduce;
+      if (!group.fused() || (!root_reduce && row_folds.empty()) || !fused_reduce_fits || fused_reduce_fits(group)) continue;
+      if (row_folds.empty()) {
+        unfused.insert(group.root);
+      } else {
+        unfolded.insert(row_folds.begin(), row_folds.end());
+      }
+      changed = true;
     }
     if (!changed) return groups;
   }

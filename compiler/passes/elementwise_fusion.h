@@ -33,14 +33,18 @@ struct KernelGroup {
 // Instructions that need no kernel (parameters, constants read only inside groups, tuples and
 // other aliases) belong to no group.
 // Input fusion: a reduce (one operand, a type the reduce kernel holds) takes the element-wise
-// producers of its operand into its group, as XLA's input fusion does, when
-// `reduce_fusion_fits(group)` (the kernel can lower it; null: always).
+// producers of its operand into its group, as XLA's input fusion does. Row folds: a reduce over
+// the lanes whose every user broadcasts it back along its rows (RowFoldReduce: a softmax's
+// maximum and sum, a layer norm's mean and variance) joins the group of those broadcasts'
+// consumer with its own producers, so the consumer's kernel folds each strip's rows itself and
+// the row statistic never goes to HBM (XLA fuses these reductions with their consumers too).
+// Either only when `fused_reduce_fits(group)` (the kernel can lower it; null: always).
 // Operations not duplicated, as XLA's instruction fusion does not duplicate its "expensive" ones:
 // on the VPU they take many cycles per vector (the attention block's bf16 exponential, computed
 // for two kernels, cost more than writing it once and reading it twice).
 bool IsExpensive(const hlo::Instruction& x);
 
 std::vector<KernelGroup> FuseElementwise(const std::vector<const hlo::Instruction*>& schedule,
-                                         const std::function<bool(const KernelGroup&)>& reduce_fusion_fits = nullptr);
+                                         const std::function<bool(const KernelGroup&)>& fused_reduce_fits = nullptr);
 
 }  // namespace tpusim::compiler

@@ -1,0 +1,148 @@
+// Row folds (compiler/passes/elementwise_fusion.h, RowFoldReduce in compiler/lower/elementwise_expr.h):
+// a reduce over the lanes that every user broadcasts back along its rows joins those users'
+// group, so a layer norm or a softmax is one kernel; anything else keeps its reduce kernel.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "compiler/hlo/parser.h"
+#include "compiler/lower/elementwise_expr.h"
+#include "compiler/passes/buffer_assignment.h"
+#include "compiler/passes/elementwise_fusion.h"
+#include "compiler/passes/layout_assignment.h"
+
+namespace {
+
+using tpusim::compiler::KernelGroup;
+
+std::vector<KernelGroup> Groups(tpusim::hlo::Module& module,
+                                const std::function<bool(const KernelGroup&)>& fits = nullptr) {
+  tpusim::compiler::AssignLayouts(module);
+  return tpusim::compiler::FuseElementwise(tpusim::compiler::Schedule(*module.entry()), fits);
+}
+
+std::vector<std::string> Roots(const std::vector<KernelGroup>& groups) {
+  std::vector<std::string> roots;
+  for (const KernelGroup& group : groups) roots.push_back(group.root->name());
+  return roots;
+}
+
+bool HasMember(const KernelGroup& group, const std::string& name) {
+  for (const auto* member : group.members) {
+    if (member->name() == name) return true;
+  }
+  return false;
+}
+
+// Layer norm as JAX writes it (the shared workload's form after lane-broadcast sinking): the mean,
+// the variance of x - mean, and (x - mean) / sqrt(variance + eps), with `extra` more lines and
+// `root` as the result.
+std::string LayerNorm(const std::string& extra, const std::string& root) {
+  return R"(HloModule t
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = bf16[64,768] parameter(0)
+  xf = f32[64,768] convert(x)
+  z = f32[] constant(0)
+  sum = f32[64] reduce(xf, z), dimensions={1}, to_apply=add
+  sb = f32[64,768] broadcast(sum), dimensions={0}
+  n = f32[] constant(768)
+  nb = f32[64,768] broadcast(n), dimensions={}
+  mean = f32[64,768] divide(sb, nb)
+  meanb = bf16[64,768] convert(mean)
+  d = bf16[64,768] subtract(x, meanb)
+  d2 = bf16[64,768] multiply(d, d)
+  d2f = f32[64,768] convert(d2)
+  var = f32[64] reduce(d2f, z), dimensions={1}, to_apply=add
+  vb = f32[64,768] broadcast(var), dimensions={0}
+  v = f32[64,768] divide(vb, nb)
+  vbf = bf16[64,768] convert(v)
+  eps = bf16[] constant(1e-05)
+  epsb = bf16[64,768] broadcast(eps), dimensions={}
+  ve = bf16[64,768] add(vbf, epsb)
+  sd = bf16[64,768] sqrt(ve)
+)" + extra + "  ROOT r = " + root + "\n}\n";
+}
+
+}  // namespace
+
+TEST_CASE("row folds: a layer norm is one group, both of its reduces folded in the output's kernel", "[compiler][fusion]") {
+  auto module = tpusim::hlo::ParseModule(LayerNorm("", "bf16[64,768] divide(d, sd)"), "t.hlo");
+  const std::vector<KernelGroup> groups = Groups(*module);
+  REQUIRE(Roots(groups) == std::vector<std::string>{"r"});
+  for (const std::string& member : {"xf", "sum", "sb", "d", "d2f", "var", "vb", "sd"}) {
+    CHECK(HasMember(groups[0], member));
+  }
+  // What the kernel reads from HBM: x alone (the reduces' inits are constants inside).
+  REQUIRE(groups[0].operands.size() == 1);
+  CHECK(groups[0].operands[0]->name() == "x");
+}
+
+TEST_CASE("row folds: a reduce with a user other than a broadcast along its rows keeps its kernel", "[compiler][fusion]") {
+  // The variance is also an output: it goes to HBM anyway, so its kernel computes it (with its
+  // producers, input fusion) and the output reads it broadcast. The mean's divide, read by both
+  // of those kernels, is not duplicated (an expensive operation): it is a kernel of its own,
+  // which folds the sum.
+  auto module = tpusim::hlo::ParseModule(
+      LayerNorm("  o = bf16[64,768] divide(d, sd)\n", "(bf16[64,768], f32[64]) tuple(o, var)"), "t.hlo");
+  const std::vector<KernelGroup> groups = Groups(*module);
+  REQUIRE(Roots(groups) == std::vector<std::string>{"mean", "var", "o"});
+  CHECK(HasMember(groups[0], "sum"));
+  CHECK(HasMember(groups[1], "d2f"));
+  CHECK_FALSE(HasMember(groups[2], "var"));
+}
+
+TEST_CASE("row folds: only a fold over the last dim, broadcast back along it, from the reducer's identity",
+          "[compiler][fusion]") {
+  auto module = tpusim::hlo::ParseModule(R"(HloModule t
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[64,256] parameter(0)
+  z = f32[] constant(0)
+  one = f32[] constant(1)
+  rows = f32[64] reduce(x, z), dimensions={1}, to_apply=add
+  columns = f32[256] reduce(x, z), dimensions={0}, to_apply=add
+  from_one = f32[64] reduce(x, one), dimensions={1}, to_apply=add
+  a = f32[64,256] broadcast(rows), dimensions={0}
+  b = f32[64,256] broadcast(columns), dimensions={1}
+  c = f32[64,256] broadcast(from_one), dimensions={0}
+  ab = f32[64,256] add(a, b)
+  ROOT r = f32[64,256] add(ab, c)
+}
+)",
+                                         "t.hlo");
+  const tpusim::hlo::Computation& entry = *module->entry();
+  CHECK(tpusim::compiler::RowFoldReduce(*entry.FindInstruction("a")) == entry.FindInstruction("rows"));
+  CHECK(tpusim::compiler::RowFoldReduce(*entry.FindInstruction("b")) == nullptr);  // a column sum
+  CHECK(tpusim::compiler::RowFoldReduce(*entry.FindInstruction("c")) == nullptr);  // init 1 is not add's identity
+  const std::vector<KernelGroup> groups = Groups(*module);
+  CHECK(Roots(groups) == std::vector<std::string>{"columns", "from_one", "r"});
+  CHECK(HasMember(groups[2], "rows"));
+}
+
+TEST_CASE("row folds: a group whose kernel would not lower goes without its folds", "[compiler][fusion]") {
+  auto module = tpusim::hlo::ParseModule(LayerNorm("", "bf16[64,768] divide(d, sd)"), "t.hlo");
+  // A kernel that lowers no row fold: both reduces leave the output's group in one round and take
+  // their producers (input fusion) as before row folds; the mean's divide, read by two groups
+  // and not duplicated (expensive), is a kernel of its own. Asked: the output's group, then the
+  // two reduces' groups.
+  int asked = 0;
+  const std::vector<KernelGroup> groups = Groups(*module, [&](const KernelGroup& group) {
+    ++asked;
+    for (const auto* member : group.members) {
+      if (member != group.root && member->opcode() == tpusim::hlo::Opcode::kReduce) return false;
+    }
+    return true;
+  });
+  CHECK(Roots(groups) == std::vector<std::string>{"sum", "mean", "var", "r"});
+  CHECK(asked == 3);
+}

@@ -1,0 +1,156 @@
+// Row folds run end to end (compiler/passes/elementwise_fusion.h, ExprNode::kRowFold in
+// compiler/lower/elementwise_kernel.cc): a softmax and a layer norm each run as one kernel whose
+// values `--check` compares with the reference evaluator, and rows the kernel cannot fold (padding
+// lanes, rows longer than a body) fall back to reduce kernels, still checked.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "tests/sim/exec_support.h"
+
+namespace {
+
+using namespace tpusim::exec_test;
+
+// The ops of a `--report`, by name (not its units).
+std::vector<std::string> OpNames(const fs::path& report) {
+  const std::string text = ReadText(report);
+  std::vector<std::string> names;
+  const std::string key = "{\"name\": \"";
+  for (std::size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + 1)) {
+    const std::size_t begin = at + key.size();
+    const std::size_t end = text.find('"', begin);
+    const std::string op = "\", \"opcode\"";
+    if (text.compare(end, op.size(), op) == 0) names.push_back(text.substr(begin, end - begin));
+  }
+  return names;
+}
+
+const char* const kReducers = R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] maximum(a, b)
+}
+)";
+
+// Softmax over the rows of f32[R, C]: exp(x - max) / sum.
+std::string Softmax(int rows, int columns) {
+  const std::string shape = "f32[" + std::to_string(rows) + "," + std::to_string(columns) + "]";
+  const std::string row = "f32[" + std::to_string(rows) + "]";
+  return std::string(kReducers) + "ENTRY e {\n  x = " + shape + " parameter(0)\n" +
+         "  lo = f32[] constant(-inf)\n  mx = " + row + " reduce(x, lo), dimensions={1}, to_apply=max\n" +
+         "  mb = " + shape + " broadcast(mx), dimensions={0}\n  d = " + shape + " subtract(x, mb)\n" +
+         "  ex = " + shape + " exponential(d)\n  z = f32[] constant(0)\n" +
+         "  s = " + row + " reduce(ex, z), dimensions={1}, to_apply=add\n" +
+         "  sb = " + shape + " broadcast(s), dimensions={0}\n  ROOT r = " + shape + " divide(ex, sb)\n}\n";
+}
+
+std::vector<std::string> RunSoftmax(const std::string& name, int rows, int columns) {
+  const fs::path dir = TempDir(name);
+  WriteText(dir / "m.hlo", Softmax(rows, columns));
+  const std::string output =
+      RunOk("run " + (dir / "m.hlo").string() + " --check --report " + (dir / "r.json").string());
+  CHECK_THAT(output, Catch::Contains("check passed"));
+  return OpNames(dir / "r.json");
+}
+
+}  // namespace
+
+TEST_CASE("row folds: a softmax over rows of 512 is one kernel, its maximum and sum folded in it, checked",
+          "[row_fold]") {
+  // 4 tiles a strip: the maximum's fold waits for all four, the exponentials then feed the sum's.
+  CHECK(RunSoftmax("row_fold_softmax", 256, 512) == std::vector<std::string>{"r"});
+}
+
+TEST_CASE("row folds: rows with padding lanes, or longer than a body, go to reduce kernels, checked", "[row_fold]") {
+  // 100 columns: the last tile's padding lanes would need the fold's identity (not lowered), so
+  // the fusion pass asks the kernel, which refuses, and the reduces keep kernels of their own (as
+  // before row folds: the exponential, read by two of them and not duplicated, too).
+  const std::vector<std::string> unfolded = {"mx", "ex", "s", "r"};
+  CHECK(RunSoftmax("row_fold_padding", 64, 100) == unfolded);
+  // 65 tiles a strip: more than a scheduled body holds.
+  CHECK(RunSoftmax("row_fold_long", 8, 65 * 128) == unfolded);
+}
+
+TEST_CASE("row folds: a layer norm in bf16 is one kernel, its values equal to the evaluator's", "[row_fold]") {
+  // The shared workload's form at 64 rows: mean, variance of x - mean, (x - mean) / sqrt(var +
+  // eps), with bf16 roundings between. The folds add a strip's tiles in order and then across
+  // lanes, as the reduce kernel does, so the output is the one reduce kernels give.
+  const fs::path dir = TempDir("row_fold_layer_norm");
+  WriteText(dir / "m.hlo", std::string(kReducers) + R"(ENTRY e {
+  x = bf16[64,768] parameter(0)
+  xf = f32[64,768] convert(x)
+  z = f32[] constant(0)
+  sum = f32[64] reduce(xf, z), dimensions={1}, to_apply=add
+  sb = f32[64,768] broadcast(sum), dimensions={0}
+  n = f32[] constant(768)
+  nb = f32[64,768] broadcast(n), dimensions={}
+  mean = f32[64,768] divide(sb, nb)
+  meanb = bf16[64,768] convert(mean)
+  d = bf16[64,768] subtract(x, meanb)
+  d2 = bf16[64,768] multiply(d, d)
+  d2f = f32[64,768] convert(d2)
+  var = f32[64] reduce(d2f, z), dimensions={1}, to_apply=add
+  vb = f32[64,768] broadcast(var), dimensions={0}
+  v = f32[64,768] divide(vb, nb)
+  vbf = bf16[64,768] convert(v)
+  eps = bf16[] constant(1e-05)
+  epsb = bf16[64,768] broadcast(eps), dimensions={}
+  ve = bf16[64,768] add(vbf, epsb)
+  sd = bf16[64,768] sqrt(ve)
+  ROOT r = bf16[64,768] divide(d, sd)
+}
+)");
+  const std::string output =
+      RunOk("run " + (dir / "m.hlo").string() + " --check --report " + (dir / "r.json").string());
+  CHECK_THAT(output, Catch::Contains("check passed"));
+  CHECK_THAT(output, Catch::Contains("every element equal"));
+  CHECK(OpNames(dir / "r.json") == std::vector<std::string>{"r"});
+  // One square root a strip (64 rows: 8 strips), not one a tile (48).
+  const std::string report = ReadText(dir / "r.json");
+  double square_roots = 0;
+  for (std::size_t at = report.find("\"transcendental\""); at != std::string::npos;
+       at = report.find("\"transcendental\"", at + 1)) {
+    square_roots += JsonNumber(report, "operations", at);
+  }
+  CHECK(square_roots == 8);
+}
+
+TEST_CASE("row folds: a bf16 sum is rounded once, a bf16 maximum not at all", "[row_fold]") {
+  // y = x - max + sum over bf16 rows of 256 (2 tiles): the reduces in bf16, as JAX writes them
+  // for bf16 arrays; the fold adds in f32 and rounds the sum to bf16 once, as the reduce kernel.
+  const fs::path dir = TempDir("row_fold_bf16");
+  WriteText(dir / "m.hlo", R"(HloModule m
+add {
+  a = bf16[] parameter(0)
+  b = bf16[] parameter(1)
+  ROOT s = bf16[] add(a, b)
+}
+max {
+  a = bf16[] parameter(0)
+  b = bf16[] parameter(1)
+  ROOT s = bf16[] maximum(a, b)
+}
+ENTRY e {
+  x = bf16[1,32,256] parameter(0)
+  lo = bf16[] constant(-inf)
+  mx = bf16[1,32] reduce(x, lo), dimensions={2}, to_apply=max
+  z = bf16[] constant(0)
+  s = bf16[1,32] reduce(x, z), dimensions={2}, to_apply=add
+  mb = bf16[1,32,256] broadcast(mx), dimensions={0,1}
+  sb = bf16[1,32,256] broadcast(s), dimensions={0,1}
+  d = bf16[1,32,256] subtract(x, mb)
+  ROOT r = bf16[1,32,256] add(d, sb)
+}
+)");
+  const std::string output =
+      RunOk("run " + (dir / "m.hlo").string() + " --check --report " + (dir / "r.json").string());
+  CHECK_THAT(output, Catch::Contains("check passed"));
+  CHECK(OpNames(dir / "r.json") == std::vector<std::string>{"r"});
+}
