@@ -152,7 +152,7 @@ class Emitter {
     lanes_ = out_->target().lanes();
     Plan();
     if (!BodyFits(1)) CannotLower(c_.instruction, "its expression needs more registers than the machine has");
-    if (row_folds_) ChooseCopies();
+    if (row_folds_) ChooseCopies(/*planning=*/true);
   }
 
  private:
@@ -1593,7 +1593,8 @@ class Emitter {
 
   // Phase order: the most tiles (up to 8) whose interleaved body fits in the registers.
   // Scheduled: kScheduledTiles, as many in flight as one tile's peak of registers allows.
-  int ChooseCopies() {
+  // `planning`: only whether the kernel lowers (row folds: the fewest tiles in flight fit).
+  int ChooseCopies(bool planning = false) {
     if (ScheduledBody()) {
       max_in_flight_ = 1;
       if (!BodyFits(1)) CannotLower(c_.instruction, "its expression needs more registers than the machine has");
@@ -1611,7 +1612,7 @@ class Emitter {
         };
         while (max_in_flight_ > 1 && registers(max_in_flight_) > first_pinned_) --max_in_flight_;
       }
-      if (row_folds_) ChooseRowFoldInFlight();
+      if (row_folds_) ChooseRowFoldInFlight(planning);
       return kScheduledTiles;
     }
     int copies = 8;
@@ -1622,9 +1623,10 @@ class Emitter {
   // With row folds: a fold waits for every tile of its strip, so they are all in flight at once,
   // and a strip's chain of latencies (a cross-lane fold, a square root) is long, so more tiles in
   // flight let the next strips' loads and folds fill it: as many as a body of whole strips fits
-  // in the registers (tried, as the phased bodies' copies are). Layer norm (strips of 6 tiles):
-  // 8 in flight by one tile's peak, 14 by trying.
-  void ChooseRowFoldInFlight() {
+  // in the registers (tried, as the phased bodies' copies are, by bisection: a body that fits
+  // with n in flight fits with fewer). Layer norm (strips of 6 tiles): 8 in flight by one
+  // tile's peak, 14 by trying. `planning`: only whether a strip's tiles fit.
+  void ChooseRowFoldInFlight(bool planning) {
     const int64_t tiles = grid_.strip_tiles;
     const auto fits = [&](int in_flight) {
       max_in_flight_ = in_flight;
@@ -1646,9 +1648,13 @@ class Emitter {
     if (!fits(static_cast<int>(tiles))) {
       CannotLower(c_.instruction, "the " + std::to_string(tiles) + " tiles of a row it folds do not fit the vector registers at once");
     }
-    int in_flight = static_cast<int>(tiles);
-    while (in_flight < kScheduledTiles && fits(in_flight + 1)) ++in_flight;
-    max_in_flight_ = in_flight;
+    int fitting = static_cast<int>(tiles);  // fits
+    int failing = kScheduledTiles + 1;      // does not, or past a body
+    while (!planning && failing - fitting > 1) {
+      const int middle = (fitting + failing) / 2;
+      (fits(middle) ? fitting : failing) = middle;
+    }
+    max_in_flight_ = fitting;
   }
 
   // Whether `copies` interleaved tiles fit in the registers (emitted into a scratch builder).

@@ -146,3 +146,53 @@ TEST_CASE("row folds: a group whose kernel would not lower goes without its fold
   CHECK(Roots(groups) == std::vector<std::string>{"sum", "mean", "var", "r"});
   CHECK(asked == 3);
 }
+
+TEST_CASE("row folds: one fold per reduce, and equal nodes built once (the workload's copies of a chain)",
+          "[compiler][fusion]") {
+  // The shared layer norm as lane-broadcast sinking leaves it: the mean's chain copied for each of
+  // its two broadcasts, and x - mean written twice (sub.11 and sub.15 in the workload).
+  auto module = tpusim::hlo::ParseModule(R"(HloModule t
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = bf16[64,768] parameter(0)
+  xf = f32[64,768] convert(x)
+  z = f32[] constant(0)
+  sum = f32[64] reduce(xf, z), dimensions={1}, to_apply=add
+  n = f32[] constant(768)
+  sb1 = f32[64,768] broadcast(sum), dimensions={0}
+  nb1 = f32[64,768] broadcast(n), dimensions={}
+  m1 = f32[64,768] divide(sb1, nb1)
+  mb1 = bf16[64,768] convert(m1)
+  d1 = bf16[64,768] subtract(x, mb1)
+  sb2 = f32[64,768] broadcast(sum), dimensions={0}
+  nb2 = f32[64,768] broadcast(n), dimensions={}
+  m2 = f32[64,768] divide(sb2, nb2)
+  mb2 = bf16[64,768] convert(m2)
+  d2 = bf16[64,768] subtract(x, mb2)
+  sq = bf16[64,768] multiply(d2, d2)
+  sqf = f32[64,768] convert(sq)
+  var = f32[64] reduce(sqf, z), dimensions={1}, to_apply=add
+  vb = f32[64,768] broadcast(var), dimensions={0}
+  vbb = bf16[64,768] convert(vb)
+  ROOT r = bf16[64,768] multiply(d1, vbb)
+}
+)",
+                                         "t.hlo");
+  const std::vector<KernelGroup> groups = Groups(*module);
+  REQUIRE(Roots(groups) == std::vector<std::string>{"r"});
+  const tpusim::compiler::ElementwiseExpr expr = tpusim::compiler::BuildElementwiseExpr(groups[0]);
+  int folds = 0, subtracts = 0, divides = 0;
+  for (const auto& node : expr.nodes) {
+    if (node.kind == tpusim::compiler::ExprNode::Kind::kRowFold) ++folds;
+    if (node.kind != tpusim::compiler::ExprNode::Kind::kOp) continue;
+    if (node.hlo->opcode() == tpusim::hlo::Opcode::kSubtract) ++subtracts;
+    if (node.hlo->opcode() == tpusim::hlo::Opcode::kDivide) ++divides;
+  }
+  CHECK(folds == 2);      // sum (two broadcasts, one fold) and var
+  CHECK(subtracts == 1);  // x - mean once
+  CHECK(divides == 1);    // the mean's divide once
+}

@@ -120,6 +120,9 @@ TEST_CASE("row folds: a layer norm in bf16 is one kernel, its values equal to th
     square_roots += JsonNumber(report, "operations", at);
   }
   CHECK(square_roots == 8);
+  // x's f32 view (a convert) shares x's register, which the subtractions read again: no copy.
+  RunOk("compile " + (dir / "m.hlo").string() + " -o " + (dir / "m.s").string());
+  CHECK(ReadText(dir / "m.s").find("vmov") == std::string::npos);
 }
 
 TEST_CASE("row folds: a bf16 sum is rounded once, a bf16 maximum not at all", "[row_fold]") {
