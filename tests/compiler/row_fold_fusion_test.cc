@@ -11,10 +11,12 @@
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/elementwise_fusion.h"
 #include "compiler/passes/layout_assignment.h"
+#include "tests/compiler/row_fold_modules.h"
 
 namespace {
 
 using tpusim::compiler::KernelGroup;
+using tpusim::row_fold_test::LayerNorm;
 
 std::vector<KernelGroup> Groups(tpusim::hlo::Module& module,
                                 const std::function<bool(const KernelGroup&)>& fits = nullptr) {
@@ -33,40 +35,6 @@ bool HasMember(const KernelGroup& group, const std::string& name) {
     if (member->name() == name) return true;
   }
   return false;
-}
-
-// Layer norm as JAX writes it (the shared workload's form after lane-broadcast sinking): the mean,
-// the variance of x - mean, and (x - mean) / sqrt(variance + eps), with `extra` more lines and
-// `root` as the result.
-std::string LayerNorm(const std::string& extra, const std::string& root) {
-  return R"(HloModule t
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-ENTRY e {
-  x = bf16[64,768] parameter(0)
-  xf = f32[64,768] convert(x)
-  z = f32[] constant(0)
-  sum = f32[64] reduce(xf, z), dimensions={1}, to_apply=add
-  sb = f32[64,768] broadcast(sum), dimensions={0}
-  n = f32[] constant(768)
-  nb = f32[64,768] broadcast(n), dimensions={}
-  mean = f32[64,768] divide(sb, nb)
-  meanb = bf16[64,768] convert(mean)
-  d = bf16[64,768] subtract(x, meanb)
-  d2 = bf16[64,768] multiply(d, d)
-  d2f = f32[64,768] convert(d2)
-  var = f32[64] reduce(d2f, z), dimensions={1}, to_apply=add
-  vb = f32[64,768] broadcast(var), dimensions={0}
-  v = f32[64,768] divide(vb, nb)
-  vbf = bf16[64,768] convert(v)
-  eps = bf16[] constant(1e-05)
-  epsb = bf16[64,768] broadcast(eps), dimensions={}
-  ve = bf16[64,768] add(vbf, epsb)
-  sd = bf16[64,768] sqrt(ve)
-)" + extra + "  ROOT r = " + root + "\n}\n";
 }
 
 }  // namespace

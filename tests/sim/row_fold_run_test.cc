@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "tests/compiler/row_fold_modules.h"
 #include "tests/sim/exec_support.h"
 
 namespace {
@@ -83,30 +84,7 @@ TEST_CASE("row folds: a layer norm in bf16 is one kernel, its values equal to th
   // eps), with bf16 roundings between. The folds add a strip's tiles in order and then across
   // lanes, as the reduce kernel does, so the output is the one reduce kernels give.
   const fs::path dir = TempDir("row_fold_layer_norm");
-  WriteText(dir / "m.hlo", std::string(kReducers) + R"(ENTRY e {
-  x = bf16[64,768] parameter(0)
-  xf = f32[64,768] convert(x)
-  z = f32[] constant(0)
-  sum = f32[64] reduce(xf, z), dimensions={1}, to_apply=add
-  sb = f32[64,768] broadcast(sum), dimensions={0}
-  n = f32[] constant(768)
-  nb = f32[64,768] broadcast(n), dimensions={}
-  mean = f32[64,768] divide(sb, nb)
-  meanb = bf16[64,768] convert(mean)
-  d = bf16[64,768] subtract(x, meanb)
-  d2 = bf16[64,768] multiply(d, d)
-  d2f = f32[64,768] convert(d2)
-  var = f32[64] reduce(d2f, z), dimensions={1}, to_apply=add
-  vb = f32[64,768] broadcast(var), dimensions={0}
-  v = f32[64,768] divide(vb, nb)
-  vbf = bf16[64,768] convert(v)
-  eps = bf16[] constant(1e-05)
-  epsb = bf16[64,768] broadcast(eps), dimensions={}
-  ve = bf16[64,768] add(vbf, epsb)
-  sd = bf16[64,768] sqrt(ve)
-  ROOT r = bf16[64,768] divide(d, sd)
-}
-)");
+  WriteText(dir / "m.hlo", tpusim::row_fold_test::LayerNorm("", "bf16[64,768] divide(d, sd)"));
   const std::string output =
       RunOk("run " + (dir / "m.hlo").string() + " --check --report " + (dir / "r.json").string());
   CHECK_THAT(output, Catch::Contains("check passed"));
