@@ -148,6 +148,17 @@ class Builder {
         node.broadcast = x;
         return Add(node);
       }
+      case Opcode::kIota: {
+        if (x->shape().dims != kernel_dims()) {
+          CannotLower(kernel_, "iota '" + x->name() + "' is not of the result's dims (not lowered yet)");
+        }
+        ExprNode node;
+        node.kind = ExprNode::Kind::kIota;
+        node.hlo = x;
+        node.type = type;
+        node.bits = static_cast<uint32_t>(x->GetInt("iota_dimension"));
+        return Add(node);
+      }
       case Opcode::kReducePrecision:
         // JAX writes reduce-precision to bf16's own widths on bf16 values (exponent_bits=8,
         // mantissa_bits=7): every value is kept, so it moves nothing.
@@ -339,6 +350,7 @@ bool PreservesZero(const ElementwiseExpr& expr, int node) {
       return n.broadcast == nullptr;
     case ExprNode::Kind::kScalar:
     case ExprNode::Kind::kRowFold:  // in every lane, the padding lanes included
+    case ExprNode::Kind::kIota:     // indices past the dims in the padding
       return false;
     case ExprNode::Kind::kConstant:
       return n.bits == 0 || (DomainOf(n.type) == Domain::kFloat && n.bits == 0x80000000u);

@@ -27,7 +27,9 @@ struct ExprNode {
   // kRowFold: a row statistic broadcast back along its rows (RowFoldReduce): `hlo` is the reduce,
   // inputs[0] the value it folds, of the result's dims; every tile of a strip has the same value,
   // each row's fold in every lane.
-  enum class Kind { kLoad, kScalar, kConstant, kOp, kRowFold };
+  // kIota: an iota of the result's dims (`hlo`), its values computed from each element's index;
+  // `bits` is its iota_dimension.
+  enum class Kind { kLoad, kScalar, kConstant, kOp, kRowFold, kIota };
   Kind kind = Kind::kOp;
   const hlo::Instruction* hlo = nullptr;  // the operation (kOp), or the value's instruction
   isa::ElementType type = isa::ElementType::kF32;  // the value's element type

@@ -52,6 +52,9 @@ constexpr int kStripCounter = 29;
 constexpr int kScalarTemp = 5;
 // A strip fold (ProducerSink::fold): the byte offset of the next strip's folded tile in the block.
 constexpr int kFoldOffset = 30;
+// Iotas (ExprNode::kIota): the index of the body's first strip among the result's strips (a
+// register the reduce kernel, a producer's consumer, leaves alone).
+constexpr int kIotaStrip = 19;
 // A loop over blocks (EmitBlocks): its count, and per tile size (4, 2, 1 KiB) the byte offset of
 // the block being computed in every stream with tiles of that size.
 constexpr int kBlockCounter = 17;
@@ -203,7 +206,10 @@ class Emitter {
       }
       if (node.kind == ExprNode::Kind::kScalar) scalars_.insert(node.operand);
     }
-    for (const ExprNode& node : expr_.nodes) row_folds_ = row_folds_ || node.kind == ExprNode::Kind::kRowFold;
+    for (const ExprNode& node : expr_.nodes) {
+      row_folds_ = row_folds_ || node.kind == ExprNode::Kind::kRowFold;
+      iotas_ = iotas_ || node.kind == ExprNode::Kind::kIota;
+    }
     for (int output : expr_.outputs) {
       if (!PreservesZero(expr_, output)) masked_ = true;
     }
@@ -271,20 +277,29 @@ class Emitter {
     cursor += pack_scratch_bytes_;
     if (cursor > vmem_end_) CannotLower(c_.instruction, "its blocks do not fit in VMEM");
     PlanRegisters();
-    if (row_folds_) CheckRowFolds();
+    if (row_folds_ || iotas_) CheckStripBodies();
   }
 
-  // A row fold (ExprNode::kRowFold) folds a strip's tiles in one body: blocks of whole strips, no
-  // padding lanes (they would need the fold's identity), a body scheduled tile by tile.
-  void CheckRowFolds() {
+  // A row fold (ExprNode::kRowFold) folds a strip's tiles in one body, and an iota's values
+  // (ExprNode::kIota) come from where a tile is in its strip and where the body's strips are:
+  // blocks of whole strips, a strip in one body scheduled tile by tile; a fold without padding
+  // lanes (they would need the fold's identity); an iota over row-major rows.
+  void CheckStripBodies() {
+    const char* what = row_folds_ ? "fold" : "compute an iota over";
     if (pieces_ > 1 || grid_.strip_tiles > kScheduledTiles) {
-      CannotLower(c_.instruction, "its rows of " + std::to_string(grid_.strip_tiles) +
-                                      " tiles are too long to fold in one body of the element-wise kernel");
+      CannotLower(c_.instruction, std::string("its rows of ") + std::to_string(grid_.strip_tiles) + " tiles are too long to " +
+                                      what + " in one body of the element-wise kernel");
     }
-    if (grid_.partial_lanes != 0 || grid_.partial_elements != 0) {
+    if (row_folds_ && (grid_.partial_lanes != 0 || grid_.partial_elements != 0)) {
       CannotLower(c_.instruction, "it folds rows that end in padding lanes (not lowered yet)");
     }
-    if (!ScheduledBody()) CannotLower(c_.instruction, "it folds rows of f16 or 8-bit values (not lowered yet)");
+    if (!ScheduledBody()) CannotLower(c_.instruction, std::string("it cannot ") + what + " rows of f16 or 8-bit values (not lowered yet)");
+    if (iotas_) {
+      const isa::Shape& shape = results_.at(0)->shape;
+      if (shape.rank() < 2 || shape.layout->minor_to_major != isa::MajorToMinorOrder(shape.rank())) {
+        CannotLower(c_.instruction, "an iota over a layout that is not row-major (not lowered yet)");
+      }
+    }
   }
 
   // Where not even two strips of every stream fit VMEM (Llama's vocabulary-wide rows: 128256
@@ -627,6 +642,7 @@ class Emitter {
   void EmitBlocks() {
     const int64_t total = BlockCount();
     const auto [begin, blocks] = PartRange(total, c_.part);
+    if (iotas_) out_->Emit("mov s{}, {}", kIotaStrip, begin * block_strips_);
     int loads[kBuffers] = {};   // DMAs in flight into each buffer
     int stores[kBuffers] = {};  // and out of it
     for (int64_t b = begin; b < std::min<int64_t>(begin + depth_ - 1, blocks) && !inputs_.empty(); ++b) {
@@ -746,7 +762,7 @@ class Emitter {
       int64_t run = 0;
       while (s + run < last && IsPartialStrip(s + run) == partial) ++run;
       const Variant base = partial ? kRow : kNone;
-      if (!lane_masked && !LaneBroadcasts() && fold_ == nullptr && !row_folds_) {
+      if (!lane_masked && !LaneBroadcasts() && fold_ == nullptr && !row_folds_ && !iotas_) {
         EmitTiles(base, run * grid_.strip_tiles);
       } else {
         EmitStrips(base, run, lane_masked);
@@ -782,6 +798,7 @@ class Emitter {
         variants.push_back(last);
       }
       EmitBody(variants);
+      if (iotas_) out_->Emit("add s{}, s{}, {}", kIotaStrip, kIotaStrip, body_strips);
     };
     shared_tiles_ = static_cast<int>(tiles);
     EmitLoop(kStripCounter, strips / per_body, [&] { body(per_body); });
@@ -1062,7 +1079,9 @@ class Emitter {
         shared[n] = IsLaneBroadcast(static_cast<int>(n));
         continue;
       }
-      if (node.kind == ExprNode::Kind::kRowFold) {
+      // An iota along a dim other than the lanes' has one value per row.
+      if (node.kind == ExprNode::Kind::kRowFold ||
+          (node.kind == ExprNode::Kind::kIota && node.bits + 1 < static_cast<uint32_t>(node.hlo->shape().rank()))) {
         shared[n] = true;
         continue;
       }
@@ -1530,6 +1549,9 @@ class Emitter {
       out_->Emit("vld v{}, {}{}", r, Address(s), s.geometry.element_bits == 32 ? "" : ", sublanes=0xf");
       Regs()[n] = r;
       value.finish = s.geometry.element_bits == 16 || s.lanes_in_registers;
+    } else if (node.kind == ExprNode::Kind::kIota) {
+      Regs()[n] = EmitIota(node);
+      value.finish = false;
     } else {
       EmitOp(n);
       value.finish = !pending_bf16_rounds_.empty();
@@ -1538,6 +1560,49 @@ class Emitter {
     value.issued = true;
     value.done = !value.finish;
     return false;
+  }
+
+  // Iota `node`'s values in the current copy's tile (CheckStripBodies: the body is whole strips,
+  // kIotaStrip the index of its first): along the lanes, the tile's first column plus each lane's
+  // index; along the rows of a matrix, the strip's first row plus each sublane's; along a major
+  // dim, the matrix's index in that dim, from the strip's by scalar division. Then converted to
+  // the iota's type (exact in f32 below 2^24; bf16 rounds as XLA's iota does).
+  int EmitIota(const ExprNode& node) {
+    const isa::Shape& shape = node.hlo->shape();
+    const int64_t rank = shape.rank();
+    const int64_t dim = node.bits;
+    const int tile = copy_ % shared_tiles_;
+    const int strip = copy_ / shared_tiles_;
+    const int d = AllocVreg();
+    const auto add_ids = [&](const char* ids) {
+      const int t = AllocVreg();
+      out_->Emit("{} v{}", ids, t);
+      out_->Emit("vadd.s32 v{}, v{}, v{}", d, d, t);
+      vreg_used_[t] = false;
+    };
+    if (dim == rank - 1 && tile == 0) {
+      out_->Emit("vlaneid v{}", d);
+    } else if (dim == rank - 1) {
+      out_->Emit("vbcast v{}, {}", d, tile * lanes_);
+      add_ids("vlaneid");
+    } else {
+      out_->Emit("add s{}, s{}, {}", kScalarTemp, kIotaStrip, strip);
+      if (dim == rank - 2) {
+        out_->Emit("rem s{}, s{}, {}", kScalarTemp, kScalarTemp, grid_.strips_per_matrix);
+        out_->Emit("mul s{}, s{}, {}", kScalarTemp, kScalarTemp, sublanes_);
+        out_->Emit("vbcast v{}, s{}", d, kScalarTemp);
+        add_ids("vsublaneid");
+      } else {
+        int64_t inner = 1;  // matrices per step of `dim`
+        for (int64_t k = dim + 1; k < rank - 2; ++k) inner *= shape.dims[k];
+        out_->Emit("div s{}, s{}, {}", kScalarTemp, kScalarTemp, grid_.strips_per_matrix * inner);
+        out_->Emit("rem s{}, s{}, {}", kScalarTemp, kScalarTemp, shape.dims[dim]);
+        out_->Emit("vbcast v{}, s{}", d, kScalarTemp);
+      }
+    }
+    if (DomainOf(node.type) == Domain::kFloat) out_->Emit("vcvt.f32.s32 v{}, v{}", d, d);
+    if (node.type == isa::ElementType::kBF16) out_->Emit("vcvt.bf16.f32 v{}, v{}", d, d);
+    return d;
   }
 
   // A scheduled value's second step: a bf16 load's unpack and a lane broadcast's replication, or
@@ -1954,6 +2019,7 @@ class Emitter {
   int copies_ = 1;  // tiles per unrolled body
   int max_in_flight_ = 1;
   bool row_folds_ = false;  // the expression folds rows (ExprNode::kRowFold)
+  bool iotas_ = false;      // and computes iotas (ExprNode::kIota)
   // EmitScheduled: registers that several live nodes name (a convert kept in its input's
   // register, EmitCompute), with how many more releases they wait for before they are free.
   std::map<int, int> aliases_;  // EmitScheduled: tiles begun and not yet stored, at most

@@ -32,7 +32,7 @@ bool ElementwiseFusionFits(const KernelGroup& group, const CompileOptions& optio
 // producer's streams use VMEM [vmem_base, vmem_end) and semaphores 0..7, and it sets up its pinned
 // registers again before each block, so `consume` may use every register and the VMEM below
 // vmem_base, but none of the producer's, and not s14..s17 (a loop over blocks keeps its
-// addresses and count there).
+// addresses and count there) or s19 (an iota's strip index).
 struct ProducerSink {
   isa::Shape shape;  // the produced array, with its layout
   uint64_t vmem_base = 0;

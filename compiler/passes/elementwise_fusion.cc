@@ -28,6 +28,18 @@ bool IsDuplicable(const hlo::Instruction& x) {
          HeldInRegisters(x.operand(0)->shape());
 }
 
+// An iota the element-wise kernel computes in its registers (ExprNode::kIota): rank >= 2, a
+// 32-bit or bf16 type. Recomputed in every group that reads it, as a broadcast of a scalar.
+bool IsComputedIota(const hlo::Instruction& x) {
+  if (x.opcode() != Opcode::kIota || x.shape().is_tuple || x.shape().rank() < 2 || InHostMemory(x.shape())) return false;
+  switch (x.shape().element_type) {
+    case isa::ElementType::kS32: case isa::ElementType::kU32: case isa::ElementType::kF32: case isa::ElementType::kBF16:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool IsFusibleOp(const hlo::Instruction& x) {
   if (!IsElementwiseOpcode(x.opcode()) || !HeldInRegisters(x.shape())) return false;
   for (const hlo::Instruction* operand : x.operands()) {
@@ -85,11 +97,16 @@ bool IsInputFusibleReduce(const hlo::Instruction& x) {
   return false;
 }
 
-// The groups, with input fusion into every reduce that allows it except those in `unfused`, and
-// row folds of every reduce that allows it except those in `unfolded`.
+// The groups, with input fusion into every reduce that allows it except those in `unfused`, row
+// folds of every reduce that allows it except those in `unfolded`, and iotas computed in their
+// readers' groups except those in `own_iotas`.
 std::vector<KernelGroup> Group(const std::vector<const hlo::Instruction*>& schedule,
                                const std::unordered_set<const hlo::Instruction*>& unfused,
-                               const std::unordered_set<const hlo::Instruction*>& unfolded) {
+                               const std::unordered_set<const hlo::Instruction*>& unfolded,
+                               const std::unordered_set<const hlo::Instruction*>& own_iotas) {
+  const auto duplicable = [&](const hlo::Instruction& x) {
+    return IsDuplicable(x) || (IsComputedIota(x) && !own_iotas.contains(&x));
+  };
   const auto fusing_reduce = [&](const hlo::Instruction& x) { return IsInputFusibleReduce(x) && !unfused.contains(&x); };
   std::unordered_map<const hlo::Instruction*, std::size_t> position;
   std::unordered_map<const hlo::Instruction*, std::vector<const hlo::Instruction*>> users;
@@ -184,19 +201,19 @@ std::vector<KernelGroup> Group(const std::vector<const hlo::Instruction*>& sched
   // Duplicable instructions read by something outside every group, or the root, need a kernel.
   std::unordered_set<const hlo::Instruction*> own_kernel;
   for (const hlo::Instruction* x : schedule) {
-    if (!IsDuplicable(*x) || x->opcode() == Opcode::kConstant) continue;
+    if (!duplicable(*x) || x->opcode() == Opcode::kConstant) continue;
     bool outside = x == root;
     for (const hlo::Instruction* u : users[x]) {
       // A fused reduce reads its init from HBM.
       const bool read_inside = groups_of.contains(u) && !(u->opcode() == Opcode::kReduce && u->operand(1) == x);
-      if (!read_inside && !IsDuplicable(*u)) outside = true;
+      if (!read_inside && !duplicable(*u)) outside = true;
     }
     if (outside) own_kernel.insert(x);
   }
   for (const hlo::Instruction* x : own_kernel) members[x].push_back(x);
   // Everything else that computes something is a kernel of its own.
   for (const hlo::Instruction* x : schedule) {
-    if (groups_of.contains(x) || IsDuplicable(*x) || x->opcode() == Opcode::kParameter ||
+    if (groups_of.contains(x) || duplicable(*x) || x->opcode() == Opcode::kParameter ||
         x->opcode() == Opcode::kConstant || IsAliasingInstruction(*x)) {
       continue;
     }
@@ -211,11 +228,11 @@ std::vector<KernelGroup> Group(const std::vector<const hlo::Instruction*>& sched
     // Pull in the duplicable instructions the members read (not into kernels of other kinds; a
     // fused reduce's own operands, its init, stay operands).
     const bool reduce = fusing_reduce(*group_root) && list.size() > 1;
-    const bool elementwise = IsFusibleOp(*group_root) || IsDuplicable(*group_root) || reduce;
+    const bool elementwise = IsFusibleOp(*group_root) || duplicable(*group_root) || reduce;
     for (std::size_t i = 0; i < list.size() && elementwise; ++i) {
       if (list[i] == group_root && reduce) continue;
       for (const hlo::Instruction* operand : list[i]->operands()) {
-        if (IsDuplicable(*operand) && !inside.contains(operand)) {
+        if (duplicable(*operand) && !inside.contains(operand)) {
           inside.insert(operand);
           list.push_back(operand);
         }
@@ -254,20 +271,26 @@ std::vector<KernelGroup> FuseElementwise(const std::vector<const hlo::Instructio
   // Each round takes at least one reduce out of a group.
   std::unordered_set<const hlo::Instruction*> unfused;
   std::unordered_set<const hlo::Instruction*> unfolded;
+  std::unordered_set<const hlo::Instruction*> own_iotas;
   while (true) {
-    std::vector<KernelGroup> groups = Group(schedule, unfused, unfolded);
+    std::vector<KernelGroup> groups = Group(schedule, unfused, unfolded, own_iotas);
     bool changed = false;
     for (const KernelGroup& group : groups) {
       std::vector<const hlo::Instruction*> row_folds;
+      std::vector<const hlo::Instruction*> iotas;
       for (const hlo::Instruction* member : group.members) {
         if (member != group.root && member->opcode() == Opcode::kReduce) row_folds.push_back(member);
+        if (member->opcode() == Opcode::kIota) iotas.push_back(member);
       }
       const bool root_reduce = group.root->opcode() == Opcode::kReduce;
-      if (!group.fused() || (!root_reduce && row_folds.empty()) || !fused_reduce_fits || fused_reduce_fits(group)) continue;
-      if (row_folds.empty()) {
-        unfused.insert(group.root);
-      } else {
+      const bool asks = root_reduce || !row_folds.empty() || !iotas.empty();
+      if (!group.fused() || !asks || !fused_reduce_fits || fused_reduce_fits(group)) continue;
+      if (!row_folds.empty()) {
         unfolded.insert(row_folds.begin(), row_folds.end());
+      } else if (!iotas.empty()) {
+        own_iotas.insert(iotas.begin(), iotas.end());
+      } else {
+        unfused.insert(group.root);
       }
       changed = true;
     }

@@ -38,7 +38,12 @@ struct KernelGroup {
 // maximum and sum, a layer norm's mean and variance) joins the group of those broadcasts'
 // consumer with its own producers, so the consumer's kernel folds each strip's rows itself and
 // the row statistic never goes to HBM (XLA fuses these reductions with their consumers too).
-// Either only when `fused_reduce_fits(group)` (the kernel can lower it; null: always).
+// Iotas of rank >= 2 (32-bit or bf16) are recomputed in every group that reads them, as
+// broadcasts of scalars are: the element-wise kernel computes their values in registers
+// (ExprNode::kIota), and the iota array is never written. Each of these only when
+// `fused_reduce_fits(group)` (the kernel can lower it; null: always); a group that does not goes
+// without its row folds, else without its iotas (each then a kernel of its own), else without
+// its root reduce's producers.
 // Operations not duplicated, as XLA's instruction fusion does not duplicate its "expensive" ones:
 // on the VPU they take many cycles per vector (the attention block's bf16 exponential, computed
 // for two kernels, cost more than writing it once and reading it twice).

@@ -1,0 +1,148 @@
+// Iotas computed in their readers' kernels (compiler/passes/elementwise_fusion.h, ExprNode::kIota
+// in compiler/lower/elementwise_kernel.cc): along the lanes, the rows and a major dim, in s32, f32
+// and bf16, over partial rows and lanes and both TensorCores, in a reduce's producer, each run with
+// `--check`; where the kernel cannot compute one, the iota is a kernel of its own, still checked.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "tests/sim/exec_support.h"
+
+namespace {
+
+using namespace tpusim::exec_test;
+
+// The ops of a `--report` by name, and the output of `run --check` on `hlo`.
+struct Checked {
+  std::vector<std::string> ops;
+  std::string output;
+};
+
+Checked RunChecked(const std::string& name, const std::string& hlo) {
+  const fs::path dir = TempDir(name);
+  WriteText(dir / "m.hlo", hlo);
+  Checked checked;
+  checked.output = RunOk("run " + (dir / "m.hlo").string() + " --check --report " + (dir / "r.json").string());
+  const std::string text = ReadText(dir / "r.json");
+  const std::string key = "{\"name\": \"";
+  const std::string op = "\", \"opcode\"";
+  for (std::size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + 1)) {
+    const std::size_t begin = at + key.size();
+    const std::size_t end = text.find('"', begin);
+    if (text.compare(end, op.size(), op) == 0) checked.ops.push_back(text.substr(begin, end - begin));
+  }
+  return checked;
+}
+
+}  // namespace
+
+TEST_CASE("iotas: along the lanes, an s32 iota is computed in its reader's kernel, never written", "[iota_fusion]") {
+  // 256 rows of 512: 32 strips of 4 tiles over both cores; tile t of a strip adds 128 t.
+  const Checked run = RunChecked("iota_lanes", R"(HloModule m
+ENTRY e {
+  x = s32[256,512] parameter(0)
+  i = s32[256,512] iota(), iota_dimension=1
+  ROOT r = s32[256,512] add(x, i)
+}
+)");
+  CHECK_THAT(run.output, Catch::Contains("check passed"));
+  CHECK_THAT(run.output, Catch::Contains("every element equal"));
+  CHECK(run.ops == std::vector<std::string>{"r"});
+}
+
+TEST_CASE("iotas: a causal mask from row and column iotas over partial rows and lanes is one kernel", "[iota_fusion]") {
+  // 1000 rows (125 strips, blocks looped) of 200 columns (the second tile's last 56 lanes are
+  // padding): y = row >= column ? x : -1e9, as attention's causal mask.
+  const Checked run = RunChecked("iota_causal", R"(HloModule m
+ENTRY e {
+  x = f32[1000,200] parameter(0)
+  row = s32[1000,200] iota(), iota_dimension=0
+  column = s32[1000,200] iota(), iota_dimension=1
+  keep = pred[1000,200] compare(row, column), direction=GE
+  low = f32[] constant(-1e9)
+  lows = f32[1000,200] broadcast(low), dimensions={}
+  ROOT r = f32[1000,200] select(keep, x, lows)
+}
+)");
+  CHECK_THAT(run.output, Catch::Contains("check passed"));
+  CHECK_THAT(run.output, Catch::Contains("every element equal"));
+  CHECK(run.ops == std::vector<std::string>{"r"});
+}
+
+TEST_CASE("iotas: f32 iotas along every dim of a rank-3 array, and a bf16 one rounded", "[iota_fusion]") {
+  // f32[3,40,256]: the major dim's index comes from the strip's by division (5 strips a matrix,
+  // the last partial); 10000 i + 300 j + k is exact in f32.
+  const Checked f32 = RunChecked("iota_rank3", R"(HloModule m
+ENTRY e {
+  x = f32[3,40,256] parameter(0)
+  i = f32[3,40,256] iota(), iota_dimension=0
+  j = f32[3,40,256] iota(), iota_dimension=1
+  k = f32[3,40,256] iota(), iota_dimension=2
+  a = f32[] constant(10000)
+  ab = f32[3,40,256] broadcast(a), dimensions={}
+  b = f32[] constant(300)
+  bb = f32[3,40,256] broadcast(b), dimensions={}
+  ia = f32[3,40,256] multiply(i, ab)
+  jb = f32[3,40,256] multiply(j, bb)
+  s = f32[3,40,256] add(ia, jb)
+  t = f32[3,40,256] add(s, k)
+  ROOT r = f32[3,40,256] add(t, x)
+}
+)");
+  CHECK_THAT(f32.output, Catch::Contains("every element equal"));
+  CHECK(f32.ops == std::vector<std::string>{"r"});
+  // Columns up to 1023 in bf16: above 256 they round to 8 significant bits, as XLA's iota does.
+  const Checked bf16 = RunChecked("iota_bf16", R"(HloModule m
+ENTRY e {
+  x = bf16[16,1024] parameter(0)
+  i = bf16[16,1024] iota(), iota_dimension=1
+  ROOT r = bf16[16,1024] multiply(x, i)
+}
+)");
+  CHECK_THAT(bf16.output, Catch::Contains("every element equal"));
+  CHECK(bf16.ops == std::vector<std::string>{"r"});
+}
+
+TEST_CASE("iotas: in a reduce's producer, an iota is computed there too", "[iota_fusion]") {
+  // A weighted row sum: the reduce kernel's producer computes the column index (s19 is the
+  // producer's strip index, which the reduce leaves alone).
+  const Checked reduce = RunChecked("iota_reduce", R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[64,256] parameter(0)
+  i = f32[64,256] iota(), iota_dimension=1
+  w = f32[64,256] multiply(x, i)
+  z = f32[] constant(0)
+  ROOT r = f32[64] reduce(w, z), dimensions={1}, to_apply=add
+}
+)");
+  CHECK_THAT(reduce.output, Catch::Contains("check passed"));
+  CHECK(reduce.ops == std::vector<std::string>{"r"});
+}
+
+TEST_CASE("iotas: where the kernel cannot compute one, the iota is a kernel of its own", "[iota_fusion]") {
+  // Rows of 65 tiles are longer than a body; a column-major layout's rows are not the iota's.
+  const Checked long_rows = RunChecked("iota_long", R"(HloModule m
+ENTRY e {
+  x = s32[8,8320] parameter(0)
+  i = s32[8,8320] iota(), iota_dimension=1
+  ROOT r = s32[8,8320] add(x, i)
+}
+)");
+  CHECK_THAT(long_rows.output, Catch::Contains("every element equal"));
+  CHECK(long_rows.ops == std::vector<std::string>{"i", "r"});
+  const Checked column_major = RunChecked("iota_column_major", R"(HloModule m
+ENTRY e {
+  x = s32[256,512]{0,1} parameter(0)
+  i = s32[256,512]{0,1} iota(), iota_dimension=1
+  ROOT r = s32[256,512]{0,1} add(x, i)
+}
+)");
+  CHECK_THAT(column_major.output, Catch::Contains("every element equal"));
+  CHECK(column_major.ops == std::vector<std::string>{"i", "r"});
+}
