@@ -90,28 +90,9 @@ Instruction* IdentityOfExtremum(Instruction& x) {
   return nullptr;
 }
 
-// broadcast(iota) is an iota of the broadcast's shape along the dim the iota's dim goes to, as
-// XLA's simplifier writes it: JAX's `arange(n)[None, :]` is a rank-1 iota broadcast, an iota
-// kernel and a broadcast DMA, where the iota of the result's shape is computed in its readers'
-// kernel (elementwise_fusion.h). Null where `x` is not one.
-Instruction* IotaOfBroadcast(Instruction& x) {
-  if (x.opcode() != Opcode::kBroadcast || x.operand_count() != 1 || x.operand(0)->opcode() != Opcode::kIota ||
-      x.shape().is_tuple) {
-    return nullptr;
-  }
-  const Instruction& iota = *x.operand(0);
-  const std::vector<int64_t> dims = x.GetIntListOrEmpty("dimensions");
-  const int64_t dim = iota.GetInt("iota_dimension");
-  if (dim < 0 || dim >= static_cast<int64_t>(dims.size()) || iota.shape().element_type != x.shape().element_type) return nullptr;
-  Instruction* whole = AddInstructionFor(x, x.name() + ".iota", Opcode::kIota, x.shape());
-  whole->AddAttribute({"iota_dimension", dims[static_cast<std::size_t>(dim)], {}});
-  return whole;
-}
-
 // What `x` is to be replaced by, or null.
 Instruction* Simplified(Instruction& x) {
   if (Instruction* moved = TransposeOfSqueeze(x)) return moved;
-  if (Instruction* whole = IotaOfBroadcast(x)) return whole;
   if (x.operand_count() == 2) return IdentityOfExtremum(x);
   if (x.operand_count() != 1) return nullptr;
   Instruction* source = x.operand(0);
@@ -193,7 +174,7 @@ void SimplifyAlgebraically(hlo::Module& module) {
     RemoveUnread(*computation, std::move(bypassed), [](const Instruction& x) {
       return x.opcode() == Opcode::kBroadcast || x.opcode() == Opcode::kTranspose || x.opcode() == Opcode::kReshape ||
              x.opcode() == Opcode::kMaximum || x.opcode() == Opcode::kMinimum || x.opcode() == Opcode::kConstant ||
-             x.opcode() == Opcode::kConvert || x.opcode() == Opcode::kIota;
+             x.opcode() == Opcode::kConvert;
     });
     // The transposes it appends are read by instructions written before them.
     computation->OrderOperandsFirst();

@@ -145,25 +145,3 @@ ENTRY e {
   CHECK_THAT(sunk, Catch::Contains("bf16[12,128,128] convert(") && Catch::Contains("ROOT d = bf16[12,128,128] divide(x, "));
   CHECK_THAT(sunk, !Catch::Contains("bf16[12,128] convert(") && !Catch::Contains("reshape("));
 }
-
-TEST_CASE("algebraic simplifier: a broadcast of an iota is the iota of the broadcast's shape", "[algebraic_simplifier]") {
-  // JAX's arange(512)[None, :] + x and arange(4)[:, None] spread over [4,8,512]: each an iota of
-  // the result's shape along the dim its iota's dim goes to, which the reader's kernel computes.
-  const std::string out = Simplified(R"(HloModule s
-
-ENTRY e {
-  x = s32[256,512] parameter(0)
-  i = s32[512] iota(), iota_dimension=0
-  ib = s32[256,512] broadcast(i), dimensions={1}
-  a = s32[256,512] add(x, ib)
-  j = f32[4,8] iota(), iota_dimension=0
-  jb = f32[4,8,512] broadcast(j), dimensions={0,1}
-  ROOT t = (s32[256,512], f32[4,8,512]) tuple(a, jb)
-}
-)");
-  CHECK_THAT(out, Catch::Contains("ib.iota = s32[256,512] iota(), iota_dimension=1"));
-  CHECK_THAT(out, Catch::Contains("a = s32[256,512] add(x, ib.iota)"));
-  CHECK_THAT(out, Catch::Contains("jb.iota = f32[4,8,512] iota(), iota_dimension=0"));
-  CHECK(out.find("s32[512] iota()") == std::string::npos);  // unread, dropped
-  CHECK(out.find("broadcast") == std::string::npos);
-}
