@@ -268,7 +268,7 @@ std::vector<KernelGroup> FuseElementwise(const std::vector<const hlo::Instructio
   // A group with a reduce that would not lower (VMEM, registers) goes without it: its row folds
   // first (their reduces then have kernels of their own, their results read from HBM), else its
   // root reduce, which then reads its operand from HBM while its producers group without it.
-  // Each round takes at least one reduce out of a group.
+  // Each round takes at least one reduce or iota out of a group.
   std::unordered_set<const hlo::Instruction*> unfused;
   std::unordered_set<const hlo::Instruction*> unfolded;
   std::unordered_set<const hlo::Instruction*> own_iotas;
