@@ -134,6 +134,17 @@ class Builder {
           node.inputs.push_back(Visit(reduce->operand(0)));
           return Add(node);
         }
+        if (operand->opcode() == Opcode::kIota && !leaves_.contains(operand) && x->shape().dims == kernel_dims()) {
+          // An iota computed in the kernel (elementwise_fusion.h), broadcast: the iota of the
+          // broadcast's shape along the dim the iota's goes to.
+          ExprNode node;
+          node.kind = ExprNode::Kind::kIota;
+          node.hlo = x;
+          node.type = type;
+          const std::vector<int64_t> dims = x->GetIntListOrEmpty("dimensions");
+          node.bits = static_cast<uint32_t>(dims.at(static_cast<std::size_t>(operand->GetInt("iota_dimension"))));
+          return Add(node);
+        }
         const auto leaf = leaves_.find(operand);
         if (leaf == leaves_.end() || x->shape().dims != kernel_dims() || operand->shape().rank() >= x->shape().rank()) {
           CannotLower(kernel_, "broadcast '" + x->name() + "' of a non-scalar that is not a kernel operand, or not into "

@@ -28,17 +28,25 @@ bool IsDuplicable(const hlo::Instruction& x) {
          HeldInRegisters(x.operand(0)->shape());
 }
 
-// An iota the element-wise kernel computes in its registers (ExprNode::kIota): rank >= 2, a
-// 32-bit or bf16 type. Recomputed in every group that reads it, as a broadcast of a scalar.
+// An iota the element-wise kernel computes in its registers (ExprNode::kIota), a 32-bit or bf16
+// one: of rank >= 2, or of any rank under a broadcast into rank >= 2 (JAX's `arange(n)[None, :]`,
+// the iota of the broadcast's shape along the dim the iota's goes to). Recomputed in every group
+// that reads it, as a broadcast of a scalar is.
 bool IsComputedIota(const hlo::Instruction& x) {
-  if (x.opcode() != Opcode::kIota || x.shape().is_tuple || x.shape().rank() < 2 || InHostMemory(x.shape())) return false;
+  if (x.shape().is_tuple || InHostMemory(x.shape())) return false;
   switch (x.shape().element_type) {
     case isa::ElementType::kS32: case isa::ElementType::kU32: case isa::ElementType::kF32: case isa::ElementType::kBF16:
-      return true;
+      break;
     default:
       return false;
   }
+  if (x.opcode() == Opcode::kIota) return true;  // rank 1 only under such a broadcast: the kernel checks
+  return x.opcode() == Opcode::kBroadcast && x.operand_count() == 1 && x.operand(0)->opcode() == Opcode::kIota &&
+         x.shape().rank() >= 2 && x.operand(0)->shape().element_type == x.shape().element_type;
 }
+
+// The iota a computed iota's values come from: itself, or its broadcast's operand.
+const hlo::Instruction* IotaOf(const hlo::Instruction& x) { return x.opcode() == Opcode::kIota ? &x : x.operand(0); }
 
 bool IsFusibleOp(const hlo::Instruction& x) {
   if (!IsElementwiseOpcode(x.opcode()) || !HeldInRegisters(x.shape())) return false;
@@ -105,7 +113,7 @@ std::vector<KernelGroup> Group(const std::vector<const hlo::Instruction*>& sched
                                const std::unordered_set<const hlo::Instruction*>& unfolded,
                                const std::unordered_set<const hlo::Instruction*>& own_iotas) {
   const auto duplicable = [&](const hlo::Instruction& x) {
-    return IsDuplicable(x) || (IsComputedIota(x) && !own_iotas.contains(&x));
+    return IsDuplicable(x) || (IsComputedIota(x) && !own_iotas.contains(IotaOf(x)));
   };
   const auto fusing_reduce = [&](const hlo::Instruction& x) { return IsInputFusibleReduce(x) && !unfused.contains(&x); };
   std::unordered_map<const hlo::Instruction*, std::size_t> position;

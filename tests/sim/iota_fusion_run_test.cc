@@ -104,6 +104,27 @@ ENTRY e {
   CHECK(bf16.ops == std::vector<std::string>{"r"});
 }
 
+TEST_CASE("iotas: a broadcast rank-1 iota is computed as the iota of the broadcast's shape", "[iota_fusion]") {
+  // JAX's arange(512)[None, :] and arange(40)[:, None] over [3,40,512]: no iota kernel, no
+  // broadcast; the values go along the dims the iotas' dims go to.
+  const Checked run = RunChecked("iota_broadcast", R"(HloModule m
+ENTRY e {
+  x = s32[3,40,512] parameter(0)
+  c = s32[512] iota(), iota_dimension=0
+  cb = s32[3,40,512] broadcast(c), dimensions={2}
+  r = s32[40] iota(), iota_dimension=0
+  rb = s32[3,40,512] broadcast(r), dimensions={1}
+  k = s32[] constant(1000)
+  kb = s32[3,40,512] broadcast(k), dimensions={}
+  rk = s32[3,40,512] multiply(rb, kb)
+  s = s32[3,40,512] add(rk, cb)
+  ROOT o = s32[3,40,512] add(x, s)
+}
+)");
+  CHECK_THAT(run.output, Catch::Contains("every element equal"));
+  CHECK(run.ops == std::vector<std::string>{"o"});
+}
+
 TEST_CASE("iotas: in a reduce's producer, an iota is computed there too", "[iota_fusion]") {
   // A weighted row sum: the reduce kernel's producer computes the column index (s19 is the
   // producer's strip index, which the reduce leaves alone).
@@ -126,7 +147,8 @@ ENTRY e {
 }
 
 TEST_CASE("iotas: where the kernel cannot compute one, the iota is a kernel of its own", "[iota_fusion]") {
-  // Rows of 65 tiles are longer than a body; a column-major layout's rows are not the iota's.
+  // Rows of 65 tiles are longer than a body; a column-major layout's rows are not the iota's; a
+  // broadcast iota over rows that long stays a small iota kernel, its broadcast loaded.
   const Checked long_rows = RunChecked("iota_long", R"(HloModule m
 ENTRY e {
   x = s32[8,8320] parameter(0)
@@ -145,4 +167,14 @@ ENTRY e {
 )");
   CHECK_THAT(column_major.output, Catch::Contains("every element equal"));
   CHECK(column_major.ops == std::vector<std::string>{"i", "r"});
+  const Checked broadcast = RunChecked("iota_broadcast_long", R"(HloModule m
+ENTRY e {
+  x = s32[8,8320] parameter(0)
+  i = s32[8320] iota(), iota_dimension=0
+  ib = s32[8,8320] broadcast(i), dimensions={1}
+  ROOT r = s32[8,8320] add(x, ib)
+}
+)");
+  CHECK_THAT(broadcast.output, Catch::Contains("every element equal"));
+  CHECK(broadcast.ops == std::vector<std::string>{"i", "r"});
 }
