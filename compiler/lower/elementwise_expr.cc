@@ -1,5 +1,6 @@
 #include "compiler/lower/elementwise_expr.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <limits>
@@ -261,6 +262,11 @@ const hlo::Instruction* RowFoldReduce(const hlo::Instruction& broadcast) {
     case hlo::ReduceOp::kMinimum: return value == std::numeric_limits<double>::infinity() ? reduce : nullptr;
     default: return nullptr;
   }
+}
+
+bool OnlyRowFolded(const hlo::Instruction& reduce, const std::vector<const hlo::Instruction*>& users) {
+  return !users.empty() && std::all_of(users.begin(), users.end(),
+                                       [&](const hlo::Instruction* u) { return RowFoldReduce(*u) == &reduce; });
 }
 
 bool KeepsEveryValue(const hlo::Instruction& reduce_precision) {

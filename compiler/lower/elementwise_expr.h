@@ -71,6 +71,9 @@ ElementwiseExpr BuildElementwiseExpr(const KernelGroup& group);
 // reducer's identity, in f32 or bf16 (folded in f32, a bf16 sum rounded once, as the reduce
 // kernel does). nullptr for anything else.
 const hlo::Instruction* RowFoldReduce(const hlo::Instruction& broadcast);
+// Whether every one of `users` (reduce's, at least one) is such a broadcast of `reduce`: then its
+// result need not exist outside the kernels that fold it.
+bool OnlyRowFolded(const hlo::Instruction& reduce, const std::vector<const hlo::Instruction*>& users);
 
 // Whether every element that is zero in every loaded operand is zero in node `node` (so the
 // zero padding of the operands' tiles stays zero without masking).

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <utility>
 
 #include "compiler/hlo/reducer_pattern.h"
 #include "compiler/lower/broadcast_block_dmas.h"
@@ -1257,7 +1258,8 @@ class Emitter {
       }
       if (step.kind != Kind::kCompute) return true;
       for (int i : inputs[step.index]) {
-        for (int c : FoldedCopies(step)) {
+        const auto [first, end] = FoldedCopies(step);
+        for (int c = first; c < end; ++c) {
           if (!value_of(c, i).done) return false;
         }
       }
@@ -1269,7 +1271,8 @@ class Emitter {
       switch (step.kind) {
         case Kind::kCompute:
           for (int i : inputs[step.index]) {
-            for (int c : FoldedCopies(step)) ready = std::max(ready, value_of(c, i).ready);
+            const auto [first, end] = FoldedCopies(step);
+            for (int c = first; c < end; ++c) ready = std::max(ready, value_of(c, i).ready);
           }
           break;
         case Kind::kFinish:
@@ -1399,15 +1402,11 @@ class Emitter {
     copy_ = 0;
   }
 
-  // The copies whose input values a step reads: its own, or, for a row fold, each tile of its
-  // strip (the step's copy is the strip's first).
-  std::vector<int> FoldedCopies(const ScheduledStep& step) const {
-    if (step.kind != ScheduledStep::Kind::kCompute || expr_.nodes[step.index].kind != ExprNode::Kind::kRowFold) {
-      return {step.copy};
-    }
-    std::vector<int> copies(shared_tiles_);
-    for (int k = 0; k < shared_tiles_; ++k) copies[k] = step.copy + k;
-    return copies;
+  // The copies [first, end) whose input values a step reads: its own, or, for a row fold, each
+  // tile of its strip (the step's copy is the strip's first).
+  std::pair<int, int> FoldedCopies(const ScheduledStep& step) const {
+    const bool fold = step.kind == ScheduledStep::Kind::kCompute && expr_.nodes[step.index].kind == ExprNode::Kind::kRowFold;
+    return {step.copy, step.copy + (fold ? shared_tiles_ : 1)};
   }
 
   // Row fold `step.index` for the strip whose first tile is `step.copy`: its tiles' values folded
@@ -1421,14 +1420,14 @@ class Emitter {
     const int input = node.inputs.at(0);
     const hlo::ReduceOp op = *hlo::ReducerOpOf(*node.hlo);
     const char* name = op == hlo::ReduceOp::kAdd ? "add" : op == hlo::ReduceOp::kMaximum ? "max" : "min";
-    const std::vector<int> tiles = FoldedCopies(step);
-    const auto reg = [&](int c) { return regs_[c][input] >= 0 ? regs_[c][input] : regs_[values[c][input].owner][input]; };
+    // Each tile's value is in its register (a strip-shared one in every tile's: ShareWithStrip).
+    const auto [first, end] = FoldedCopies(step);
     copy_ = step.copy;
     const int d = AllocVreg();
     Regs()[step.index] = d;
-    int folded = reg(tiles[0]);
-    for (std::size_t k = 1; k < tiles.size(); ++k) {
-      out_->Emit("v{}.f32 v{}, v{}, v{}", name, d, folded, reg(tiles[k]));
+    int folded = regs_[first][input];
+    for (int c = first + 1; c < end; ++c) {
+      out_->Emit("v{}.f32 v{}, v{}, v{}", name, d, folded, regs_[c][input]);
       folded = d;
     }
     out_->Emit("vredb.{}.f32 v{}, v{}", name, d, folded);
@@ -1438,7 +1437,7 @@ class Emitter {
     const bool rounds = add && node.type == isa::ElementType::kBF16;
     if (rounds) out_->Emit("vcvt.bf16.f32 v{}, v{}", d, d);
     std::set<int> owners;  // each distinct value read once (a strip-shared input is one)
-    for (int c : tiles) owners.insert(values[c][input].owner >= 0 ? values[c][input].owner : c);
+    for (int c = first; c < end; ++c) owners.insert(values[c][input].owner >= 0 ? values[c][input].owner : c);
     for (int c : owners) {
       copy_ = c;
       if (--values[c][input].readers == 0) Release(input);
@@ -1446,7 +1445,7 @@ class Emitter {
     copy_ = step.copy;
     ScheduledValue& value = values[step.copy][step.index];
     value.issued = value.done = true;
-    double at = clock.Issue(VpuSlot::kElementwise, ready, static_cast<int>(tiles.size()) - 1);
+    double at = clock.Issue(VpuSlot::kElementwise, ready, end - first - 1);
     at = clock.Issue(VpuSlot::kCrossLane, at, 1);
     return add ? clock.Issue(VpuSlot::kElementwise, at, rounds ? 2 : 1) : at;
   }
@@ -1696,17 +1695,7 @@ class Emitter {
     const auto fits = [&](int in_flight) {
       max_in_flight_ = in_flight;
       shared_tiles_ = static_cast<int>(tiles);
-      std::vector<Variant> variants(static_cast<std::size_t>(kScheduledTiles / tiles * tiles), kRow);
-      AsmBuilder scratch("scratch", out_->target());
-      AsmBuilder* real = out_;
-      out_ = &scratch;
-      bool fits = true;
-      try {
-        EmitBody(variants);
-      } catch (const Error&) {
-        fits = false;
-      }
-      out_ = real;
+      const bool fits = BodyFits(std::vector<Variant>(static_cast<std::size_t>(kScheduledTiles / tiles * tiles), kRow));
       shared_tiles_ = 1;
       return fits;
     };
@@ -1722,14 +1711,16 @@ class Emitter {
     max_in_flight_ = fitting;
   }
 
-  // Whether `copies` interleaved tiles fit in the registers (emitted into a scratch builder).
-  bool BodyFits(int copies) {
+  // Whether `copies` interleaved tiles fit in the registers.
+  bool BodyFits(int copies) { return BodyFits(std::vector<Variant>(copies, kBoth)); }
+  // Whether a body of these tiles fits in the registers (emitted into a scratch builder).
+  bool BodyFits(const std::vector<Variant>& variants) {
     AsmBuilder scratch("scratch", out_->target());
     AsmBuilder* real = out_;
     out_ = &scratch;
     bool fits = true;
     try {
-      EmitBody(kBoth, copies);
+      EmitBody(variants);
     } catch (const Error&) {
       fits = false;
     }

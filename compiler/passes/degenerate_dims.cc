@@ -128,13 +128,7 @@ bool Applies(const Instruction& x) {
 // squeezed form, reshaped, would keep out; the reduce kernel takes the row-major operand as it is.
 bool IsRowFold(const Instruction& x, const std::vector<const Instruction*>& users) {
   const isa::Shape& operand = x.operand(0)->shape();
-  if (users.empty() || !operand.layout || operand.layout->minor_to_major != isa::MajorToMinorOrder(operand.rank())) {
-    return false;
-  }
-  for (const Instruction* u : users) {
-    if (RowFoldReduce(*u) != &x) return false;
-  }
-  return true;
+  return operand.layout && operand.layout->minor_to_major == isa::MajorToMinorOrder(operand.rank()) && OnlyRowFolded(x, users);
 }
 
 }  // namespace

@@ -128,9 +128,8 @@ std::vector<KernelGroup> Group(const std::vector<const hlo::Instruction*>& sched
   // anyway, and the broadcast reads it from there).
   const auto row_fold = [&](const hlo::Instruction& x) -> const hlo::Instruction* {
     const hlo::Instruction* reduce = RowFoldReduce(x);
-    if (reduce == nullptr || unfolded.contains(reduce) || reduce == root) return nullptr;
-    for (const hlo::Instruction* u : users[reduce]) {
-      if (RowFoldReduce(*u) != reduce) return nullptr;
+    if (reduce == nullptr || unfolded.contains(reduce) || reduce == root || !OnlyRowFolded(*reduce, users[reduce])) {
+      return nullptr;
     }
     return reduce;
   };

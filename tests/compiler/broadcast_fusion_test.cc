@@ -13,20 +13,17 @@
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/elementwise_fusion.h"
 #include "compiler/passes/layout_assignment.h"
+#include "tests/compiler/fusion_test_support.h"
 
 namespace {
 
 using tpusim::compiler::KernelGroup;
+using tpusim::fusion_test::Groups;
 
 std::vector<std::string> Names(const std::vector<const tpusim::hlo::Instruction*>& list) {
   std::vector<std::string> names;
   for (const auto* x : list) names.push_back(x->name());
   return names;
-}
-
-std::vector<KernelGroup> Groups(tpusim::hlo::Module& module) {
-  tpusim::compiler::AssignLayouts(module);
-  return tpusim::compiler::FuseElementwise(tpusim::compiler::Schedule(*module.entry()));
 }
 
 }  // namespace

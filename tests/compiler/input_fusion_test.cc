@@ -14,22 +14,18 @@
 #include "compiler/passes/call_inliner.h"
 #include "compiler/passes/elementwise_fusion.h"
 #include "compiler/passes/layout_assignment.h"
+#include "tests/compiler/fusion_test_support.h"
 
 namespace {
 
 using tpusim::compiler::KernelGroup;
+using tpusim::fusion_test::Groups;
 
 std::vector<std::string> Names(std::vector<const tpusim::hlo::Instruction*> list, bool sorted = false) {
   std::vector<std::string> names;
   for (const auto* x : list) names.push_back(x->name());
   if (sorted) std::sort(names.begin(), names.end());
   return names;
-}
-
-std::vector<KernelGroup> Groups(tpusim::hlo::Module& module,
-                                const std::function<bool(const KernelGroup&)>& fits = nullptr) {
-  tpusim::compiler::AssignLayouts(module);
-  return tpusim::compiler::FuseElementwise(tpusim::compiler::Schedule(*module.entry()), fits);
 }
 
 const KernelGroup* GroupOf(const std::vector<KernelGroup>& groups, const std::string& root) {

@@ -11,26 +11,14 @@
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/elementwise_fusion.h"
 #include "compiler/passes/layout_assignment.h"
+#include "tests/compiler/fusion_test_support.h"
 
 namespace {
 
 using tpusim::compiler::KernelGroup;
-
-std::vector<KernelGroup> Groups(tpusim::hlo::Module& module,
-                                const std::function<bool(const KernelGroup&)>& fits = nullptr) {
-  tpusim::compiler::AssignLayouts(module);
-  return tpusim::compiler::FuseElementwise(tpusim::compiler::Schedule(*module.entry()), fits);
-}
-
-std::vector<std::string> Roots(const std::vector<KernelGroup>& groups) {
-  std::vector<std::string> roots;
-  for (const KernelGroup& group : groups) roots.push_back(group.root->name());
-  return roots;
-}
-
-bool HasMember(const KernelGroup& group, const std::string& name) {
-  return std::any_of(group.members.begin(), group.members.end(), [&](const auto* m) { return m->name() == name; });
-}
+using tpusim::fusion_test::Groups;
+using tpusim::fusion_test::HasMember;
+using tpusim::fusion_test::Roots;
 
 // An iota read by two element-wise groups (the exponential is an output, so a kernel of its
 // own) and, with `dot_reads` set, by a dot too.

@@ -11,31 +11,16 @@
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/elementwise_fusion.h"
 #include "compiler/passes/layout_assignment.h"
+#include "tests/compiler/fusion_test_support.h"
 #include "tests/compiler/row_fold_modules.h"
 
 namespace {
 
 using tpusim::compiler::KernelGroup;
+using tpusim::fusion_test::Groups;
+using tpusim::fusion_test::HasMember;
+using tpusim::fusion_test::Roots;
 using tpusim::row_fold_test::LayerNorm;
-
-std::vector<KernelGroup> Groups(tpusim::hlo::Module& module,
-                                const std::function<bool(const KernelGroup&)>& fits = nullptr) {
-  tpusim::compiler::AssignLayouts(module);
-  return tpusim::compiler::FuseElementwise(tpusim::compiler::Schedule(*module.entry()), fits);
-}
-
-std::vector<std::string> Roots(const std::vector<KernelGroup>& groups) {
-  std::vector<std::string> roots;
-  for (const KernelGroup& group : groups) roots.push_back(group.root->name());
-  return roots;
-}
-
-bool HasMember(const KernelGroup& group, const std::string& name) {
-  for (const auto* member : group.members) {
-    if (member->name() == name) return true;
-  }
-  return false;
-}
 
 }  // namespace
 
@@ -43,7 +28,7 @@ TEST_CASE("row folds: a layer norm is one group, both of its reduces folded in t
   auto module = tpusim::hlo::ParseModule(LayerNorm("", "bf16[64,768] divide(d, sd)"), "t.hlo");
   const std::vector<KernelGroup> groups = Groups(*module);
   REQUIRE(Roots(groups) == std::vector<std::string>{"r"});
-  for (const std::string& member : {"xf", "sum", "sb", "d", "d2f", "var", "vb", "sd"}) {
+  for (const char* member : {"xf", "sum", "sb", "d", "d2f", "var", "vb", "sd"}) {
     CHECK(HasMember(groups[0], member));
   }
   // What the kernel reads from HBM: x alone (the reduces' inits are constants inside).

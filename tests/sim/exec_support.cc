@@ -120,6 +120,17 @@ double ReportSum(const fs::path& report, const std::string& key) {
   return sum;
 }
 
+std::vector<std::string> KernelNames(const fs::path& report) {
+  const std::string text = ReadText(report);
+  const std::string ops = text.substr(text.find("\"ops\""));
+  std::vector<std::string> names;
+  const std::regex name("\\{\"name\": \"([^\"]+)\", \"opcode\"");
+  for (auto it = std::sregex_iterator(ops.begin(), ops.end(), name); it != std::sregex_iterator(); ++it) {
+    names.push_back((*it)[1]);
+  }
+  return names;
+}
+
 WordDiff CompareWords(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want) {
   if (got.size() != want.size()) return {-1, -1};
   WordDiff diff;

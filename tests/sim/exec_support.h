@@ -54,6 +54,8 @@ double ReportNumber(const fs::path& report, const std::string& key);  // the fir
 // The number after `"key": ` in a report's text: the first, or the first after `from`.
 double JsonNumber(const std::string& text, const std::string& key, std::size_t from = 0);
 double ReportSum(const fs::path& report, const std::string& key);     // the sum of every "key": N
+// The names of a report's ops (its kernels), in the report's order.
+std::vector<std::string> KernelNames(const fs::path& report);
 
 // The 32-bit words where two byte images differ: how many (-1 if the sizes differ), and the
 // first (-1 if none). Tests report a mismatch this way rather than by printing megabytes.

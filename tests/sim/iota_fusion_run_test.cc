@@ -24,14 +24,7 @@ Checked RunChecked(const std::string& name, const std::string& hlo) {
   WriteText(dir / "m.hlo", hlo);
   Checked checked;
   checked.output = RunOk("run " + (dir / "m.hlo").string() + " --check --report " + (dir / "r.json").string());
-  const std::string text = ReadText(dir / "r.json");
-  const std::string key = "{\"name\": \"";
-  const std::string op = "\", \"opcode\"";
-  for (std::size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + 1)) {
-    const std::size_t begin = at + key.size();
-    const std::size_t end = text.find('"', begin);
-    if (text.compare(end, op.size(), op) == 0) checked.ops.push_back(text.substr(begin, end - begin));
-  }
+  checked.ops = KernelNames(dir / "r.json");
   return checked;
 }
 

@@ -29,17 +29,6 @@ std::string RunChecked(const fs::path& dir, const std::string& hlo, const std::s
 }
 
 // The kernels the report lists (its "ops"), by name.
-std::vector<std::string> KernelNames(const fs::path& report) {
-  const std::string text = ReadText(report);
-  const std::string ops = text.substr(text.find("\"ops\""));
-  std::vector<std::string> names;
-  const std::regex name("\\{\"name\": \"([^\"]+)\", \"opcode\"");
-  for (auto it = std::sregex_iterator(ops.begin(), ops.end(), name); it != std::sregex_iterator(); ++it) {
-    names.push_back((*it)[1]);
-  }
-  return names;
-}
-
 bool HasKernel(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }

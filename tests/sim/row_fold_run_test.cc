@@ -13,20 +13,6 @@ namespace {
 
 using namespace tpusim::exec_test;
 
-// The ops of a `--report`, by name (not its units).
-std::vector<std::string> OpNames(const fs::path& report) {
-  const std::string text = ReadText(report);
-  std::vector<std::string> names;
-  const std::string key = "{\"name\": \"";
-  for (std::size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + 1)) {
-    const std::size_t begin = at + key.size();
-    const std::size_t end = text.find('"', begin);
-    const std::string op = "\", \"opcode\"";
-    if (text.compare(end, op.size(), op) == 0) names.push_back(text.substr(begin, end - begin));
-  }
-  return names;
-}
-
 const char* const kReducers = R"(HloModule m
 add {
   a = f32[] parameter(0)
@@ -58,7 +44,7 @@ std::vector<std::string> RunSoftmax(const std::string& name, int rows, int colum
   const std::string output =
       RunOk("run " + (dir / "m.hlo").string() + " --check --report " + (dir / "r.json").string());
   CHECK_THAT(output, Catch::Contains("check passed"));
-  return OpNames(dir / "r.json");
+  return KernelNames(dir / "r.json");
 }
 
 }  // namespace
@@ -89,7 +75,7 @@ TEST_CASE("row folds: a layer norm in bf16 is one kernel, its values equal to th
       RunOk("run " + (dir / "m.hlo").string() + " --check --report " + (dir / "r.json").string());
   CHECK_THAT(output, Catch::Contains("check passed"));
   CHECK_THAT(output, Catch::Contains("every element equal"));
-  CHECK(OpNames(dir / "r.json") == std::vector<std::string>{"r"});
+  CHECK(KernelNames(dir / "r.json") == std::vector<std::string>{"r"});
   // One square root a strip (64 rows: 8 strips), not one a tile (48).
   const std::string report = ReadText(dir / "r.json");
   double square_roots = 0;
@@ -133,5 +119,5 @@ ENTRY e {
   const std::string output =
       RunOk("run " + (dir / "m.hlo").string() + " --check --report " + (dir / "r.json").string());
   CHECK_THAT(output, Catch::Contains("check passed"));
-  CHECK(OpNames(dir / "r.json") == std::vector<std::string>{"r"});
+  CHECK(KernelNames(dir / "r.json") == std::vector<std::string>{"r"});
 }
