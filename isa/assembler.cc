@@ -116,8 +116,11 @@ class Assembler {
       BufferDirective(c, at);
     } else if (name == "data") {
       DataDirective(c, at);
+    } else if (name == "loop") {
+      LoopDirective(c, at);
     } else {
-      c.Fail(at, "unknown directive " + Quote(c.Slice(at, c.pos())) + " (expected .program, .target, .buffer or .data)");
+      c.Fail(at, "unknown directive " + Quote(c.Slice(at, c.pos())) +
+                     " (expected .program, .target, .buffer, .data or .loop)");
     }
   }
 
@@ -157,6 +160,11 @@ class Assembler {
     *name = std::string(c.ReadName());
     if (name->empty()) c.Fail(name_at, "expected a name after " + std::string(directive) + ", found " + c.Found(name_at));
     ExpectComma(c);
+    Place(c, directive, offsets, space, address);
+  }
+
+  // The `space[ADDRESS]` of .buffer, .data and .loop; records its offset as "address".
+  void Place(LineCursor& c, std::string_view directive, Offsets& offsets, MemorySpace* space, uint64_t* address) {
     c.SkipSpaces();
     offsets["address"] = c.pos();
     const AsmValue value = c.ReadValue();
@@ -214,6 +222,38 @@ class Assembler {
     data->set_address(address);
     ExpectComma(c);
     Keywords(c, ".data", {"bytes"}, offsets, [&](std::string_view, std::size_t) { data->set_data(c.ReadHexBytes()); });
+  }
+
+  // `.loop LABEL` (a loop whose ending depends on no state), or `.loop LABEL, SPACE[ADDRESS],
+  // size=N`: one region of its state; the lines of one label make one loop.
+  void LoopDirective(LineCursor& c, std::size_t at) {
+    c.SkipSpaces();
+    const std::size_t label_at = c.pos();
+    const std::string label(c.ReadName());
+    if (label.empty()) c.Fail(label_at, "expected a label after .loop, found " + c.Found(label_at));
+    auto [it, added] = loop_numbers_.try_emplace(label, program_.loops_size());
+    if (added) {
+      program_.add_loops()->set_label(label);
+      loop_offsets_.push_back(label_at);
+      region_offsets_.emplace_back();
+    }
+    c.SkipSpaces();
+    if (c.AtEnd()) return;
+    ExpectComma(c);
+    Offsets& offsets = region_offsets_.at(it->second).emplace_back();
+    offsets[""] = at;
+    MemorySpace space = MEMORY_SPACE_HBM;
+    uint64_t address = 0;
+    Place(c, ".loop", offsets, &space, &address);
+    Region* region = program_.mutable_loops(it->second)->add_state();
+    region->set_space(space);
+    region->set_address(address);
+    ExpectComma(c);
+    Keywords(c, ".loop", {"size"}, offsets, [&](std::string_view, std::size_t key_at) {
+      const AsmNumber number = c.ReadNumber();
+      if (number.negative) c.Fail(key_at, "a region's size is >= 0");
+      region->set_size_bytes(number.magnitude);
+    });
   }
 
   // `key=value, ...` to the end of the line: each key once, each of `required` present. `read`
@@ -473,6 +513,9 @@ class Assembler {
       case ProgramLocation::Part::kBuffer: return field(buffer_offsets_.at(where.index));
       case ProgramLocation::Part::kData: return field(data_offsets_.at(where.index));
       case ProgramLocation::Part::kLabel: return label_offsets_.at(where.index);
+      case ProgramLocation::Part::kLoop:
+        return where.operand >= 0 ? field(region_offsets_.at(where.index).at(where.operand))
+                                  : loop_offsets_.at(where.index);
       case ProgramLocation::Part::kInstruction:
         return where.operand >= 0 ? operand_offsets_.at(where.index).at(where.operand)
                                   : instruction_offsets_.at(where.index);
@@ -495,6 +538,9 @@ class Assembler {
   std::vector<Offsets> buffer_offsets_;
   std::vector<Offsets> data_offsets_;
   std::vector<std::size_t> label_offsets_;
+  std::map<std::string, int, std::less<>> loop_numbers_;  // loop by label
+  std::vector<std::size_t> loop_offsets_;                  // each loop's first label
+  std::vector<std::vector<Offsets>> region_offsets_;       // each loop's state regions
   std::vector<std::size_t> instruction_offsets_;
   std::vector<std::vector<std::size_t>> operand_offsets_;
 };

@@ -31,6 +31,16 @@ std::string DataLine(const DataSegment& d) {
   return ".data " + d.name() + ", " + Place(d.space(), d.address()) + ", bytes=" + hex;
 }
 
+// `.loop LABEL` alone for a loop without state, else one line per region.
+std::string LoopLines(const Loop& loop) {
+  if (loop.state().empty()) return ".loop " + loop.label() + "\n";
+  std::string out;
+  for (const Region& r : loop.state()) {
+    out += ".loop " + loop.label() + ", " + Place(r.space(), r.address()) + ", size=" + FormatHex(r.size_bytes()) + "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string DisassembleInstruction(const Instruction& instruction) {
@@ -72,6 +82,7 @@ std::string Disassemble(const Program& program) {
   out += TargetLine(program.target()) + "\n";
   for (const Buffer& buffer : program.buffers()) out += BufferLine(buffer) + "\n";
   for (const DataSegment& data : program.data()) out += DataLine(data) + "\n";
+  for (const Loop& loop : program.loops()) out += LoopLines(loop);
   if (program.instructions_size() == 0 && program.labels_size() == 0) return out;
   out += "\n";
   int label = 0;

@@ -177,6 +177,25 @@ void CheckLabels(const Program& program, std::set<std::string>& labels) {
   }
 }
 
+void CheckLoops(const Program& program, const std::set<std::string>& labels) {
+  std::set<std::string> watched;
+  for (int i = 0; i < program.loops_size(); ++i) {
+    const Loop& loop = program.loops(i);
+    const ProgramLocation at{.part = Part::kLoop, .index = i};
+    if (!labels.contains(loop.label())) Fail(at, "label '" + loop.label() + "' is not defined");
+    if (!watched.insert(loop.label()).second) Fail(at, "the loop at '" + loop.label() + "' is given twice");
+    for (int r = 0; r < loop.state_size(); ++r) {
+      const Region& region = loop.state(r);
+      auto in = [i, r](std::string_view field) {
+        return ProgramLocation{.part = Part::kLoop, .index = i, .operand = r, .field = field};
+      };
+      CheckSpace(region.space(), program.target(), in("address"));
+      if (region.size_bytes() == 0) Fail(in("size"), "a loop's state region holds at least one byte");
+      if (region.address() > UINT64_MAX - region.size_bytes()) Fail(in("size"), "the region ends past 2^64");
+    }
+  }
+}
+
 void CheckRegister(uint64_t number, uint64_t count, char prefix, std::string_view what,
                    const ProgramLocation& where) {
   if (number >= count) {
@@ -372,6 +391,7 @@ void CheckProgram(const Program& program) {
   CheckData(program, names);
   std::set<std::string> labels;
   CheckLabels(program, labels);
+  CheckLoops(program, labels);
   CheckInstructions(program, labels);
 }
 
@@ -394,6 +414,9 @@ std::string DescribeLocation(const Program& program, const ProgramLocation& wher
     case Part::kBuffer: return "buffer " + std::to_string(where.index) + " ('" + program.buffers(where.index).name() + "')" + field();
     case Part::kData: return "data segment " + std::to_string(where.index) + " ('" + program.data(where.index).name() + "')" + field();
     case Part::kLabel: return "label " + std::to_string(where.index) + " ('" + program.labels(where.index).name() + "')";
+    case Part::kLoop:
+      return "loop " + std::to_string(where.index) + " ('" + program.loops(where.index).label() + "')" +
+             (where.operand >= 0 ? ", state region " + std::to_string(where.operand) : "") + field();
     case Part::kInstruction: {
       std::string text = "instruction " + std::to_string(where.index);
       const InstructionInfo* info = FindInstruction(program.instructions(where.index).opcode());

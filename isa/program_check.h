@@ -14,10 +14,11 @@ namespace tpusim::isa {
 
 // Where in a Program a defect is. The assembler maps it back to a line and column.
 struct ProgramLocation {
-  enum class Part : uint8_t { kProgram, kTarget, kInstruction, kLabel, kBuffer, kData };
+  enum class Part : uint8_t { kProgram, kTarget, kInstruction, kLabel, kBuffer, kData, kLoop };
   Part part = Part::kProgram;
-  int index = -1;          // instruction, label, buffer or data segment number
-  int operand = -1;        // instruction operand, in table order; -1 = the instruction itself
+  int index = -1;          // instruction, label, buffer, data segment or loop number
+  int operand = -1;        // instruction operand, in table order, or a loop's state region;
+                           // -1 = the instruction or loop itself
   std::string_view field = {};  // target, buffer or data field as the assembly names it ("lanes", "size")
 };
 
@@ -27,7 +28,7 @@ struct ProgramDefect {
 };
 
 // The first defect found, checking in this order: program name, target, buffers, data segments,
-// labels, instructions (each operand in order, then the rules that relate operands). nullopt if
+// labels, loops, instructions (each operand in order, then the rules that relate operands). nullopt if
 // the program is valid. Never throws.
 std::optional<ProgramDefect> FindProgramDefect(const Program& program);
 

@@ -8,6 +8,7 @@
 // Write, contents()), so timing-only runs skip it and get the same times.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -77,5 +78,9 @@ class Memory {
   SparseBytes contents_;
   MemoryStats counters_;  // the request and byte counts; resources are filled in by stats()
 };
+
+// Memories by memory-space number (isa::MemorySpace: 0 HBM, 1 VMEM, 2 SMEM, 3 CMEM, 5 host, 6 ICI);
+// nullptr where the chip has none.
+using MemoryMap = std::array<Memory*, 7>;
 
 }  // namespace tpusim::models

@@ -111,6 +111,8 @@ void ScalarCore::Start(const isa::Program& program) {
     if (pc < marked_.size()) marked_[pc] = true;
   }
   marks_.clear();
+  loops_.Start(program, memories_);
+  branched_ = false;
   regs_.fill(0);
   reg_ready_slot_.fill(0);
   pc_ = 0;
@@ -267,6 +269,7 @@ void ScalarCore::Branch(bool taken, const isa::Operand& /*target*/) {
   }
   ++stats_.taken_branches;
   pc_ = label_targets_.at(pc_);
+  branched_ = true;
   if (params_.branch_cost_cycles > 0) {
     slot_ = RoundUpSlot(slot_) + uint64_t{params_.branch_cost_cycles} * params_.issue_instructions_per_cycle;
     stats_.branch_stall_cycles += params_.branch_cost_cycles;
@@ -279,6 +282,12 @@ bool ScalarCore::Step() {
                 " instructions) without halt");
   }
   const isa::Instruction& in = program_->instructions(static_cast<int>(pc_));
+  const bool by_branch = branched_;
+  branched_ = false;
+  // The cores run the same control flow on the same memory: the first one watches the loops.
+  if (core_index_ == 0 && loops_.IsTop(pc_)) {
+    if (std::string never = loops_.Reached(pc_, by_branch); !never.empty()) throw Fault(never);
+  }
   if (marked_[pc_]) {
     marks_.push_back({static_cast<uint32_t>(pc_), Cycle()});
     if (observer_ != nullptr) observer_->OnMark(static_cast<uint32_t>(pc_), Cycle());

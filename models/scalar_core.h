@@ -36,6 +36,7 @@
 #include "models/clock_domain.h"
 #include "models/core_barrier.h"
 #include "models/dma_unit.h"
+#include "models/loop_watch.h"
 #include "models/memory.h"
 #include "models/mxu.h"
 #include "models/semaphore.h"
@@ -63,10 +64,6 @@ struct ScalarCoreParams {
 };
 
 void Validate(const ScalarCoreParams& params);  // throws tpusim::Error naming the field
-
-// Memories by memory-space number (isa::MemorySpace: 0 HBM, 1 VMEM, 2 SMEM, 3 CMEM, 5 host, 6 ICI);
-// nullptr where the chip has none.
-using MemoryMap = std::array<Memory*, 7>;
 
 // The TensorCore's vector and matrix units the core dispatches to (owned by the chip). The core
 // drives them in program order with the dispatch cycle as the arrival at the head of their queue
@@ -198,6 +195,8 @@ class ScalarCore {
   State state_ = State::kIdle;
   std::string fault_;
   uint64_t pc_ = 0;
+  bool branched_ = false;  // the last instruction was a taken branch to pc_
+  LoopWatch loops_;
   std::array<int64_t, 32> regs_{};
   std::array<uint64_t, 32> reg_ready_slot_{};
   uint64_t slot_ = 0;                // next free issue slot, from the start of the run

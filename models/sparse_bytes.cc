@@ -77,4 +77,48 @@ void SparseBytes::CopyFrom(const SparseBytes& source, uint64_t source_address, u
   }
 }
 
+namespace {
+
+// A piece's hash from its first byte's address and its 8-byte words (the last one padded with
+// zeros), mixed as in splitmix64; 0 for a piece of zeros, so untouched pages need not be read.
+uint64_t PieceHash(uint64_t address, const uint8_t* data, uint64_t bytes) {
+  auto mix = [](uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  uint64_t h = mix(address + 0x9e3779b97f4a7c15ULL);
+  uint64_t any = 0;
+  uint64_t i = 0;
+  for (; i + 8 <= bytes; i += 8) {
+    uint64_t word;
+    std::memcpy(&word, data + i, 8);
+    any |= word;
+    h = mix(h ^ word);
+  }
+  if (i < bytes) {
+    uint64_t word = 0;
+    std::memcpy(&word, data + i, bytes - i);
+    any |= word;
+    h = mix(h ^ word);
+  }
+  return any == 0 ? 0 : h;
+}
+
+}  // namespace
+
+uint64_t SparseBytes::ContentHash(uint64_t address, uint64_t bytes) const {
+  assert(address <= size_ && bytes <= size_ - address);
+  uint64_t hash = 0;
+  uint64_t done = 0;
+  while (done < bytes) {
+    const uint64_t at = address + done;
+    const uint64_t offset = at % kPageBytes;
+    const uint64_t piece = std::min<uint64_t>(bytes - done, kPageBytes - offset);
+    if (const uint8_t* page = FindPage(at / kPageBytes)) hash += PieceHash(at, page + offset, piece);
+    done += piece;
+  }
+  return hash;
+}
+
 }  // namespace tpusim::models

@@ -29,6 +29,11 @@ class SparseBytes {
   // here allocates nothing.
   void CopyFrom(const SparseBytes& source, uint64_t source_address, uint64_t address,
                 uint64_t bytes);
+  // A 64-bit hash of the bytes in [address, address + bytes) that depends on each byte and
+  // where it lies, and reads only pages written so far (their untouched bytes are zeros, and a
+  // piece of a page that holds only zeros adds nothing, written or not): equal contents give
+  // equal hashes for the same range, and different ones differ but for a 2^-64 chance.
+  uint64_t ContentHash(uint64_t address, uint64_t bytes) const;
 
  private:
   const uint8_t* FindPage(uint64_t page) const;  // nullptr if never written

@@ -64,6 +64,13 @@ void AsmBuilder::AddData(std::string_view name, std::string_view space, uint64_t
   directives_.push_back(fmt::format(".data {}, {}[{:#x}], bytes={}", UniqueName(name, symbols_), space, address, hex));
 }
 
+void AsmBuilder::AddLoop(std::string_view label, const std::vector<Region>& state) {
+  if (state.empty()) directives_.push_back(fmt::format(".loop {}", label));
+  for (const Region& r : state) {
+    directives_.push_back(fmt::format(".loop {}, {}[{:#x}], size={:#x}", label, r.space, r.address, r.size_bytes));
+  }
+}
+
 std::string AsmBuilder::Text() const {
   std::string text = fmt::format(".program {}\n", name_);
   text += isa::TargetLine(target_) + "\n";

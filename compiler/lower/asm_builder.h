@@ -38,6 +38,14 @@ class AsmBuilder {
   std::string AddBuffer(std::string_view name, std::string_view space, uint64_t address, uint64_t size_bytes,
                         std::string_view shape, std::string_view role);
   void AddData(std::string_view name, std::string_view space, uint64_t address, const std::vector<uint8_t>& bytes);
+  // `.loop LABEL[, SPACE[ADDRESS], size=N]`: the loop at `label` and the state its ending depends
+  // on (isa::Loop), a line per region, or one bare line where there is none.
+  struct Region {
+    std::string_view space;
+    uint64_t address = 0;
+    uint64_t size_bytes = 0;
+  };
+  void AddLoop(std::string_view label, const std::vector<Region>& state);
 
   std::size_t instruction_count() const { return instructions_; }
   std::string Text() const;

@@ -1,8 +1,10 @@
 #include "compiler/lower/control_flow.h"
 
 #include <algorithm>
+#include <set>
 
 #include "compiler/lower/kernel.h"
+#include "compiler/lower/while_state.h"
 #include "isa/error.h"
 
 namespace tpusim::compiler {
@@ -175,6 +177,20 @@ std::string NestedPrefix(const ControlFlowContext& c, const hlo::Computation& ca
   return c.prefix + c.instruction.name() + "/" + callee.name() + "/";
 }
 
+// The state buffers whether `loop` ends depends on, for the simulator to watch (isa::Loop).
+std::vector<AsmBuilder::Region> EndingState(const hlo::Instruction& loop, const std::vector<const DeviceBuffer*>& state) {
+  std::vector<AsmBuilder::Region> regions;
+  std::set<std::pair<std::string_view, uint64_t>> placed;
+  for (std::size_t leaf : WhileEndingLeaves(loop)) {
+    const DeviceBuffer* buffer = state.at(leaf);
+    if (buffer == nullptr || buffer->size_bytes == 0) continue;  // a token holds nothing
+    if (placed.insert({buffer->space(), buffer->address}).second) {
+      regions.push_back({.space = buffer->space(), .address = buffer->address, .size_bytes = buffer->size_bytes});
+    }
+  }
+  return regions;
+}
+
 void EmitWhile(ControlFlowContext& c) {
   const hlo::Instruction& x = c.instruction;
   const hlo::Computation& condition = *x.GetComputation("condition");
@@ -190,6 +206,7 @@ void EmitWhile(ControlFlowContext& c) {
   // init's end label must not be the loop's top, or every iteration would mark it again.
   out.Emit("nop");
   out.Bind(top);
+  out.AddLoop(top, EndingState(x, state));
   const NestedResult predicate = c.nested.EmitNested(condition, {state}, c.nested_base, NestedPrefix(c, condition));
   if (predicate.root.size() != 1) CannotLower(x, "the condition must return one pred");
   c.nested.EmitReported(name + "/predicate", "while", x, 1, [&] { ReadScalar(c, predicate.root[0], "the condition's result"); }, true);

@@ -90,9 +90,30 @@ Instruction* IdentityOfExtremum(Instruction& x) {
   return nullptr;
 }
 
+// compare(y, y) of integers or preds is a constant (XLA's rule; not for floats, where NaN != NaN):
+// true for EQ, GE and LE, false for NE, GT and LT. A loop condition `i == i` is then seen to be
+// constant (models/loop_watch.h). Null where `x` is not one.
+Instruction* CompareWithItself(Instruction& x) {
+  if (x.opcode() != Opcode::kCompare || x.operand(0) != x.operand(1) || x.shape().is_tuple) return nullptr;
+  const isa::ElementType type = x.operand(0)->shape().element_type;
+  if (!isa::IsInteger(type) && type != isa::ElementType::kPred) return nullptr;
+  const std::string& direction = x.GetIdentifier("direction");
+  const bool value = direction == "EQ" || direction == "GE" || direction == "LE";
+  Instruction* scalar = AddInstructionFor(x, x.name() + ".constant", Opcode::kConstant,
+                                          isa::Shape::Array(isa::ElementType::kPred, {}));
+  scalar->set_constant(hlo::ConstantForm::kLiteral, hlo::Literal::FromDoubles(isa::ElementType::kPred, {}, {value ? 1.0 : 0.0}),
+                       value ? "true" : "false");
+  if (x.shape().rank() == 0) return scalar;
+  Instruction* spread = AddInstructionFor(x, x.name() + ".broadcast", Opcode::kBroadcast, x.shape());
+  spread->AddOperand(scalar);
+  spread->AddAttribute({"dimensions", std::vector<int64_t>{}, {}});
+  return spread;
+}
+
 // What `x` is to be replaced by, or null.
 Instruction* Simplified(Instruction& x) {
   if (Instruction* moved = TransposeOfSqueeze(x)) return moved;
+  if (Instruction* constant = CompareWithItself(x)) return constant;
   if (x.operand_count() == 2) return IdentityOfExtremum(x);
   if (x.operand_count() != 1) return nullptr;
   Instruction* source = x.operand(0);
@@ -174,7 +195,7 @@ void SimplifyAlgebraically(hlo::Module& module) {
     RemoveUnread(*computation, std::move(bypassed), [](const Instruction& x) {
       return x.opcode() == Opcode::kBroadcast || x.opcode() == Opcode::kTranspose || x.opcode() == Opcode::kReshape ||
              x.opcode() == Opcode::kMaximum || x.opcode() == Opcode::kMinimum || x.opcode() == Opcode::kConstant ||
-             x.opcode() == Opcode::kConvert;
+             x.opcode() == Opcode::kConvert || x.opcode() == Opcode::kCompare;
     });
     // The transposes it appends are read by instructions written before them.
     computation->OrderOperandsFirst();

@@ -14,12 +14,6 @@ namespace tpusim::compiler {
 namespace {
 
 
-// Leaves of tuple element `index` of a value whose shape is `shape`: [begin, end) in its flattening.
-std::pair<std::size_t, std::size_t> ElementLeafRange(const isa::Shape& shape, int64_t index) {
-  const std::size_t begin = ElementFirstLeaf(shape, index);
-  return {begin, begin + LeafCount(shape.tuple_shapes.at(index))};
-}
-
 // Whether the elements lie in row-major order: the dims other than size-1 ones are in
 // descending order in minor_to_major (where a size-1 dim sits changes no element's place).
 bool IsRowMajor(const isa::Shape& shape) {

@@ -15,6 +15,11 @@ std::size_t ElementFirstLeaf(const isa::Shape& tuple, int64_t index) {
   return first;
 }
 
+std::pair<std::size_t, std::size_t> ElementLeafRange(const isa::Shape& tuple, int64_t index) {
+  const std::size_t begin = ElementFirstLeaf(tuple, index);
+  return {begin, begin + LeafCount(tuple.tuple_shapes.at(index))};
+}
+
 std::vector<const isa::Shape*> ArrayLeaves(const isa::Shape& shape) {
   if (!shape.is_tuple) return {&shape};
   std::vector<const isa::Shape*> leaves;

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "isa/shape.h"
@@ -15,6 +16,9 @@ std::size_t LeafCount(const isa::Shape& shape);
 
 // The flattened index of the first leaf of tuple element `index` of `tuple`.
 std::size_t ElementFirstLeaf(const isa::Shape& tuple, int64_t index);
+
+// Leaves of tuple element `index` of a value whose shape is `tuple`: [begin, end) in its flattening.
+std::pair<std::size_t, std::size_t> ElementLeafRange(const isa::Shape& tuple, int64_t index);
 
 // The array shapes of `shape` in flattening order (`shape` itself for an array; tokens included).
 std::vector<const isa::Shape*> ArrayLeaves(const isa::Shape& shape);

@@ -145,3 +145,32 @@ ENTRY e {
   CHECK_THAT(sunk, Catch::Contains("bf16[12,128,128] convert(") && Catch::Contains("ROOT d = bf16[12,128,128] divide(x, "));
   CHECK_THAT(sunk, !Catch::Contains("bf16[12,128] convert(") && !Catch::Contains("reshape("));
 }
+
+TEST_CASE("algebraic simplifier: an integer compared with itself is a constant, a float is not", "[algebraic_simplifier]") {
+  // XLA's rule: y == y, y >= y, y <= y are true and y != y, y > y, y < y false for integers and
+  // preds; for floats NaN != NaN, so those stay. (A loop condition `i == i` is then constant.)
+  const std::string out = Simplified(R"(HloModule s
+
+ENTRY e {
+  i = s32[4] parameter(0)
+  f = f32[] parameter(1)
+  eq = pred[4] compare(i, i), direction=EQ
+  lt = pred[4] compare(i, i), direction=LT
+  ff = pred[] compare(f, f), direction=EQ
+  ROOT t = (pred[4], pred[4], pred[]) tuple(eq, lt, ff)
+}
+)");
+  CHECK(out == R"(HloModule s
+
+ENTRY e (i: s32[4], f: f32[]) -> (pred[4], pred[4], pred[]) {
+  i = s32[4] parameter(0)
+  f = f32[] parameter(1)
+  ff = pred[] compare(f, f), direction=EQ
+  eq.constant = pred[] constant(true)
+  eq.broadcast = pred[4] broadcast(eq.constant), dimensions={}
+  lt.constant = pred[] constant(false)
+  lt.broadcast = pred[4] broadcast(lt.constant), dimensions={}
+  ROOT t = (pred[4], pred[4], pred[]) tuple(eq.broadcast, lt.broadcast, ff)
+}
+)");
+}

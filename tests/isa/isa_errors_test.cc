@@ -36,7 +36,7 @@ TEST_CASE("unknown mnemonics and directives", "[isa]") {
         "  loop: vadd.f33 v1, v2, v3\n"
         "        ^");
   CHECK(ErrorOf(".buffr x, hbm[0x0]\n") ==
-        "k.tpuasm:2:1: unknown directive '.buffr' (expected .program, .target, .buffer or .data)\n"
+        "k.tpuasm:2:1: unknown directive '.buffr' (expected .program, .target, .buffer, .data or .loop)\n"
         "  .buffr x, hbm[0x0]\n"
         "  ^");
   CHECK(ErrorOf("  3 + 4\n") ==
@@ -301,4 +301,32 @@ TEST_CASE("assembler error offsets without a file name", "[isa]") {
     CHECK(std::string(e.what()) == "unknown mnemonic 'bogus'");
   }
   CHECK_THROWS_WITH(AssembleFile("/nonexistent/x.tpuasm"), "/nonexistent/x.tpuasm: cannot open for reading");
+}
+
+TEST_CASE("loops: a label that names nothing, an empty or bad region", "[isa]") {
+  // Issue 21, item 5: `.loop LABEL[, SPACE[ADDRESS], size=N]` (docs/isa.md).
+  CHECK(ErrorOf(".loop top, hbm[0x100], size=0x4\n  nop\n") ==
+        "k.tpuasm:2:7: label 'top' is not defined\n"
+        "  .loop top, hbm[0x100], size=0x4\n"
+        "        ^");
+  CHECK(ErrorOf(".loop top, hbm[0x100], size=0x0\ntop:\n  nop\n") ==
+        "k.tpuasm:2:29: a loop's state region holds at least one byte\n"
+        "  .loop top, hbm[0x100], size=0x0\n"
+        "                              ^");
+  CHECK(ErrorOf(".loop top, hbm[s1], size=0x4\ntop:\n  nop\n") ==
+        "k.tpuasm:2:16: the address of .loop is a constant >= 0\n"
+        "  .loop top, hbm[s1], size=0x4\n"
+        "                 ^");
+  CHECK(ErrorOf(".loop top, cmem[0x0], size=0x4\ntop:\n  nop\n") ==
+        "k.tpuasm:2:12: the target has no CMEM (.target cmem=false)\n"
+        "  .loop top, cmem[0x0], size=0x4\n"
+        "             ^");
+  CHECK(ErrorOf(".loop top, hbm[0x0]\ntop:\n  nop\n") ==
+        "k.tpuasm:2:20: expected ',', found end of line\n"
+        "  .loop top, hbm[0x0]\n"
+        "                     ^");
+  CHECK(ErrorOf(".loop\n") ==
+        "k.tpuasm:2:6: expected a label after .loop, found end of line\n"
+        "  .loop\n"
+        "       ^");
 }

@@ -242,3 +242,27 @@ TEST_CASE("extreme values round trip", "[isa]") {
   CHECK(program.data(0).data() == std::string("\x00\xff\x7f\x80", 4));
   CheckRoundTrip(program);
 }
+
+TEST_CASE("loops round trip: a bare line, and one line per region of one label", "[isa]") {
+  // Issue 21, item 5: lines of one label make one loop, in the order given; the disassembler
+  // writes them after the data segments.
+  const std::string text =
+      ".target sublanes=8, lanes=128, vregs=32, mxus=1, mxu_rows=128, mxu_cols=128, dma_engines=1, semaphores=2, cmem=false\n"
+      ".loop inner\n"
+      ".loop outer, hbm[0x100], size=0x4\n"
+      ".loop outer, host[0x40], size=0x1000\n"
+      "\n"
+      "outer:\n"
+      "  nop\n"
+      "inner:\n"
+      "  br inner\n";
+  const Program program = Assemble(text);
+  REQUIRE(program.loops_size() == 2);
+  CHECK(program.loops(0).label() == "inner");
+  CHECK(program.loops(0).state_size() == 0);
+  REQUIRE(program.loops(1).state_size() == 2);
+  CHECK(program.loops(1).state(1).space() == MEMORY_SPACE_HOST);
+  CHECK(program.loops(1).state(1).address() == 0x40);
+  CHECK(program.loops(1).state(1).size_bytes() == 0x1000);
+  CHECK(Disassemble(program) == text);
+}
