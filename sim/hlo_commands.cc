@@ -26,6 +26,7 @@ struct ParseOptions {
   std::string module_path;
   bool print = false;
   bool no_verify = false;
+  DeviceCountFlags devices;
 };
 
 struct EvalOptions {
@@ -34,11 +35,12 @@ struct EvalOptions {
   uint64_t seed = 0;
   std::string out_dir;
   bool no_verify = false;
+  DeviceCountFlags devices;
 };
 
 
 void RunParse(const ParseOptions& options) {
-  const auto module = LoadModule(options.module_path, !options.no_verify);
+  const auto module = LoadModule(options.module_path, !options.no_verify, options.devices);
   if (options.print) {
     fmt::print("{}", hlo::ToString(*module));
     return;
@@ -53,7 +55,7 @@ void RunParse(const ParseOptions& options) {
 }
 
 void RunEval(const EvalOptions& options) {
-  const auto module = LoadModule(options.module_path, !options.no_verify);
+  const auto module = LoadModule(options.module_path, !options.no_verify, options.devices);
   const hlo::Computation& entry = *module->entry();
   const std::vector<hlo::Literal> arguments = PrepareArguments(entry, options.inputs, options.seed);
   eval::EvaluatorOptions evaluator_options;
@@ -88,6 +90,7 @@ Command AddParseCommand(CLI::App& app) {
   command->add_option("MODULE", options->module_path, "HLO text file (.hlo)")->required();
   command->add_flag("--print", options->print, "Write the module as canonical HLO text to stdout");
   command->add_flag("--no-verify", options->no_verify, "Skip the verifier (shape inference)");
+  AddDeviceCountOptions(command, options->devices);
   return Command{command, [options] { RunParse(*options); }};
 }
 
@@ -105,6 +108,7 @@ Command AddEvalCommand(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--out", options->out_dir, "Directory for output_<i>.npy")->required();
   command->add_flag("--no-verify", options->no_verify, "Skip the verifier (shape inference)");
+  AddDeviceCountOptions(command, options->devices);
   return Command{command, [options] { RunEval(*options); }};
 }
 

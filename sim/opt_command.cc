@@ -25,11 +25,12 @@ struct OptOptions {
   std::vector<std::string> passes;
   std::string dump_after;
   std::string output_path;
+  DeviceCountFlags devices;
 };
 
 void RunOpt(const OptOptions& options) {
   const ArchConfig config = LoadArchConfig(ResolveConfigPath(options.config), options.overrides);
-  std::unique_ptr<hlo::Module> module = LoadModule(options.module_path, true);
+  std::unique_ptr<hlo::Module> module = LoadModule(options.module_path, true, options.devices);
   std::string text;
   bool dumped = false;
   compiler::RunHloPasses(*module, CompileOptionsFor(config), options.passes, [&](const compiler::HloPass& pass) {
@@ -65,6 +66,7 @@ Command AddOptCommand(CLI::App& app) {
       "leave, the one the kernels are lowered from; the verifier checks it after every pass.");
   command->add_option("MODULE", options->module_path, "HLO text file (.hlo)")->required();
   AddConfigOptions(command, options->config, options->overrides);
+  AddDeviceCountOptions(command, options->devices);
   command->add_option("--passes", options->passes, "Only these passes (comma-separated names), in pipeline order")
       ->delimiter(',');
   command->add_option("--dump-after", options->dump_after,

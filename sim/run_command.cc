@@ -55,6 +55,7 @@ struct RunOptions {
   TraceOptions trace;
   bool quiet = false;
   double progress_after = ProgressLine::kDelaySeconds;
+  DeviceCountFlags devices;
 };
 
 struct CompileCommandOptions {
@@ -62,6 +63,7 @@ struct CompileCommandOptions {
   std::string config = kDefaultPreset;
   std::vector<std::string> overrides;
   std::string output_path;
+  DeviceCountFlags devices;
 };
 
 
@@ -127,11 +129,11 @@ void RunRun(const RunOptions& options) {
     throw Error("--check needs the data: it cannot be combined with --timing-only");
   }
   const ArchConfig config = LoadArchConfig(ResolveConfigPath(options.config), options.overrides);
-  std::unique_ptr<hlo::Module> module = LoadModule(options.module_path, true);
+  std::unique_ptr<hlo::Module> module = LoadModule(options.module_path, true, options.devices);
   std::vector<std::optional<hlo::Literal>> arguments = RunArguments(*module->entry(), options);
 
   // The reference result comes from the module as written (compiling assigns layouts).
-  std::unique_ptr<hlo::Module> reference = options.check ? LoadModule(options.module_path, false) : nullptr;
+  std::unique_ptr<hlo::Module> reference = options.check ? LoadModule(options.module_path, false, options.devices) : nullptr;
   // The evaluator has no TransformerEngine attention: it runs the same plain-HLO expansion that
   // the compiler lowers (tests/compiler/fused_attention_expansion_test.cc checks that expansion
   // against an independent unblocked attention).
@@ -210,7 +212,7 @@ void RunRun(const RunOptions& options) {
 
 void RunCompile(const CompileCommandOptions& options) {
   const ArchConfig config = LoadArchConfig(ResolveConfigPath(options.config), options.overrides);
-  std::unique_ptr<hlo::Module> module = LoadModule(options.module_path, true);
+  std::unique_ptr<hlo::Module> module = LoadModule(options.module_path, true, options.devices);
   const compiler::CompiledModule compiled = compiler::Compile(*module, CompileOptionsFor(config));
   WriteFile(options.output_path, compiled.assembly);
   fmt::print("{}: {} kernels, {} instructions, {} bytes of HBM at the peak, {} bytes of host memory at the peak\n",
@@ -228,6 +230,7 @@ Command AddRunCommand(CLI::App& app) {
       "and print what happened: time, the top ops and the roofline.");
   command->add_option("MODULE", options->module_path, "HLO text file (.hlo)")->required();
   AddConfigOptions(command, options->config, options->overrides);
+  AddDeviceCountOptions(command, options->devices);
   command->add_option("--input", options->inputs,
                       "N=FILE.npy or NAME=FILE.npy: parameter N (or named NAME); repeatable. Parameters "
                       "without one get random values from --seed.")
@@ -264,6 +267,7 @@ Command AddCompileCommand(CLI::App& app) {
       "compile", "Compile an HLO module for the configured chip and write the program as .tpuasm (tpusim exec runs it).");
   command->add_option("MODULE", options->module_path, "HLO text file (.hlo)")->required();
   AddConfigOptions(command, options->config, options->overrides);
+  AddDeviceCountOptions(command, options->devices);
   command->add_option("-o,--output", options->output_path, "The .tpuasm file to write")->required();
   return Command{command, [options] { RunCompile(*options); }};
 }

@@ -280,6 +280,16 @@ const Attribute* Module::FindAttribute(std::string_view name) const {
   return nullptr;
 }
 
+void Module::SetIntAttribute(std::string_view name, int64_t value) {
+  for (Attribute& attribute : attributes_) {
+    if (attribute.name == name) {
+      attribute.value = value;
+      return;
+    }
+  }
+  attributes_.push_back({std::string(name), value, {}});
+}
+
 int64_t Module::replica_count() const {
   const Attribute* attribute = FindAttribute("replica_count");
   const int64_t* value = attribute ? std::get_if<int64_t>(&attribute->value) : nullptr;

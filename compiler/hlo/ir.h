@@ -118,6 +118,9 @@ class Instruction {
   void ReplaceOperand(std::size_t i, Instruction* operand) { operands_.at(i) = operand; }
   void AddAttribute(Attribute attribute) { attributes_.push_back(std::move(attribute)); }
   std::vector<Attribute>& mutable_attributes() { return attributes_; }
+  // Sets the HloModule line's int attribute `name` (replica_count, num_partitions), adding it
+  // where the line has none.
+  void SetIntAttribute(std::string_view name, int64_t value);
 
  private:
   friend class Computation;
@@ -224,6 +227,9 @@ class Module {
   std::vector<std::unique_ptr<Computation>> ReleaseComputations();
   void AddAttribute(Attribute attribute) { attributes_.push_back(std::move(attribute)); }
   std::vector<Attribute>& mutable_attributes() { return attributes_; }
+  // Sets the HloModule line's int attribute `name` (replica_count, num_partitions), adding it
+  // where the line has none.
+  void SetIntAttribute(std::string_view name, int64_t value);
 
  private:
   std::string name_;

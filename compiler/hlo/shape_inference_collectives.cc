@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "compiler/hlo/device_counts.h"
 #include "compiler/hlo/shape_inference.h"
 #include "compiler/hlo/shape_inference_util.h"
 
@@ -54,13 +55,14 @@ void CheckDeviceIds(const Instruction& instruction, const std::vector<int64_t>& 
 // global device ids; with channel_id alone, replicas, each together with all partitions (for the
 // ops that have use_global_device_ids) or partitions (for the others). Checks the ids on the way,
 // and, where `uniform`, that all groups have one size.
-int64_t GroupSize(const Instruction& instruction, bool has_global_ids_attribute, bool uniform = true) {
+int64_t GroupSize(const Instruction& instruction, bool uniform = true) {
   const DeviceCounts devices = Devices(instruction);
   std::vector<std::vector<int64_t>> groups;
   if (instruction.HasAttribute("replica_groups")) groups = instruction.GetReplicaGroups().groups;
   const bool channel = instruction.HasAttribute("channel_id");
-  const bool global = channel && has_global_ids_attribute && instruction.GetBool("use_global_device_ids", false);
-  const bool partitions_only = channel && !has_global_ids_attribute;
+  const DeviceIdKind kind = GroupIdKind(instruction);
+  const bool global = kind == DeviceIdKind::kGlobal;
+  const bool partitions_only = kind == DeviceIdKind::kPartition;
   const int64_t id_count = global ? devices.replicas * devices.partitions
                                   : (partitions_only ? devices.partitions : devices.replicas);
   std::vector<int64_t> ids;
@@ -97,7 +99,7 @@ Shape InferAllReduce(const Instruction& instruction) {
   // verifier allows all-reduce mixed precision, so the reducer's scalar type may differ from an
   // operand's in float precision (a bf16 array reduced by an f32 add), not in kind.
   const std::vector<Shape> results = OperandArrays(instruction);
-  GroupSize(instruction, true, /*uniform=*/false);  // checks the groups' ids
+  GroupSize(instruction, /*uniform=*/false);  // checks the groups' ids
   const Computation& reducer = Called(instruction, "to_apply");
   const auto& parameters = reducer.parameters();
   const Shape root = RootShape(reducer);
@@ -120,7 +122,7 @@ Shape InferAllReduce(const Instruction& instruction) {
 Shape InferAllGather(const Instruction& instruction) {
   // Each device's operand is concatenated along `dimensions` with those of its group.
   const std::vector<Shape> inputs = OperandArrays(instruction);
-  const int64_t group = GroupSize(instruction, true);
+  const int64_t group = GroupSize(instruction);
   std::vector<Shape> outputs;
   for (const Shape& input : inputs) {
     Shape output = input;
@@ -136,7 +138,7 @@ Shape InferReduceScatter(const Instruction& instruction) {
   // Reduced like all-reduce, then each device keeps its 1/group of `dimensions`.
   const Shape reduced = InferAllReduce(instruction);
   const std::vector<Shape> inputs = reduced.is_tuple ? reduced.tuple_shapes : std::vector<Shape>{reduced};
-  const int64_t group = GroupSize(instruction, true);
+  const int64_t group = GroupSize(instruction);
   std::vector<Shape> outputs;
   for (const Shape& input : inputs) {
     Shape output = input;
@@ -156,7 +158,7 @@ Shape InferAllToAll(const Instruction& instruction) {
   // either way each result has its operand's shape. An array all-to-all splits `dimensions`
   // into one piece per device of the group.
   const std::vector<Shape> results = OperandArrays(instruction);
-  const int64_t group = GroupSize(instruction, false);
+  const int64_t group = GroupSize(instruction);
   if (instruction.opcode() == Opcode::kAllToAll && results.size() == 1 && instruction.HasAttribute("dimensions")) {
     const int64_t d = CollectiveDimension(instruction, results[0]);
     if (group <= 0 || (results[0].dims[d] != isa::kUnboundedSize && results[0].dims[d] % group != 0)) {
@@ -177,7 +179,7 @@ Shape InferCollectivePermute(const Instruction& instruction) {
   if (instruction.HasAttribute("source_target_pairs")) {
     // Pairs name replicas, or partitions when there is a channel_id; each sends once, receives once.
     const DeviceCounts devices = Devices(instruction);
-    const bool channel = instruction.HasAttribute("channel_id");
+    const bool channel = GroupIdKind(instruction) == DeviceIdKind::kPartition;
     std::vector<int64_t> sources;
     std::vector<int64_t> targets;
     for (const SourceTargetPair& pair : instruction.GetSourceTargetPairs()) {
