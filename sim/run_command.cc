@@ -123,6 +123,24 @@ compiler::CompileOptions RunCompileOptions(const ArchConfig& config, const hlo::
   return compile_options;
 }
 
+// XLA's dumps print large constants as `{...}`: a timing-only run takes zeros for them (as the
+// evaluator does; XLA's parser fills arbitrary values), which decides no timing but where a value
+// is read as an index or a loop bound. Says so once.
+void WarnOfElidedConstants(const hlo::Module& module) {
+  std::size_t count = 0;
+  const hlo::Instruction* first = nullptr;
+  for (const auto& computation : module.computations()) {
+    for (const auto& x : computation->instructions()) {
+      if (x->opcode() != hlo::Opcode::kConstant || x->constant_form() != hlo::ConstantForm::kElided) continue;
+      if (first == nullptr) first = x.get();
+      ++count;
+    }
+  }
+  if (first == nullptr) return;
+  spdlog::warn("{}{}: its value is elided (`{{...}}`): --timing-only runs {} as zeros", first->Describe(),
+               count > 1 ? fmt::format(" and {} other constants", count - 1) : "", count > 1 ? "them" : "it");
+}
+
 void RunRun(const RunOptions& options) {
   CheckTraceOptions(options.trace);
   if (options.check && options.timing_only) {
@@ -131,6 +149,7 @@ void RunRun(const RunOptions& options) {
   const ArchConfig config = LoadArchConfig(ResolveConfigPath(options.config), options.overrides);
   std::unique_ptr<hlo::Module> module = LoadModule(options.module_path, true, options.devices);
   std::vector<std::optional<hlo::Literal>> arguments = RunArguments(*module->entry(), options);
+  if (options.timing_only) WarnOfElidedConstants(*module);
 
   // The reference result comes from the module as written (compiling assigns layouts).
   std::unique_ptr<hlo::Module> reference = options.check ? LoadModule(options.module_path, false, options.devices) : nullptr;
