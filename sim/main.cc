@@ -15,6 +15,7 @@
 #include "sim/logging.h"
 #include "sim/opt_command.h"
 #include "sim/run_command.h"
+#include "sim/sweep/sweep_command.h"
 #include "sim/trace_svg_command.h"
 
 // SystemC's entry point: the program proper, run by sc_elab_and_sim from main() below.
@@ -35,7 +36,8 @@ int sc_main(int argc, char** argv) {
       tpusim::sim::AddLayoutCommand(app), tpusim::sim::AddParseCommand(app),
       tpusim::sim::AddEvalCommand(app), tpusim::sim::AddExecCommand(app),
       tpusim::sim::AddConfigCommand(app), tpusim::sim::AddOptCommand(app), tpusim::sim::AddCompileCommand(app),
-      tpusim::sim::AddRunCommand(app), tpusim::sim::AddTraceSvgCommand(app)};
+      tpusim::sim::AddRunCommand(app), tpusim::sim::AddSweepCommand(app), tpusim::sim::AddSweepMergeCommand(app),
+      tpusim::sim::AddTraceSvgCommand(app)};
 
   try {
     app.parse(argc, argv);
