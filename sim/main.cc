@@ -16,6 +16,7 @@
 #include "sim/opt_command.h"
 #include "sim/run_command.h"
 #include "sim/sweep/sweep_command.h"
+#include "sim/sweep/sweep_plot.h"
 #include "sim/trace_svg_command.h"
 
 // SystemC's entry point: the program proper, run by sc_elab_and_sim from main() below.
@@ -37,6 +38,7 @@ int sc_main(int argc, char** argv) {
       tpusim::sim::AddEvalCommand(app), tpusim::sim::AddExecCommand(app),
       tpusim::sim::AddConfigCommand(app), tpusim::sim::AddOptCommand(app), tpusim::sim::AddCompileCommand(app),
       tpusim::sim::AddRunCommand(app), tpusim::sim::AddSweepCommand(app), tpusim::sim::AddSweepMergeCommand(app),
+      tpusim::sim::AddSweepPlotCommand(app),
       tpusim::sim::AddTraceSvgCommand(app)};
 
   try {

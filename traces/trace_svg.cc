@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "isa/error.h"
+#include "traces/xml_text.h"
 
 namespace tpusim::traces {
 namespace {
@@ -19,21 +20,6 @@ constexpr int kLaneHeight = 16;    // one nesting level of a slice track
 constexpr int kCounterHeight = 36;
 constexpr int kIndent = 14;        // px per level of the track tree
 constexpr double kCharWidth = 6.2; // an estimate for 11px sans-serif, to decide if a name fits
-
-std::string Escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out.push_back(c);
-    }
-  }
-  return out;
-}
 
 std::string Num(double value) {
   char buffer[32];
@@ -148,7 +134,7 @@ class Renderer {
   void Label(const std::string& text, int depth, int y, bool bold) {
     body_ += "<text x=\"" + std::to_string(6 + depth * kIndent) + "\" y=\"" +
              std::to_string(y) + "\"" + (bold ? " font-weight=\"bold\"" : "") + ">" +
-             Escape(text) + "</text>\n";
+             XmlEscape(text) + "</text>\n";
   }
 
   std::string Axis(int height) const {
@@ -205,7 +191,7 @@ class Renderer {
     body_ += "<rect x=\"" + Num(p.x0) + "\" y=\"" + std::to_string(lane_y) + "\" width=\"" +
              Num(std::max(1.0, p.x1 - p.x0)) + "\" height=\"" + std::to_string(kLaneHeight - 2) +
              "\" fill=\"" + (p.count == 1 ? Colour(p.first->name) : std::string("#999")) +
-             "\"><title>" + Escape(title) + "</title></rect>\n";
+             "\"><title>" + XmlEscape(title) + "</title></rect>\n";
     p = Pending{};
   }
 
@@ -239,10 +225,10 @@ class Renderer {
       body_ += "<g><rect x=\"" + Num(x0) + "\" y=\"" + std::to_string(lane_y) + "\" width=\"" +
                Num(x1 - x0) + "\" height=\"" + std::to_string(kLaneHeight - 2) + "\" fill=\"" +
                Colour(s->name) + "\" stroke=\"#555\" stroke-width=\"0.3\"><title>" +
-               Escape(title) + "</title></rect>";
+               XmlEscape(title) + "</title></rect>";
       if (x1 - x0 > kCharWidth * static_cast<double>(s->name.size()) + 4) {
         body_ += "<text x=\"" + Num(x0 + 2) + "\" y=\"" + std::to_string(lane_y + 11) + "\">" +
-                 Escape(s->name) + "</text>";
+                 XmlEscape(s->name) + "</text>";
       }
       body_ += "</g>\n";
     }
@@ -296,7 +282,7 @@ class Renderer {
     char peak[48];
     std::snprintf(peak, sizeof(peak), "max %g", max_value);
     body_ += "<polyline fill=\"none\" stroke=\"#c0392b\" points=\"" + points + "\"><title>" +
-             Escape(track.name) + " (" + peak + ")</title></polyline>\n";
+             XmlEscape(track.name) + " (" + peak + ")</title></polyline>\n";
     body_ += "<text x=\"" + std::to_string(kLabelWidth - 4) + "\" y=\"" +
              std::to_string(y + 24) + "\" text-anchor=\"end\" fill=\"#888\">" + peak + "</text>\n";
     return kCounterHeight;
