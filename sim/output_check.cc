@@ -7,12 +7,8 @@
 #include <cstring>
 #include <algorithm>
 #include <limits>
-#include <unordered_map>
-#include <variant>
 
-#include "compiler/hlo/reducer_pattern.h"
 #include "isa/error.h"
-#include "sim/inputs.h"
 
 namespace tpusim::sim {
 namespace {
@@ -34,10 +30,10 @@ std::string IndexText(const std::vector<int64_t>& dims, int64_t linear) {
 }
 
 // Two sums of the same n terms in different orders: the evaluator's (in increasing index, in f32
-// for dots, in double for reduces) and the kernel's (MXU blocks, or lanes in parallel then a
-// tree). Each is within (n - 1) u sum|x| of the exact sum (u = 2^-24; any order), so they differ
-// by at most 2 (n - 1) u sum|x|. Without cancellation sum|x| = |s|: at most 2n f32 ulps (a bf16
-// result: one ulp, a rounding that flips, plus 2n / 2^16; UlpsFor). With cancellation the relative error is
+// for dots, in double for reduces) and the kernel's (the order its accumulation states). Each is
+// within (n - 1) u sum|x| of the exact sum (u = 2^-24; any order), so they differ by at most
+// 2 (n - 1) u sum|x|. Without cancellation sum|x| = |s|: at most 2n f32 ulps (a bf16 result: one
+// ulp, a rounding that flips, plus 2n / 2^16; UlpsFor). With cancellation the relative error is
 // unbounded, so an absolute bound passes too: sum|x| <= n max|x|, and --check's random inputs
 // lie in [-1, 1), giving 2 n^2 u (a product of two such inputs too). Inputs given with --input
 // that are larger may fail this bound without the kernel being wrong; the reason says so.
@@ -48,105 +44,31 @@ CheckBound SumBound(int64_t n) {
   return bound;
 }
 
-// Reduce (compiler/lower/reduce_kernel.cc, docs/compiler.md "Reduce"):
-//   - float add: the kernel adds in f32, as the hardware does, in another order than the
-//     evaluator (which sums in double and rounds once): SumBound with n the elements per result.
-//   - float multiply over lanes or sublanes: the products are rounded to f32 at each step in a
-//     different order than the evaluator's: each of the n - 1 roundings moves the result by at
-//     most half an ulp relative to the exact product, in both programs: 2 (n - 1) ulps.
-//     Over major dims only the kernel multiplies in the evaluator's order: bit for bit.
-//   - max, min, integer ops: exact.
-CheckBound ReduceBound(const hlo::Instruction& reduce) {
-  const std::optional<hlo::ReduceOp> op = hlo::ReducerOpOf(reduce);
-  const isa::Shape& operand = reduce.operand(0)->shape();
-  if (!op || operand.is_tuple || !isa::IsFloat(operand.element_type)) return {};
-  int64_t n = 1;
-  bool lanes_or_sublanes = false;
-  for (int64_t d : reduce.GetIntList("dimensions")) {
-    n *= operand.dims.at(d);
-    if (d + 2 >= operand.rank()) lanes_or_sublanes = true;
-  }
-  if (*op == hlo::ReduceOp::kAdd && n > 1) {
-    CheckBound bound = SumBound(n);
-    bound.reason = fmt::format("float add-reduce of {} elements adds in f32 in another order than the evaluator's double "
-                               "sum: {} f32 ulps, or an absolute {} for inputs within [-1, 1]",
-                               n, bound.max_ulps, bound.max_abs);
-    return bound;
-  }
-  if (*op == hlo::ReduceOp::kMultiply && lanes_or_sublanes && n > 1) {
-    return {static_cast<uint64_t>(2 * (n - 1)), 0,
-            "float multiply-reduce rounds its " + std::to_string(n - 1) + " products in another order"};
-  }
-  return {};
-}
-
-// Batch norm (compiler/passes/batch_norm_expansion.h), expanded as XLA's BatchNormExpander writes
-// it, against the evaluator's double arithmetic rounded once:
-//   - training and grad: each feature's statistics are f32 sums of its N elements (x, x * x, dy,
-//     dy * (x - mean)): SumBound with n = N. The normalization divides by sqrt(var + epsilon), so
-//     where the variance is small the relative error grows: the absolute term covers inputs
-//     within [-1, 1] whose variance is not.
-//   - inference: y = x * s + (offset - mean * s) with s = scale * rsqrt(var + epsilon), five
-//     f32 roundings and rsqrt's (at most 2 ulps): 16 ulps of y, or, where x * s and the shift
+// The bound of one accumulation the compiled module states (compiler/lower/accumulations.h):
+//   - a sum of n terms: SumBound(n);
+//   - a product of n factors, each rounded to f32 in another order: each of the n - 1 roundings
+//     moves the result by at most half an ulp relative to the exact product, in both programs:
+//     2 (n - 1) ulps;
+//   - batch-norm inference, y = x * s + (offset - mean * s) with s = scale * rsqrt(var + epsilon):
+//     five f32 roundings and rsqrt's (at most 2 ulps): 16 ulps of y, or, where x * s and the shift
 //     cancel, 16 ulps of their size, at most 2 / sqrt(epsilon) for inputs within [-1, 1].
-CheckBound BatchNormBound(const hlo::Instruction& op) {
-  if (op.opcode() == hlo::Opcode::kBatchNormInference) {
-    const double epsilon = op.GetDouble("epsilon");
-    CheckBound bound{16, 16 * 0x1.0p-24 * 2 / std::sqrt(std::max(epsilon, 1e-30)), ""};
-    bound.reason = fmt::format("batch-norm-inference folds scale and shift in f32 (XLA's expansion): {} f32 ulps, or "
-                               "an absolute {} for inputs within [-1, 1]",
-                               bound.max_ulps, bound.max_abs);
-    return bound;
+CheckBound BoundOf(const compiler::Accumulation& a) {
+  using Kind = compiler::Accumulation::Kind;
+  CheckBound bound;
+  switch (a.kind) {
+    case Kind::kSum:
+      bound = SumBound(a.depth);
+      break;
+    case Kind::kProduct:
+      bound.max_ulps = static_cast<uint64_t>(2 * (a.depth - 1));
+      bound.reason = a.source + " " + a.order;
+      return bound;
+    case Kind::kBatchNormInference:
+      bound = {16, 16 * 0x1.0p-24 * 2 / std::sqrt(std::max(a.epsilon, 1e-30)), ""};
+      break;
   }
-  if (op.opcode() != hlo::Opcode::kBatchNormTraining && op.opcode() != hlo::Opcode::kBatchNormGrad) return {};
-  const isa::Shape& operand = op.operand(0)->shape();
-  const int64_t feature = op.GetInt("feature_index");
-  int64_t n = 1;
-  for (int64_t d = 0; d < operand.rank(); ++d) {
-    if (d != feature) n *= operand.dims.at(d);
-  }
-  CheckBound bound = SumBound(std::max<int64_t>(n, 1));
-  bound.reason = fmt::format("{} sums {} elements per feature in f32 (XLA's expansion) where the evaluator sums in "
-                             "double: {} f32 ulps, or an absolute {} for inputs within [-1, 1]",
-                             hlo::OpcodeName(op.opcode()), n, bound.max_ulps, bound.max_abs);
-  return bound;
-}
-
-// Convolutions (docs/compiler.md, "Convolution") are dots of depth K = window taps x input
-// features per group: the MXU kernel sums each tap's K block on an MXU and adds the blocks with
-// mxu.pop.acc, the evaluator sums tap by tap, feature by feature; the products are the same (f32
-// products rounded once in both), so the dot bound below holds with that K. (The depthwise VPU
-// kernel adds in the evaluator's order and is bit-exact; the bound covers it.)
-int64_t ConvolutionDepth(const hlo::Instruction& conv) {
-  const auto& dn = conv.GetConvolutionDimensionNumbers();
-  const isa::Shape& kernel = conv.operand(1)->shape();
-  int64_t k = kernel.dims.at(dn.kernel_input_feature_dimension);
-  for (int64_t d : dn.kernel_spatial_dimensions) k *= kernel.dims.at(d);
-  return k;
-}
-
-// Dots. The evaluator adds the K products of an output in increasing k into one f32 sum; the dot
-// kernel (docs/compiler.md, "Dot") adds each K block of R (the MXU's depth) in increasing k on
-// an MXU, then adds the blocks' sums in increasing block order (mxu.pop.acc). The products are
-// the same and exact (bf16 x bf16 fits f32), so for K <= R the results are bit-exact; otherwise
-// SumBound with n = K.
-CheckBound DotBound(const hlo::Instruction& instruction) {
-  int64_t k = 1;
-  if (instruction.opcode() == hlo::Opcode::kDot) {
-    const auto* contracting = instruction.Find<std::vector<int64_t>>("lhs_contracting_dims");
-    if (contracting) {
-      for (int64_t d : *contracting) k *= instruction.operand(0)->shape().dims.at(d);
-    }
-  } else if (instruction.opcode() == hlo::Opcode::kConvolution) {
-    k = ConvolutionDepth(instruction);
-  } else {
-    return {};
-  }
-  CheckBound bound = SumBound(k);
-  bound.reason = fmt::format(
-      "dot or convolution with K = {} sums its products in MXU blocks, not in XLA's order: {} f32 ulps, or an "
-      "absolute {} for inputs within [-1, 1] (docs/compiler.md, Dot and Convolution)",
-      k, bound.max_ulps, bound.max_abs);
+  bound.reason = fmt::format("{} {}: {} f32 ulps, or an absolute {} for inputs within [-1, 1]", a.source, a.order,
+                             bound.max_ulps, bound.max_abs);
   return bound;
 }
 
@@ -160,85 +82,15 @@ void Widen(CheckBound& bound, const CheckBound& other) {
   }
 }
 
-CheckBound OwnBound(const hlo::Instruction& instruction) {
-  switch (instruction.opcode()) {
-    case hlo::Opcode::kDot:
-    case hlo::Opcode::kConvolution:
-      return DotBound(instruction);
-    case hlo::Opcode::kReduce:
-      return ReduceBound(instruction);
-    default:
-      return BatchNormBound(instruction);
-  }
-}
-
-// The bound of every value: its instruction's own, its operands', and every instruction's of the
-// computations it calls (loop bodies, calls, fusions, reducers), whose rounding errors flow into
-// it; memoized, walked with an explicit stack (a model's chains are thousands deep).
-class Dataflow {
- public:
-  const CheckBound& Of(const hlo::Instruction& value) {
-    std::vector<std::pair<const hlo::Instruction*, bool>> stack = {{&value, false}};
-    while (!stack.empty()) {
-      const auto [x, inputs_done] = stack.back();
-      if (bounds_.contains(x)) {
-        stack.pop_back();
-        continue;
-      }
-      const std::vector<const hlo::Instruction*> inputs = Inputs(*x);
-      if (!inputs_done) {
-        stack.back().second = true;
-        for (const hlo::Instruction* input : inputs) {
-          if (!bounds_.contains(input)) stack.emplace_back(input, false);
-        }
-        continue;
-      }
-      stack.pop_back();
-      CheckBound bound = OwnBound(*x);
-      for (const hlo::Instruction* input : inputs) Widen(bound, bounds_.at(input));
-      bounds_.emplace(x, std::move(bound));
-    }
-    return bounds_.at(&value);
-  }
-
- private:
-  static std::vector<const hlo::Instruction*> Inputs(const hlo::Instruction& x) {
-    std::vector<const hlo::Instruction*> inputs(x.operands().begin(), x.operands().end());
-    const auto add_all = [&](const hlo::Computation* called) {
-      if (called == nullptr) return;
-      for (const auto& inner : called->instructions()) inputs.push_back(inner.get());
-    };
-    for (const hlo::Attribute& attribute : x.attributes()) {
-      if (const auto* one = std::get_if<hlo::Computation*>(&attribute.value)) add_all(*one);
-      if (const auto* list = std::get_if<std::vector<hlo::Computation*>>(&attribute.value)) {
-        for (const hlo::Computation* called : *list) add_all(called);
-      }
-    }
-    return inputs;
-  }
-
-  std::unordered_map<const hlo::Instruction*, CheckBound> bounds_;
-};
-
-// The bound of each output leaf of `value` (a tuple instruction's leaves are its operands'; any
-// other value's leaves all come from it).
-void LeafBounds(const hlo::Instruction& value, Dataflow& dataflow, std::vector<CheckBound>& bounds) {
-  if (value.opcode() == hlo::Opcode::kTuple) {
-    for (const hlo::Instruction* operand : value.operands()) LeafBounds(*operand, dataflow, bounds);
-    return;
-  }
-  const CheckBound& bound = dataflow.Of(value);
-  bounds.insert(bounds.end(), ArrayLeafCount(value.shape()), bound);
-}
-
 }  // namespace
 
-std::vector<CheckBound> BoundsFor(const hlo::Module& module) {
-  Dataflow dataflow;
+std::vector<CheckBound> BoundsFor(const std::vector<std::vector<compiler::Accumulation>>& outputs) {
   std::vector<CheckBound> bounds;
-  LeafBounds(*module.entry()->root(), dataflow, bounds);
-  for (CheckBound& bound : bounds) {
+  for (const std::vector<compiler::Accumulation>& accumulations : outputs) {
+    CheckBound bound;
+    for (const compiler::Accumulation& a : accumulations) Widen(bound, BoundOf(a));
     if (bound.reason.empty()) bound.reason = "every operation it depends on computes as XLA's evaluator does";
+    bounds.push_back(std::move(bound));
   }
   return bounds;
 }

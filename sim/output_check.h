@@ -4,7 +4,9 @@
 //     f32/bf16 arithmetic and transcendental functions: bit for bit, NaNs equal to NaNs. The VPU
 //     computes in f32 with IEEE rounding and rounds bf16 results once per operation, as XLA's
 //     evaluator does, and its transcendental unit calls the same C library functions on floats.
-//   - dot: the same exact products summed in another order (output_check.cc, DotBound).
+//   - what the compiled module states it accumulates in another order (dots, convolutions, float
+//     add- and multiply-reduces, batch norm: compiler/lower/accumulations.h): its bound
+//     (output_check.cc, BoundOf).
 // The difference of two floats is measured in units in the last place of their type (the
 // distance between their positions in the ordered list of that type's values).
 #pragma once
@@ -13,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/hlo/ir.h"
+#include "compiler/lower/accumulations.h"
 #include "compiler/hlo/literal.h"
 #include "isa/npy.h"
 
@@ -27,10 +29,10 @@ struct CheckBound {
   std::string reason;     // which operations set it
 };
 
-// The bound of each output leaf of `module`'s entry (in order, tokens left out): from the
-// operations that leaf is computed from, and the computations they call; an output of
-// element-wise operations only is bit-exact whatever else the module holds.
-std::vector<CheckBound> BoundsFor(const hlo::Module& module);
+// The bound of each output leaf from the accumulations the compiled module states for it
+// (CompiledModule::output_accumulations) alone: the loosest of theirs; an output without any is
+// bit-exact whatever else the module holds.
+std::vector<CheckBound> BoundsFor(const std::vector<std::vector<compiler::Accumulation>>& outputs);
 
 // The loosest of `bounds` (each field's largest) with every reason once.
 CheckBound Loosest(const std::vector<CheckBound>& bounds);

@@ -210,7 +210,7 @@ void RunRun(const RunOptions& options) {
     }
     std::vector<isa::NpyArray> got;
     for (const OutputArray& output : run.outputs) got.push_back(output.array);
-    const std::vector<CheckBound> bounds = BoundsFor(*reference);
+    const std::vector<CheckBound> bounds = BoundsFor(compiled.output_accumulations);
     const CheckResult result = CompareOutputs(want, got, bounds);
     const std::string worst = result.worst.empty() ? "every element equal" : "worst: " + result.worst;
     // The loosest output's bound, in the outputs' own types (bf16 allows fewer of its coarser

@@ -552,9 +552,15 @@ class ProgramEmitter final : public NestedEmitter {
 }  // namespace
 
 CompiledModule Compile(hlo::Module& module, const CompileOptions& options) {
-  RunHloPasses(module, options);
+  std::vector<std::vector<Accumulation>> accumulations;
+  RunHloPasses(module, options, {}, [&](const HloPass& pass) {
+    // The attention expanded into the dots and reduces it runs; batch norms not yet expanded
+    // into element-wise f32 operations that round otherwise than the evaluator's double.
+    if (pass.name == std::string_view("fused-attention-expansion")) accumulations = OutputAccumulations(module);
+  });
   const hlo::Computation& entry = *module.entry();
   CompiledModule compiled;
+  compiled.output_accumulations = std::move(accumulations);
   AsmBuilder out(module.name(), options.target);
   ProgramEmitter emitter(out, options, compiled);
   const ComputationPlan& plan = emitter.Plan(entry);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "compiler/hlo/ir.h"
+#include "compiler/lower/accumulations.h"
 #include "compiler/lower/vpu_issue_clock.h"
 #include "isa/program.pb.h"
 #include "isa/shape.h"
@@ -124,6 +125,10 @@ struct CompiledModule {
   std::vector<ModuleArray> outputs;
   uint64_t hbm_peak_bytes = 0;
   uint64_t host_peak_bytes = 0;  // highest host address in use: parameters, outputs and host arrays
+  // Per output leaf, what it is accumulated from in another order than XLA's evaluator (taken
+  // after the fused-attention expansion, before the batch-norm expansion and before any pass
+  // changes an accumulation's depth: the contraction split sums a dot's K in slices).
+  std::vector<std::vector<Accumulation>> output_accumulations;
 };
 
 // Compiles `module` (parsed and verified; its layouts are assigned here). Throws tpusim::Error for

@@ -33,11 +33,13 @@ const std::vector<HloPass>& HloPasses() {
       // asynchronous collectives.
       {"memory-spaces", [](Module& m, const Options&) { PlaceInHbm(m); }},
       {"async-collectives", [](Module& m, const Options&) { SynchronizeAsyncCollectives(m); }},
+      // Before the batch-norm expansion: the compiled module's accumulations are read between the
+      // two (Compile), with the attention's dots and reduces and the batch norms as written.
+      {"fused-attention-expansion", [](Module& m, const Options&) { ExpandFusedAttention(m); }},
       {"batch-norm-expansion", [](Module& m, const Options&) { ExpandBatchNorms(m); }},
       {"strided-convolutions", [](Module& m, const Options&) { RewriteStridedConvolutions(m); }},
       {"dot-convolutions", [](Module& m, const Options&) { RewriteDotConvolutions(m); }},
-      {"fused-attention-expansion", [](Module& m, const Options&) { ExpandFusedAttention(m); }},
-      // After the expansion, which writes calls.
+      // After the attention expansion, which writes calls.
       {"call-inlining", [](Module& m, const Options&) { InlineCalls(m); }},
       // After inlining, which leaves a call's unread results behind; before everything that
       // would otherwise rewrite or lower values nothing reads.

@@ -65,7 +65,7 @@ TEST_CASE("batch-norm training's check bound is the sum bound of its features' e
                            "batch-norm-training(x, s, o), epsilon=0.001, feature_index=3\n}\n");
   CHECK_THAT(RunOk("run " + (dir / "m.hlo").string() + " --check"),
              Catch::Contains("check passed: 3 output(s) within 3136 ulp of the reference evaluator (batch-norm-training "
-                             "sums 1568 elements per feature in f32 (XLA's expansion) where the evaluator sums in double"));
+                             "'t' sums 1568 elements per feature in f32 (XLA's expansion) where the evaluator sums in double"));
 }
 
 TEST_CASE("element-wise fusion leaves an array that a broadcast reads to a kernel of its own", "[sim][fusion]") {

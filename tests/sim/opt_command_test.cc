@@ -49,8 +49,8 @@ TEST_CASE("tpusim opt --dump-after all prints the module after every pass, in pi
   WriteText(dir / "m.hlo", kBatchNorm);
   const std::string out = RunOk("opt " + (dir / "m.hlo").string() + " --dump-after all");
   std::size_t at = 0;
-  for (const char* pass : {"memory-spaces", "async-collectives", "batch-norm-expansion", "strided-convolutions",
-                           "dot-convolutions", "fused-attention-expansion", "call-inlining", "dce", "algebraic-simplifier",
+  for (const char* pass : {"memory-spaces", "async-collectives", "fused-attention-expansion", "batch-norm-expansion",
+                           "strided-convolutions", "dot-convolutions", "call-inlining", "dce", "algebraic-simplifier",
                            "f8-conversion", "f16-normalization", "layout-assignment", "degenerate-reduce-dims", "layout-copies",
                            "dot-transpose-folding", "contraction-split", "reduce-split", "host-offload"}) {
     INFO(pass);

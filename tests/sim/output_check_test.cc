@@ -101,7 +101,7 @@ ENTRY e {
 }
 )",
                                       "bounds.hlo");
-  const std::vector<CheckBound> bounds = BoundsFor(*module);
+  const std::vector<CheckBound> bounds = BoundsFor(compiler::OutputAccumulations(*module));
   REQUIRE(bounds.size() == 4);
   CHECK(bounds[0].max_ulps == 2 * 4096);
   CHECK(bounds[1].max_ulps == 0);
