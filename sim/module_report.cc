@@ -70,6 +70,9 @@ ModuleReport MakeModuleReport(const compiler::CompiledModule& compiled, const Ru
   }
   std::stable_sort(module.ops.begin(), module.ops.end(),
                    [](const OpReport& a, const OpReport& b) { return a.start_cycle < b.start_cycle; });
+  module.hbm_peak_bytes = compiled.hbm_peak_bytes;
+  module.host_peak_bytes = compiled.host_peak_bytes;
+  module.hbm_live_peak = compiled.hbm_live_peak;
   return module;
 }
 
@@ -93,7 +96,16 @@ std::string ModuleReportJson(const ModuleReport& module, const RunReport& run, c
         op.occurrences, op.time_us, op.cycles, op.flops, op.bytes_accessed, JsonString(op.bound),
         JsonString(op.kernel->long_name));
   }
-  out += "\n  ],\n  \"run\": ";
+  out += "\n  ],\n";
+  const compiler::LivePeak& live = module.hbm_live_peak;
+  out += fmt::format("  \"memory\": {{\"hbm_peak_bytes\": {}, \"host_peak_bytes\": {}, \"hbm_most_live\": {{\"instruction\": {}, "
+                     "\"bytes\": {}, \"buffers\": {}, \"largest\": [",
+                     module.hbm_peak_bytes, module.host_peak_bytes, JsonString(live.instruction), live.bytes, live.buffers);
+  for (std::size_t i = 0; i < live.largest.size(); ++i) {
+    out += fmt::format("{}{{\"name\": {}, \"bytes\": {}}}", i == 0 ? "" : ", ", JsonString(live.largest[i].first),
+                       live.largest[i].second);
+  }
+  out += "]}},\n  \"run\": ";
   std::string run_json = RunReportJson(run, config, timing_only);
   // Indent the run's own report inside this one.
   std::string indented;

@@ -31,6 +31,9 @@ struct ModuleReport {
   double flops = 0;
   uint64_t bytes_accessed = 0;
   std::vector<OpReport> ops;   // in the order they first ran
+  uint64_t hbm_peak_bytes = 0;   // the program's HBM: the highest address its buffers use
+  uint64_t host_peak_bytes = 0;  // likewise in host memory
+  compiler::LivePeak hbm_live_peak;  // where the most HBM bytes are live, and the largest there
 };
 
 // The labels Chip::set_marked_labels must watch for MakeModuleReport.
@@ -43,7 +46,9 @@ ModuleReport MakeModuleReport(const compiler::CompiledModule& compiled, const Ru
                               const ArchConfig& config);
 
 // The JSON of issue 5: device_time_us, total_time_us, cycles (the device's), total_cycles, clock_mhz, peak_flops_per_s,
-// hbm_bytes_per_s, ops [...], and the run's per-unit statistics (RunReportJson).
+// hbm_bytes_per_s, ops [...], memory (HBM and host peaks; the instruction where the most HBM bytes
+// are live, how many, and the largest buffers there), and the run's per-unit statistics
+// (RunReportJson).
 std::string ModuleReportJson(const ModuleReport& module, const RunReport& run, const ArchConfig& config,
                              bool timing_only);
 

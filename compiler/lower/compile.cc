@@ -578,6 +578,7 @@ CompiledModule Compile(hlo::Module& module, const CompileOptions& options) {
   const BufferAssignment buffers = AssignBuffers(plan.schedule, options.hbm_capacity_bytes, plan.computed_inside,
                                                  above_pool, donations, options.host_capacity_bytes);
   emitter.NotePeak(buffers);
+  compiled.hbm_live_peak = buffers.live_peak;
 
   // Host copies of the parameters and outputs, in their device layouts.
   uint64_t host_cursor = 0;

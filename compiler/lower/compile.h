@@ -18,6 +18,7 @@
 #include "compiler/hlo/ir.h"
 #include "compiler/lower/accumulations.h"
 #include "compiler/lower/vpu_issue_clock.h"
+#include "compiler/passes/buffer_assignment.h"
 #include "isa/program.pb.h"
 #include "isa/shape.h"
 
@@ -125,6 +126,9 @@ struct CompiledModule {
   std::vector<ModuleArray> outputs;
   uint64_t hbm_peak_bytes = 0;
   uint64_t host_peak_bytes = 0;  // highest host address in use: parameters, outputs and host arrays
+  // The entry's instruction with the most HBM bytes live, and the largest buffers there (a loop's
+  // or call's region is one buffer: its computation's values).
+  LivePeak hbm_live_peak;
   // Per output leaf, what it is accumulated from in another order than XLA's evaluator (taken
   // after the fused-attention expansion, before the batch-norm expansion and before any pass
   // changes an accumulation's depth: the contraction split sums a dot's K in slices).

@@ -52,23 +52,37 @@ bool IsView(const hlo::Instruction& instruction) {
          IsIdentityCustomCall(instruction);
 }
 
-// "the largest buffers live here: a (N bytes), b (M bytes), ... of K bytes live in all", for the
-// capacity error, so a user sees what fills HBM.
-std::string LargestLive(const std::vector<DeviceBuffer*>& buffers, std::size_t position) {
+// Where the most of `buffers`' bytes are live in `schedule`, and the largest there.
+LivePeak FindLivePeak(const std::vector<const hlo::Instruction*>& schedule, const std::vector<DeviceBuffer*>& buffers) {
+  LivePeak peak;
+  for (std::size_t i = 0; i < schedule.size(); ++i) {
+    uint64_t bytes = 0;
+    for (const DeviceBuffer* buffer : buffers) {
+      if (buffer->first <= i && buffer->last >= i) bytes += buffer->size_bytes;
+    }
+    if (bytes > peak.bytes) std::tie(peak.position, peak.bytes) = std::make_pair(i, bytes);
+  }
+  if (schedule.empty()) return peak;
+  peak.instruction = schedule[peak.position]->name();
   std::vector<const DeviceBuffer*> live;
-  uint64_t total = 0;
   for (const DeviceBuffer* buffer : buffers) {
-    if (buffer->first > position || buffer->last < position) continue;
-    live.push_back(buffer);
-    total += buffer->size_bytes;
+    if (buffer->first <= peak.position && buffer->last >= peak.position) live.push_back(buffer);
   }
   std::sort(live.begin(), live.end(),
             [](const DeviceBuffer* a, const DeviceBuffer* b) { return a->size_bytes > b->size_bytes; });
+  peak.buffers = live.size();
+  for (std::size_t i = 0; i < live.size() && i < 10; ++i) peak.largest.emplace_back(live[i]->name, live[i]->size_bytes);
+  return peak;
+}
+
+// "the largest buffers live here: a (N bytes), b (M bytes), ... of K bytes live in all", for the
+// capacity error, so a user sees what fills HBM.
+std::string LargestLive(const LivePeak& peak) {
   std::string text = "the largest buffers live here:";
-  for (std::size_t i = 0; i < live.size() && i < 5; ++i) {
-    text += (i ? ", " : " ") + live[i]->name + " (" + std::to_string(live[i]->size_bytes) + " bytes)";
+  for (std::size_t i = 0; i < peak.largest.size() && i < 5; ++i) {
+    text += (i ? ", " : " ") + peak.largest[i].first + " (" + std::to_string(peak.largest[i].second) + " bytes)";
   }
-  return text + "; " + std::to_string(live.size()) + " buffers of " + std::to_string(total) + " bytes live in all";
+  return text + "; " + std::to_string(peak.buffers) + " buffers of " + std::to_string(peak.bytes) + " bytes live in all";
 }
 
 // Places `order`'s buffers one after another, each at the lowest address from `base` where it
@@ -552,21 +566,14 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
   const auto fail = [&](const std::vector<DeviceBuffer*>& placed, uint64_t peak, uint64_t capacity,
                         std::string_view memory, std::string_view capacity_owner) {
     // Name the instruction where the most bytes are live, and what they are.
-    std::size_t worst = 0;
-    uint64_t worst_bytes = 0;
-    for (std::size_t i = 0; i < schedule.size(); ++i) {
-      uint64_t bytes = 0;
-      for (const DeviceBuffer* buffer : placed) {
-        if (buffer->first <= i && buffer->last >= i) bytes += buffer->size_bytes;
-      }
-      if (bytes > worst_bytes) std::tie(worst, worst_bytes) = std::make_pair(i, bytes);
-    }
-    throw Error(schedule.at(worst)->Describe() + ": the module needs " + std::to_string(peak) + " bytes of " +
+    const LivePeak live = FindLivePeak(schedule, placed);
+    throw Error(schedule.at(live.position)->Describe() + ": the module needs " + std::to_string(peak) + " bytes of " +
                 std::string(memory) + " at its peak, more than the " + std::string(capacity_owner) + " " +
-                std::to_string(capacity) + "; " + LargestLive(placed, worst));
+                std::to_string(capacity) + "; " + LargestLive(live));
   };
   result.peak_bytes = std::max(result.peak_bytes, PlaceBuffers(hbm, binding.base_address));
   if (result.peak_bytes > hbm_capacity_bytes) fail(hbm, result.peak_bytes, hbm_capacity_bytes, "HBM", "chip's");
+  result.live_peak = FindLivePeak(schedule, hbm);
   result.host_peak_bytes = std::max(result.host_peak_bytes, PlaceBuffers(host, binding.host_base_address));
   if (result.host_peak_bytes > host_capacity_bytes) {
     fail(host, result.host_peak_bytes, host_capacity_bytes, "host memory for host arrays (S(5))", "host's");

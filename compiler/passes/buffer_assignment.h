@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "compiler/hlo/ir.h"
@@ -46,6 +47,16 @@ struct DeviceBuffer {
   std::string_view space() const { return in_host_memory() ? "host" : "hbm"; }
 };
 
+// The schedule position where the most HBM bytes are live (buffers written at or before it and
+// read at or after it; called computations' regions included), and the largest of them.
+struct LivePeak {
+  std::size_t position = 0;
+  std::string instruction;  // the instruction there
+  uint64_t bytes = 0;       // live in all
+  std::size_t buffers = 0;  // how many
+  std::vector<std::pair<std::string, uint64_t>> largest;  // name and bytes, largest first (at most 10)
+};
+
 struct BufferAssignment {
   std::vector<std::unique_ptr<DeviceBuffer>> buffers;
   // Per instruction of the schedule: its arrays in flattening order (tuple leaves depth first);
@@ -57,6 +68,7 @@ struct BufferAssignment {
   uint64_t host_base_address = 0;   // where its host arrays begin
   // Where each region of NestedBinding::regions begins (aligned).
   std::unordered_map<const hlo::Instruction*, uint64_t> regions;
+  LivePeak live_peak;  // of the HBM buffers
 
   // The end of the highest buffer live at schedule position `position` (written at or before it
   // and read at or after it), and at least base_address: the space above it is free while the

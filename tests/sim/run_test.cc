@@ -551,3 +551,20 @@ ENTRY main {
              Catch::Contains("module.hlo:4:3: instruction 'c'") &&
                  Catch::Contains("elided `{...}`") && Catch::Contains("--timing-only runs it without"));
 }
+
+TEST_CASE("tpusim run --report: the HBM peak, and the instruction where the most bytes are live with the largest there",
+          "[run]") {
+  // Issue 17, item 5. Layer norm is one kernel (div.11) reading x and writing its result:
+  // 2 x 6 MiB of bf16[1,4096,768] live there, with three scalar constants; the program's buffers
+  // reach 12595200 bytes of addresses (4 KiB alignment).
+  const fs::path dir = TempDir("run_memory_report");
+  const fs::path workload = fs::path(TPUSIM_SHARED_DIR) / "workloads/xla/layer_norm_1x4096x768_bf16.hlo";
+  RunOk("run " + workload.string() + " --timing-only --report " + (dir / "r.json").string());
+  const std::string report = ReadText(dir / "r.json");
+  const std::size_t memory = report.find("\"memory\": {");
+  REQUIRE(memory != std::string::npos);
+  CHECK(JsonNumber(report, "hbm_peak_bytes", memory) == 12595200);
+  CHECK_THAT(report, Catch::Contains("\"hbm_most_live\": {\"instruction\": \"div.11\", \"bytes\": 12582922, \"buffers\": 5, "
+                                     "\"largest\": [{\"name\": \"x.1\", \"bytes\": 6291456}, {\"name\": \"div.11\", \"bytes\": "
+                                     "6291456}"));
+}
