@@ -72,13 +72,16 @@ CheckBound BoundOf(const compiler::Accumulation& a) {
   return bound;
 }
 
-// The looser of two bounds, with both reasons.
+// The looser of two bounds, with each of their reasons ("; "-separated) once.
 void Widen(CheckBound& bound, const CheckBound& other) {
   if (other.reason.empty()) return;
   bound.max_ulps = std::max(bound.max_ulps, other.max_ulps);
   bound.max_abs = std::max(bound.max_abs, other.max_abs);
-  if (bound.reason.find(other.reason) == std::string::npos) {
-    bound.reason += (bound.reason.empty() ? "" : "; ") + other.reason;
+  for (std::size_t at = 0; at < other.reason.size();) {
+    const std::size_t end = std::min(other.reason.find("; ", at), other.reason.size());
+    const std::string part = other.reason.substr(at, end - at);
+    if (bound.reason.find(part) == std::string::npos) bound.reason += (bound.reason.empty() ? "" : "; ") + part;
+    at = end + 2;
   }
 }
 

@@ -151,8 +151,9 @@ void RunRun(const RunOptions& options) {
   std::vector<std::optional<hlo::Literal>> arguments = RunArguments(*module->entry(), options);
   if (options.timing_only) WarnOfElidedConstants(*module);
 
-  // The reference result comes from the module as written (compiling assigns layouts).
-  std::unique_ptr<hlo::Module> reference = options.check ? LoadModule(options.module_path, false, options.devices) : nullptr;
+  // The reference result comes from the module as written (Compile leaves it so), with the two
+  // rewrites below.
+  std::unique_ptr<hlo::Module> reference = options.check ? module->Clone() : nullptr;
   // The evaluator has no TransformerEngine attention: it runs the same plain-HLO expansion that
   // the compiler lowers (tests/compiler/fused_attention_expansion_test.cc checks that expansion
   // against an independent unblocked attention).

@@ -267,6 +267,54 @@ std::vector<std::unique_ptr<Computation>> Module::ReleaseComputations() {
   return std::move(computations_);
 }
 
+std::unique_ptr<Module> Module::Clone() const {
+  auto copy = std::make_unique<Module>(name_, source_name_);
+  copy->attributes_ = attributes_;  // the HloModule line's: no instructions or computations in them
+  std::unordered_map<const Computation*, Computation*> computations;
+  std::unordered_map<const Instruction*, Instruction*> instructions;
+  for (const auto& computation : computations_) {
+    auto c = std::make_unique<Computation>(computation->name_);
+    c->execution_thread_ = computation->execution_thread_;
+    c->location_ = computation->location_;
+    computations[computation.get()] = copy->AddComputation(std::move(c));
+  }
+  for (const auto& computation : computations_) {
+    Computation* c = computations.at(computation.get());
+    for (const auto& x : computation->instructions_) {
+      auto y = std::make_unique<Instruction>(x->name_, x->opcode_, x->shape_);
+      y->async_wrapped_opcode_ = x->async_wrapped_opcode_;
+      y->attributes_ = x->attributes_;
+      y->parameter_number_ = x->parameter_number_;
+      y->constant_form_ = x->constant_form_;
+      y->literal_ = x->literal_;
+      y->literal_text_ = x->literal_text_;
+      y->location_ = x->location_;
+      instructions[x.get()] = c->AddInstruction(std::move(y));
+    }
+  }
+  for (const auto& [original, y] : instructions) {
+    for (const Instruction* operand : original->operands_) y->operands_.push_back(instructions.at(operand));
+    for (Attribute& attribute : y->attributes_) {
+      if (auto* one = std::get_if<Computation*>(&attribute.value)) {
+        if (*one != nullptr) *one = computations.at(*one);
+      } else if (auto* list = std::get_if<std::vector<Computation*>>(&attribute.value)) {
+        for (Computation*& called : *list) called = computations.at(called);
+      } else if (auto* before = std::get_if<std::vector<Instruction*>>(&attribute.value)) {
+        for (Instruction*& predecessor : *before) predecessor = instructions.at(predecessor);
+      }
+    }
+  }
+  for (const auto& computation : computations_) {
+    Computation* c = computations.at(computation.get());
+    std::vector<Instruction*> parameters;
+    for (const Instruction* parameter : computation->parameters_) parameters.push_back(instructions.at(parameter));
+    c->set_parameters(std::move(parameters));
+    if (computation->root_ != nullptr) c->set_root(instructions.at(computation->root_));
+  }
+  if (entry_ != nullptr) copy->set_entry(computations.at(entry_));
+  return copy;
+}
+
 void Module::set_entry(Computation* entry) {
   if (entry_) entry_->is_entry_ = false;
   entry_ = entry;

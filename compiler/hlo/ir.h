@@ -118,12 +118,10 @@ class Instruction {
   void ReplaceOperand(std::size_t i, Instruction* operand) { operands_.at(i) = operand; }
   void AddAttribute(Attribute attribute) { attributes_.push_back(std::move(attribute)); }
   std::vector<Attribute>& mutable_attributes() { return attributes_; }
-  // Sets the HloModule line's int attribute `name` (replica_count, num_partitions), adding it
-  // where the line has none.
-  void SetIntAttribute(std::string_view name, int64_t value);
 
  private:
   friend class Computation;
+  friend class Module;  // Clone
   template <typename T>
   const T& Get(std::string_view name, std::string_view type) const;
 
@@ -222,6 +220,10 @@ class Module {
   void set_name(std::string name) { name_ = std::move(name); }
   Computation* AddComputation(std::unique_ptr<Computation> computation);
   void set_entry(Computation* entry);
+  // A deep copy: the same computations, instructions, attributes and locations, every operand,
+  // called computation and control predecessor pointing into the copy (Compile rewrites its own
+  // copy, leaving its caller's module as written).
+  std::unique_ptr<Module> Clone() const;
   // Hands over every computation (passes that parse generated HLO and move it into another
   // module); this module is left empty, without an entry.
   std::vector<std::unique_ptr<Computation>> ReleaseComputations();

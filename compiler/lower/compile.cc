@@ -551,7 +551,9 @@ class ProgramEmitter final : public NestedEmitter {
 
 }  // namespace
 
-CompiledModule Compile(hlo::Module& module, const CompileOptions& options) {
+CompiledModule Compile(const hlo::Module& source, const CompileOptions& options) {
+  const std::unique_ptr<hlo::Module> copy = source.Clone();
+  hlo::Module& module = *copy;
   std::vector<std::vector<Accumulation>> accumulations;
   RunHloPasses(module, options, {}, [&](const HloPass& pass) {
     // The attention expanded into the dots and reduces it runs; batch norms not yet expanded

@@ -135,9 +135,10 @@ struct CompiledModule {
   std::vector<std::vector<Accumulation>> output_accumulations;
 };
 
-// Compiles `module` (parsed and verified; its layouts are assigned here). Throws tpusim::Error for
-// an operation the compiler cannot lower, naming the instruction, its shape and its source line,
-// and for a module that does not fit the machine.
-CompiledModule Compile(hlo::Module& module, const CompileOptions& options);
+// Compiles `module` (parsed and verified), leaving it as it is: the passes rewrite a copy
+// (hlo::Module::Clone), whose layouts are assigned here. Throws tpusim::Error for an operation the
+// compiler cannot lower, naming the instruction, its shape and its source line, and for a module
+// that does not fit the machine.
+CompiledModule Compile(const hlo::Module& module, const CompileOptions& options);
 
 }  // namespace tpusim::compiler

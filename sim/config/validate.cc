@@ -157,6 +157,19 @@ void CheckCrossFieldRules(const ArchConfig& config, const FieldSources& sources,
                        sources.Describe("hbm.interleave_bytes")));
   }
 
+  // The simulator holds every MXU accumulator in memory (models/mxu.h): 1 GiB of them per MXU at
+  // most (real ones hold MiBs), so that a config it cannot run is refused here rather than
+  // failing to allocate mid-run.
+  constexpr uint64_t kAccumulatorBytesHeld = uint64_t{1} << 30;
+  const uint64_t accumulator_bytes = uint64_t{core.mxu().accumulator_rows()} * core.mxu().column_count() * 4;
+  if (accumulator_bytes > kAccumulatorBytesHeld) {
+    report("tensor_core.mxu.accumulator_rows",
+           fmt::format("tensor_core.mxu.accumulator_rows ({}) x column_count ({}, set at {}) x 4 bytes = {} bytes of "
+                       "accumulators per MXU, more than tpusim holds ({} bytes per MXU)",
+                       core.mxu().accumulator_rows(), core.mxu().column_count(),
+                       sources.Describe("tensor_core.mxu.column_count"), accumulator_bytes, kAccumulatorBytesHeld));
+  }
+
   // Every channel must own at least one stripe of the address space.
   const uint64_t stripes_bytes = uint64_t{config.hbm().channel_count()} * config.hbm().interleave_bytes();
   if (MibToBytes(config.hbm().capacity_mib()) < stripes_bytes) {

@@ -303,7 +303,7 @@ TEST_CASE("overrides (--set) apply in order and name themselves in errors", "[co
   CHECK(error_of({"tensor_core.mxu.count=9"}) ==
         "--set tensor_core.mxu.count=9: tensor_core.mxu.count must be in [1, 8], got 9");
   CHECK(error_of({"tensor_core.clock_mhz=nan"}) ==
-        "--set tensor_core.clock_mhz=nan: tensor_core.clock_mhz must be in (0, 1000000], got nan");
+        "--set tensor_core.clock_mhz=nan: tensor_core.clock_mhz must be in [1, 1000000], got nan");
   // A later override of a field that an earlier one made invalid repairs it.
   CHECK(LoadArchConfig(path, {"tensor_core.mxu.count=9", "tensor_core.mxu.count=8"}).tensor_core().mxu().count() == 8);
 }
@@ -372,11 +372,11 @@ TEST_CASE("validation names the line of each bad value", "[config]") {
   CHECK(at("clock_mhz") == ":13:3: ");  // the helper itself, on a position read off the file
 
   CHECK(error_with("clock_mhz: 1000", "clock_mhz: 0") ==
-        at("clock_mhz") + "tensor_core.clock_mhz must be in (0, 1000000], got 0");
+        at("clock_mhz") + "tensor_core.clock_mhz must be in [1, 1000000], got 0");
   CHECK(error_with("clock_mhz: 1000", "clock_mhz: -5") ==
-        at("clock_mhz") + "tensor_core.clock_mhz must be in (0, 1000000], got -5");
+        at("clock_mhz") + "tensor_core.clock_mhz must be in [1, 1000000], got -5");
   CHECK(error_with("clock_mhz: 1000", "clock_mhz: inf") ==
-        at("clock_mhz") + "tensor_core.clock_mhz must be in (0, 1000000], got inf");
+        at("clock_mhz") + "tensor_core.clock_mhz must be in [1, 1000000], got inf");
   // ("\n    count:" is the MXU count, not tensor_core_count.)
   CHECK(error_with("\n    count: 1", "\n    count: 9") ==
         ":" + PositionOf(TinyText(), "\n    count: 1", 5) + ": tensor_core.mxu.count must be in [1, 8], got 9");
@@ -389,9 +389,9 @@ TEST_CASE("validation names the line of each bad value", "[config]") {
         at("capacity_mib: 1\n") + "tensor_core.vmem.capacity_mib must be in [1, 1048576], got 0");
   CHECK(error_with("capacity_mib: 64", "capacity_mib: 0") == at("capacity_mib: 64") + "hbm.capacity_mib must be in [1, 16777216], got 0");
   CHECK(error_with("channel_bandwidth_gbps: 8", "channel_bandwidth_gbps: 0") ==
-        at("channel_bandwidth_gbps") + "hbm.channel_bandwidth_gbps must be in (0, 100000], got 0");
+        at("channel_bandwidth_gbps") + "hbm.channel_bandwidth_gbps must be in [0.001, 100000], got 0");
   CHECK(error_with("bandwidth_gbps: 8\n  latency_ns", "bandwidth_gbps: -1\n  latency_ns") ==
-        at("bandwidth_gbps: 8\n") + "pcie.bandwidth_gbps must be in (0, 10000], got -1");
+        at("bandwidth_gbps: 8\n") + "pcie.bandwidth_gbps must be in [0.001, 10000], got -1");
   CHECK(error_with("burst_bytes: 64", "burst_bytes: 48") ==
         at("burst_bytes") + "tensor_core.dma.burst_bytes must be a power of two in [1, 1048576], got 48");
   CHECK(error_with("interleave_bytes: 256", "interleave_bytes: 16") ==
@@ -416,7 +416,7 @@ TEST_CASE("validation names the line of each bad value", "[config]") {
 
   // An override replaces the file as the place to blame.
   CHECK(ErrorOf([] { LoadArchConfig(kConfigsDir + "/tiny.pbtxt", {"tensor_core.clock_mhz=-1"}); }) ==
-        "--set tensor_core.clock_mhz=-1: tensor_core.clock_mhz must be in (0, 1000000], got -1");
+        "--set tensor_core.clock_mhz=-1: tensor_core.clock_mhz must be in [1, 1000000], got -1");
   CHECK(ErrorOf([] { LoadArchConfig(kConfigsDir + "/tiny.pbtxt", {"ici.ring_link_count=0"}); }) ==
         "--set ici.ring_link_count=0: ici.ring_link_count must be in [1, 16], got 0");
 }
@@ -506,4 +506,27 @@ TEST_CASE("tpusim config prints the effective config, which loads back, and the 
   // Errors propagate as tpusim::Error for main() to print.
   CHECK(ErrorOf([&] { run("config --config tiny --set tensor_core.mxu.count=0"); }) ==
         "--set tensor_core.mxu.count=0: tensor_core.mxu.count must be in [1, 8], got 0");
+}
+
+TEST_CASE("values a run could not survive are refused: bandwidths, clocks and throughputs near 0, accumulators past memory",
+          "[config]") {
+  // Issue 21, item 4: each of these was valid and hung (simulated time past SystemC's 2^64 ps),
+  // counted cycles past 64 bits, or failed to allocate mid-run (16 GiB of accumulators per MXU).
+  const std::string path = kConfigsDir + "/tpu_v4.pbtxt";
+  const auto error_of = [&](const std::vector<std::string>& overrides) {
+    return ErrorOf([&] { LoadArchConfig(path, overrides); });
+  };
+  CHECK(error_of({"tensor_core.vmem.read_bandwidth_gbps=1e-300"}) ==
+        "--set tensor_core.vmem.read_bandwidth_gbps=1e-300: tensor_core.vmem.read_bandwidth_gbps must be in "
+        "[0.001, 1000000], got 1e-300");
+  CHECK(error_of({"tensor_core.vpu.elementwise.throughput_vregs_per_cycle=1e-15"}) ==
+        "--set tensor_core.vpu.elementwise.throughput_vregs_per_cycle=1e-15: "
+        "tensor_core.vpu.elementwise.throughput_vregs_per_cycle must be in [0.001, 64], got 1e-15");
+  CHECK(error_of({"tensor_core.mxu.accumulator_rows=1048576", "tensor_core.mxu.column_count=4096"}) ==
+        "--set tensor_core.mxu.accumulator_rows=1048576: tensor_core.mxu.accumulator_rows (1048576) x column_count "
+        "(4096, set at --set tensor_core.mxu.column_count=4096) x 4 bytes = 17179869184 bytes of accumulators per "
+        "MXU, more than tpusim holds (1073741824 bytes per MXU)");
+  // The smallest values now allowed still run (the attention block, timing-only, elsewhere).
+  CHECK_NOTHROW(LoadArchConfig(path, {"hbm.channel_bandwidth_gbps=0.001", "tensor_core.clock_mhz=1",
+                                      "tensor_core.vpu.transcendental.throughput_vregs_per_cycle=0.001"}));
 }
