@@ -194,17 +194,24 @@ void Computation::ReplaceUses(Instruction* old_value, Instruction* new_value) {
   if (root_ == old_value) root_ = new_value;
 }
 
+std::vector<Computation*> Instruction::CalledComputations() const {
+  std::vector<Computation*> called;
+  for (const Attribute& attribute : attributes_) {
+    if (const auto* one = std::get_if<Computation*>(&attribute.value); one && *one) called.push_back(*one);
+    if (const auto* list = std::get_if<std::vector<Computation*>>(&attribute.value)) {
+      for (Computation* c : *list) {
+        if (c) called.push_back(c);
+      }
+    }
+  }
+  return called;
+}
+
 std::vector<Computation*> Computation::CalledComputations() const {
   std::vector<Computation*> called;
-  auto add = [&](Computation* c) {
-    if (c && std::find(called.begin(), called.end(), c) == called.end()) called.push_back(c);
-  };
   for (const auto& instruction : instructions_) {
-    for (const Attribute& attribute : instruction->attributes()) {
-      if (const auto* one = std::get_if<Computation*>(&attribute.value)) add(*one);
-      if (const auto* list = std::get_if<std::vector<Computation*>>(&attribute.value)) {
-        for (Computation* c : *list) add(c);
-      }
+    for (Computation* c : instruction->CalledComputations()) {
+      if (std::find(called.begin(), called.end(), c) == called.end()) called.push_back(c);
     }
   }
   return called;

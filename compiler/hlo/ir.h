@@ -95,6 +95,9 @@ class Instruction {
   const std::string& GetRawText(std::string_view name) const;  // metadata, sharding, ...
   // control-predecessors={...}; empty when there are none.
   std::vector<Instruction*> control_predecessors() const;
+  // The computations this instruction calls (to_apply, condition and body, branches, calls=...),
+  // in attribute order; none null.
+  std::vector<Computation*> CalledComputations() const;
 
   // "file:line:col: instruction 'name'" (or without the location, if not parsed): how errors
   // about this instruction begin.

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <optional>
 #include <unordered_map>
-#include <variant>
 
 #include "compiler/hlo/reducer_pattern.h"
 #include "compiler/passes/tuple_leaves.h"
@@ -138,15 +137,8 @@ class Dataflow {
  private:
   static std::vector<const Instruction*> Inputs(const Instruction& x) {
     std::vector<const Instruction*> inputs(x.operands().begin(), x.operands().end());
-    const auto add_all = [&](const hlo::Computation* called) {
-      if (called == nullptr) return;
+    for (const hlo::Computation* called : x.CalledComputations()) {
       for (const auto& inner : called->instructions()) inputs.push_back(inner.get());
-    };
-    for (const hlo::Attribute& attribute : x.attributes()) {
-      if (const auto* one = std::get_if<hlo::Computation*>(&attribute.value)) add_all(*one);
-      if (const auto* list = std::get_if<std::vector<hlo::Computation*>>(&attribute.value)) {
-        for (const hlo::Computation* called : *list) add_all(called);
-      }
     }
     return inputs;
   }

@@ -55,14 +55,20 @@ bool IsView(const hlo::Instruction& instruction) {
 // Where the most of `buffers`' bytes are live in `schedule`, and the largest there.
 LivePeak FindLivePeak(const std::vector<const hlo::Instruction*>& schedule, const std::vector<DeviceBuffer*>& buffers) {
   LivePeak peak;
-  for (std::size_t i = 0; i < schedule.size(); ++i) {
-    uint64_t bytes = 0;
-    for (const DeviceBuffer* buffer : buffers) {
-      if (buffer->first <= i && buffer->last >= i) bytes += buffer->size_bytes;
-    }
-    if (bytes > peak.bytes) std::tie(peak.position, peak.bytes) = std::make_pair(i, bytes);
-  }
   if (schedule.empty()) return peak;
+  // Bytes live at each position: each buffer adds its size from `first` to `last` (a running sum
+  // of the changes, in one pass over the buffers and one over the schedule).
+  std::vector<int64_t> change(schedule.size() + 1, 0);
+  for (const DeviceBuffer* buffer : buffers) {
+    if (buffer->first >= schedule.size() || buffer->last < buffer->first) continue;
+    change[buffer->first] += static_cast<int64_t>(buffer->size_bytes);
+    change[std::min(buffer->last + 1, schedule.size())] -= static_cast<int64_t>(buffer->size_bytes);
+  }
+  int64_t bytes = 0;
+  for (std::size_t i = 0; i < schedule.size(); ++i) {
+    bytes += change[i];
+    if (static_cast<uint64_t>(bytes) > peak.bytes) std::tie(peak.position, peak.bytes) = std::make_pair(i, bytes);
+  }
   peak.instruction = schedule[peak.position]->name();
   std::vector<const DeviceBuffer*> live;
   for (const DeviceBuffer* buffer : buffers) {

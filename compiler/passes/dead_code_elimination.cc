@@ -1,7 +1,6 @@
 #include "compiler/passes/dead_code_elimination.h"
 
 #include <unordered_set>
-#include <variant>
 #include <vector>
 
 #include "compiler/passes/new_instruction.h"
@@ -38,24 +37,11 @@ bool HasSideEffectItself(const Instruction& x) {
   }
 }
 
-// The computations `x` calls (to_apply, body, branches, calls=...).
-std::vector<const hlo::Computation*> Called(const Instruction& x) {
-  std::vector<const hlo::Computation*> called;
-  for (const hlo::Attribute& attribute : x.attributes()) {
-    if (const auto* one = std::get_if<hlo::Computation*>(&attribute.value)) called.push_back(*one);
-    if (const auto* list = std::get_if<std::vector<hlo::Computation*>>(&attribute.value)) {
-      called.insert(called.end(), list->begin(), list->end());
-    }
-  }
-  return called;
-}
-
 }  // namespace
 
 bool HasSideEffect(const Instruction& x) {
   if (HasSideEffectItself(x)) return true;
-  for (const hlo::Computation* callee : Called(x)) {
-    if (callee == nullptr) continue;
+  for (const hlo::Computation* callee : x.CalledComputations()) {
     for (const auto& y : callee->instructions()) {
       if (HasSideEffect(*y)) return true;
     }

@@ -141,13 +141,15 @@ void RunSweep(const SweepOptions& options) {
     if (!fs::exists(points_dir / (point->id + ".json"))) pending.push_back(point);
   }
   if (!options.quiet) {
-    fmt::print(stderr, "tpusim: sweep {}: {} points{}, {} to run ({} done before), {} at a time\n", plan.source, mine.size(),
-                 shard.count > 1 ? fmt::format(" in shard {}/{} of {}", shard.index, shard.count, plan.points.size()) : "",
-                 pending.size(), mine.size() - pending.size(), options.jobs);
+    fmt::print(stderr, "tpusim: sweep {}: {} points{}, {} to run ({} done before), {} at a time\n", plan.source,
+               mine.size(),
+               shard.count > 1 ? fmt::format(" in shard {}/{} of {}", shard.index, shard.count, plan.points.size()) : "",
+               pending.size(), mine.size() - pending.size(), options.jobs);
   }
 
   const std::string self = SelfPath();
-  std::map<std::string, std::string> failures;  // id -> why
+  std::map<std::string, PointResult> ran;  // by id: this run's points, each report read once
+  std::size_t failures = 0;
   std::map<pid_t, const SweepPoint*> running;
   std::size_t next = 0, done = 0;
   const auto start = std::chrono::steady_clock::now();
@@ -166,43 +168,41 @@ void RunSweep(const SweepOptions& options) {
     running.erase(it);
     ++done;
     const fs::path partial = points_dir / (point.id + ".json.partial");
-    std::string outcome;
+    PointResult result;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
       fs::rename(partial, points_dir / (point.id + ".json"));
-      outcome = fmt::format("{:.3f} us on the device",
-                            ReadPointReport(point, (points_dir / (point.id + ".json")).string()).device_time_us);
+      result = ReadPointReport(point, (points_dir / (point.id + ".json")).string());
     } else {
       std::error_code ignored;
       fs::remove(partial, ignored);
-      failures[point.id] = FailureOf(points_dir / (point.id + ".log"), status);
-      outcome = "failed: " + failures[point.id];
+      result.point = &point;
+      result.error = FailureOf(points_dir / (point.id + ".log"), status);
+      ++failures;
     }
     if (!options.quiet) {
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       const std::size_t left = pending.size() - done;
       const std::string axes = DescribeAxes(plan, point);
-      fmt::print(stderr, "tpusim: sweep: {} of {} run ({} failed): {} {} on {}{}{}: {}{}\n", done, pending.size(), failures.size(), point.id,
-                   point.workload, point.config, axes.empty() ? "" : ", ", axes, outcome,
-                   left == 0 ? "" : fmt::format("; about {:.0f} s left", seconds / done * left));
+      const std::string outcome =
+          result.ok ? fmt::format("{:.3f} us on the device", result.device_time_us) : "failed: " + result.error;
+      fmt::print(stderr, "tpusim: sweep: {} of {} run ({} failed): {} {} on {}{}{}: {}{}\n", done, pending.size(),
+                 failures, point.id, point.workload, point.config, axes.empty() ? "" : ", ", axes, outcome,
+                 left == 0 ? "" : fmt::format("; about {:.0f} s left", seconds / done * left));
     }
+    ran.emplace(point.id, std::move(result));
   }
 
+  // Points run before (their reports exist) are read now.
   std::vector<PointResult> results;
   for (const SweepPoint* point : mine) {
-    const auto failure = failures.find(point->id);
-    if (failure != failures.end()) {
-      PointResult failed;
-      failed.point = point;
-      failed.error = failure->second;
-      results.push_back(std::move(failed));
-    } else {
-      results.push_back(ReadPointReport(*point, (points_dir / (point->id + ".json")).string()));
-    }
+    const auto it = ran.find(point->id);
+    results.push_back(it != ran.end() ? std::move(it->second)
+                                      : ReadPointReport(*point, (points_dir / (point->id + ".json")).string()));
   }
   WriteText(dir / "results.csv", FormatCsv(ResultsTable(plan, results)));
-  fmt::print("{}: {} points, {} failed\n", (dir / "results.csv").string(), results.size(), failures.size());
-  if (!failures.empty()) {
-    throw Error(fmt::format("{} of {} points failed; results.csv has their errors", failures.size(), results.size()));
+  fmt::print("{}: {} points, {} failed\n", (dir / "results.csv").string(), results.size(), failures);
+  if (failures > 0) {
+    throw Error(fmt::format("{} of {} points failed; results.csv has their errors", failures, results.size()));
   }
 }
 
