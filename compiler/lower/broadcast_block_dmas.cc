@@ -86,6 +86,7 @@ int EmitBroadcastBlockDmas(AsmBuilder& out, const BroadcastBlock& block, uint32_
       src_start[column] = first_column;
       size[column] = columns;
     }
+    for (std::size_t d = 0; d < block.source_start.size(); ++d) src_start[d] += block.source_start[d];
     const uint64_t to = block.vmem + static_cast<uint64_t>((s - block.first_strip) * block.strip_bytes);
     const uint32_t engine = next_engine++ % engines;
     const std::vector<int64_t> zeros(rank, 0);

@@ -1,6 +1,9 @@
 #include "compiler/lower/cost.h"
 
+#include <algorithm>
+
 #include "compiler/lower/elementwise_expr.h"
+#include "compiler/lower/slice_view.h"
 
 namespace tpusim::compiler {
 using hlo::Opcode;
@@ -131,7 +134,21 @@ KernelCost CostOf(const KernelGroup& group) {
   // A reduce with its operand's element-wise producers (XLA's input fusion) is a reduction.
   cost.category = group.root->opcode() == Opcode::kReduce ? "reduction" : "loop fusion";
   cost.bytes_accessed = LogicalBytes(group.root->shape());
-  for (const hlo::Instruction* operand : group.operands) cost.bytes_accessed += LogicalBytes(operand->shape());
+  for (const hlo::Instruction* operand : group.operands) {
+    // An operand read only through slice views (compiler/lower/slice_view.h): the boxes they read.
+    uint64_t viewed = 0;
+    bool only_viewed = true;
+    for (const hlo::Instruction* member : group.members) {
+      const auto& reads = member->operands();
+      if (std::find(reads.begin(), reads.end(), operand) == reads.end()) continue;
+      if (IsSliceViewStep(*member)) {
+        viewed += LogicalBytes(member->shape());
+      } else {
+        only_viewed = false;
+      }
+    }
+    cost.bytes_accessed += only_viewed ? std::min(viewed, LogicalBytes(operand->shape())) : LogicalBytes(operand->shape());
+  }
   for (const hlo::Instruction* member : group.members) cost.flops += ElementwiseFlops(*member);
   return cost;
 }

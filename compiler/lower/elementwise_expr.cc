@@ -11,6 +11,7 @@
 
 #include "compiler/hlo/reducer_pattern.h"
 #include "compiler/lower/kernel.h"
+#include "compiler/lower/slice_view.h"
 #include "isa/error.h"
 
 namespace tpusim::compiler {
@@ -71,9 +72,33 @@ class Builder {
       }
     }
     if (node.kind == ExprNode::Kind::kRowFold) identity = node.hlo;
-    if (node.broadcast != nullptr) broadcast_dims = node.broadcast->GetIntListOrEmpty("dimensions");
+    if (node.view != nullptr && node.view->opcode() == Opcode::kBroadcast) {
+      broadcast_dims = node.view->GetIntListOrEmpty("dimensions");
+    } else if (node.view != nullptr) {
+      identity = node.view;  // a slice view: its own box
+    }
     return {static_cast<int>(node.kind), opcode, static_cast<int>(node.type), node.inputs, node.operand,
             node.bits, attributes, broadcast_dims, identity};
+  }
+
+  // A slice view of a kernel operand (compiler/lower/slice_view.h), read by box DMAs into the
+  // result's tiles.
+  int LoadSliceView(const hlo::Instruction* x) {
+    const auto view = ResolveSliceView(*x, [&](const hlo::Instruction& at) { return leaves_.contains(&at); });
+    if (!view || !leaves_.contains(view->source) || x->shape().dims != kernel_dims()) {
+      CannotLower(kernel_, std::string(hlo::OpcodeName(x->opcode())) + " '" + x->name() +
+                               "' is not a slice view of a kernel operand into the result's dims (not lowered "
+                               "inside element-wise kernels yet)");
+    }
+    CheckType(*view->source);
+    ExprNode node;
+    node.kind = ExprNode::Kind::kLoad;
+    node.hlo = x;
+    node.type = x->shape().element_type;
+    node.operand = leaves_.at(view->source);
+    node.view = x;
+    node.slice = view;
+    return Add(node);
   }
 
   void CheckType(const hlo::Instruction& x) {
@@ -157,9 +182,11 @@ class Builder {
         node.hlo = x;
         node.type = type;
         node.operand = leaf->second;
-        node.broadcast = x;
+        node.view = x;
         return Add(node);
       }
+      case Opcode::kSlice:
+        return LoadSliceView(x);
       case Opcode::kIota: {
         if (x->shape().dims != kernel_dims()) {
           CannotLower(kernel_, "iota '" + x->name() + "' is not of the result's dims (not lowered yet)");
@@ -179,8 +206,10 @@ class Builder {
                                    std::string(isa::ElementTypeName(type)) + " has (not lowered yet)");
         }
         return Visit(x->operand(0));
-      case Opcode::kCopy:
       case Opcode::kReshape:
+        if (IsSliceViewStep(*x)) return LoadSliceView(x);
+        [[fallthrough]];
+      case Opcode::kCopy:
       case Opcode::kBitcast:
         // Inside a tile these move nothing when the dims stay the same.
         if (x->operand(0)->shape().dims != x->shape().dims || x->operand(0)->shape().element_type != type) {
@@ -363,8 +392,8 @@ bool PreservesZero(const ElementwiseExpr& expr, int node) {
   const ExprNode& n = expr.nodes.at(node);
   switch (n.kind) {
     case ExprNode::Kind::kLoad:
-      // The replicating DMAs of a broadcast write its elements only, not the tiles' padding.
-      return n.broadcast == nullptr;
+      // The DMAs of a broadcast or a slice view write its elements only, not the tiles' padding.
+      return n.view == nullptr;
     case ExprNode::Kind::kScalar:
     case ExprNode::Kind::kRowFold:  // in every lane, the padding lanes included
     case ExprNode::Kind::kIota:     // indices past the dims in the padding

@@ -1,6 +1,7 @@
 // The expression an element-wise kernel evaluates per tile: a DAG of element-wise HLO operations
 // over the kernel's operands (streamed tiles of arrays with the output's dims, arrays broadcast
-// to the output's dims, or scalars broadcast to every element) and scalar constants. Built from one element-wise instruction or
+// to the output's dims, boxes of arrays read through slice views, or scalars broadcast to every
+// element) and scalar constants. Built from one element-wise instruction or
 // from a fusion whose computation holds only such operations (plus scalar broadcasts, converts
 // and same-shape copies/reshapes); anything else is refused with the reason.
 #pragma once
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "compiler/hlo/ir.h"
+#include "compiler/lower/slice_view.h"
 #include "compiler/passes/elementwise_fusion.h"
 #include "isa/element_type.h"
 
@@ -36,9 +38,12 @@ struct ExprNode {
   std::vector<int> inputs;                // node numbers (kOp)
   int operand = -1;                       // kernel operand number (kLoad, kScalar)
   uint32_t bits = 0;                      // kConstant: the 32-bit word in its domain (pred: 0 or 1)
-  // kLoad of a broadcast of an array: the broadcast (hlo == broadcast too); its operand is kernel
-  // operand `operand`, loaded into the result's tiles by replicating DMAs. nullptr: a plain load.
-  const hlo::Instruction* broadcast = nullptr;
+  // kLoad through a view (hlo == view too): a broadcast of an array, its operand kernel operand
+  // `operand`, loaded into the result's tiles by replicating DMAs; or the top of a slice view
+  // (compiler/lower/slice_view.h) of kernel operand `operand`, loaded by box DMAs. nullptr: a
+  // plain load.
+  const hlo::Instruction* view = nullptr;
+  std::optional<SliceView> slice;  // a slice view's box of its source (the kernel operand)
 };
 
 struct ElementwiseExpr {

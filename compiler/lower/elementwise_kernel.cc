@@ -9,6 +9,7 @@
 
 #include "compiler/hlo/reducer_pattern.h"
 #include "compiler/lower/broadcast_block_dmas.h"
+#include "compiler/lower/slice_view.h"
 #include "compiler/lower/dma_region.h"
 #include "compiler/lower/elementwise_expr.h"
 #include "compiler/lower/f16_emulation.h"
@@ -85,19 +86,21 @@ struct Stream {
   const DeviceBuffer* buffer = nullptr;
   VtileGeometry geometry;
   uint64_t vmem[kBuffers] = {};
-  // A broadcast of `buffer` into the result's dims: its operand seen in the result's index space
-  // and the tiles it fills (compiler/lower/broadcast_block_dmas.h). Null for a plain stream.
-  const hlo::Instruction* broadcast = nullptr;
+  // A broadcast of `buffer` into the result's dims, or a slice view of it (ExprNode::view): its
+  // operand seen in the tiles' index space, where the tiles' index 0 is in it, and the tiles it
+  // fills (compiler/lower/broadcast_block_dmas.h). Null for a plain stream.
+  const hlo::Instruction* view = nullptr;
   isa::Shape source_view;
+  std::vector<int64_t> source_start;
   isa::Shape tiles;
   // A broadcast along the lanes (one value per row): its tiles hold the value in lane 0 and each
   // load replicates it across the lanes (vperm), rather than DMAs writing every lane.
   bool lanes_in_registers = false;
 };
 
-// Streams are one per (operand, broadcast): an operand may be read plain and broadcast.
+// Streams are one per (operand, view): an operand may be read plain, broadcast and sliced.
 using LoadKey = std::pair<int, const hlo::Instruction*>;
-LoadKey KeyOf(const ExprNode& node) { return {node.operand, node.broadcast}; }
+LoadKey KeyOf(const ExprNode& node) { return {node.operand, node.view}; }
 
 class Emitter {
  public:
@@ -188,14 +191,14 @@ class Emitter {
       if (!SameTiling(buffer->shape, first_output->shape, sublanes_, lanes_)) {
         CannotLower(c_.instruction, "its results are not laid out alike");
       }
-      outputs_.push_back({buffer, *GetVtileGeometry(buffer->shape, sublanes_, lanes_), {}, nullptr, {}, {}});
+      outputs_.push_back(PlainStream(buffer));
     }
     for (const ExprNode& node : expr_.nodes) {
-      if (node.kind == ExprNode::Kind::kLoad && node.broadcast != nullptr && !loads_.contains(KeyOf(node))) {
+      if (node.kind == ExprNode::Kind::kLoad && node.view != nullptr && !loads_.contains(KeyOf(node))) {
         loads_[KeyOf(node)] = inputs_.size();
-        inputs_.push_back(BroadcastStream(node, first_output->shape));
+        inputs_.push_back(ViewStream(node, first_output->shape));
       }
-      if (node.kind == ExprNode::Kind::kLoad && node.broadcast == nullptr && !loads_.contains(KeyOf(node))) {
+      if (node.kind == ExprNode::Kind::kLoad && node.view == nullptr && !loads_.contains(KeyOf(node))) {
         const DeviceBuffer* buffer = c_.operands.at(node.operand).at(0);
         if (!SameTiling(buffer->shape, first_output->shape, sublanes_, lanes_)) {
           CannotLower(c_.instruction, "operand " + std::to_string(node.operand) + " " + isa::ToString(buffer->shape) +
@@ -203,7 +206,7 @@ class Emitter {
                                           " (re-tiling operands is not lowered yet)");
         }
         loads_[KeyOf(node)] = inputs_.size();
-        inputs_.push_back({buffer, *GetVtileGeometry(buffer->shape, sublanes_, lanes_), {}, nullptr, {}, {}});
+        inputs_.push_back(PlainStream(buffer));
       }
       if (node.kind == ExprNode::Kind::kScalar) scalars_.insert(node.operand);
     }
@@ -332,11 +335,19 @@ class Emitter {
     block_strips_ = 1;
   }
 
-  // The stream of a broadcast load: its tiles are the result's, with the operand's element type.
-  Stream BroadcastStream(const ExprNode& node, const isa::Shape& result) {
+  // A stream of an array with the result's tiles, read or written tile for tile.
+  Stream PlainStream(const DeviceBuffer* buffer) const {
+    Stream stream;
+    stream.buffer = buffer;
+    stream.geometry = *GetVtileGeometry(buffer->shape, sublanes_, lanes_);
+    return stream;
+  }
+
+  // The stream of a load through a view: its tiles are the result's, with the operand's element type.
+  Stream ViewStream(const ExprNode& node, const isa::Shape& result) {
     Stream stream;
     stream.buffer = c_.operands.at(node.operand).at(0);
-    stream.broadcast = node.broadcast;
+    stream.view = node.view;
     const isa::Shape& operand = stream.buffer->shape;
     isa::Shape tiles = result;
     tiles.element_type = operand.element_type;
@@ -344,12 +355,19 @@ class Emitter {
     tiles.layout->element_size_in_bits = 0;
     const auto geometry = GetVtileGeometry(tiles, sublanes_, lanes_);
     if (!geometry || result.rank() < 2 || operand.is_tuple || !operand.layout) {
-      CannotLower(c_.instruction, "broadcast '" + node.broadcast->name() + "' of " + isa::ToString(operand) +
+      CannotLower(c_.instruction, std::string(hlo::OpcodeName(node.view->opcode())) + " '" + node.view->name() + "' of " + isa::ToString(operand) +
                                       " into " + isa::ToString(result) + " (its tiles are not ones the element-wise kernels stream)");
     }
     stream.geometry = *geometry;
+    if (node.slice) {
+      const SliceViewSpace space = SliceViewDmaSpace(*node.slice, WithoutMemorySpace(tiles), WithoutMemorySpace(operand));
+      stream.tiles = space.tiles;
+      stream.source_view = space.source;
+      stream.source_start = space.start;
+      return stream;
+    }
     stream.tiles = WithoutMemorySpace(tiles);
-    stream.source_view = ExpandedView(operand, result.rank(), node.broadcast->GetIntList("dimensions"));
+    stream.source_view = ExpandedView(operand, result.rank(), node.view->GetIntList("dimensions"));
     const int64_t minor = result.layout->minor_to_major.at(0);
     stream.lanes_in_registers =
         stream.source_view.dims[minor] == 1 && result.dims[minor] > 1 && stream.geometry.element_bits != 8;
@@ -584,13 +602,14 @@ class Emitter {
   int EmitBlockLoads(int64_t block, int buffer, int64_t looped_block = -1) {
     int count = 0;
     for (const Stream& s : inputs_) {
-      if (s.broadcast == nullptr) {
+      if (s.view == nullptr) {
         count += EmitBlockDmas(s, block, buffer, true, kLoadSem[buffer], looped_block);
         continue;
       }
       BroadcastBlock fill;
       fill.source_address = s.buffer->address;
       fill.source = s.source_view;
+      fill.source_start = s.source_start;
       fill.tiles = s.tiles;
       fill.vmem = s.vmem[buffer];
       fill.first_strip = block * block_strips_;
@@ -716,7 +735,7 @@ class Emitter {
   std::pair<int64_t, int64_t> LoopedBlocks(int64_t begin, int64_t end) const {
     const bool partial_strips = masked_ && (grid_.partial_rows != 0 || grid_.partial_elements != 0);
     bool varies = pieces_ > 1 || partial_strips || (sink_ != nullptr && !sink_->same_code_every_block);
-    for (const Stream& s : inputs_) varies = varies || s.broadcast != nullptr;
+    for (const Stream& s : inputs_) varies = varies || s.view != nullptr;
     if (varies) return {end, 0};
     const int64_t full = std::min(end, grid_.strips / block_strips_);
     const int64_t first = begin + depth_;

@@ -371,7 +371,8 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
   // Bitcast views (and reshapes that are bitcasts) share their source's bytes: the source lives as long as any view.
   std::unordered_map<const DeviceBuffer*, const DeviceBuffer*> view_of;
   for (const hlo::Instruction* instruction : schedule) {
-    if (!IsView(*instruction)) continue;
+    // A view computed inside a kernel (a step of a slice view, compiler/lower/slice_view.h) has no bytes.
+    if (!IsView(*instruction) || computed_inside.contains(instruction)) continue;
     const DeviceBuffer* view = result.leaves.at(instruction).at(0);
     const DeviceBuffer* source = result.leaves.at(instruction->operand(0)).at(0);
     while (view_of.contains(source)) source = view_of.at(source);

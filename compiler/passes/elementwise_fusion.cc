@@ -7,6 +7,7 @@
 
 #include "compiler/lower/cost.h"
 #include "compiler/lower/elementwise_expr.h"
+#include "compiler/lower/slice_view.h"
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/host_offload.h"
 
@@ -71,6 +72,23 @@ bool IsFusibleArrayBroadcast(const hlo::Instruction& x, const std::vector<int64_
   }
   if (operand.element_type != x.shape().element_type || operand.layout->memory_space != isa::kMemorySpaceHbm) return false;
   return x.shape().dims == consumer_dims;
+}
+
+// The top of a slice view (compiler/lower/slice_view.h) that a consumer of rank >= 2 reads: the
+// element-wise kernel reads the box of the view's source with DMAs into its tiles, and neither the
+// view nor the steps below it are written to HBM.
+// A reshape that is its operand's bytes (IsAliasingReshape) is read as a plain stream of them,
+// which a kernel loops over (a view's DMAs differ per block), unless it tops a longer view.
+bool IsFusibleSliceView(const hlo::Instruction& x) {
+  if (IsAliasingReshape(x) && !IsSliceViewStep(*x.operand(0))) return false;
+  return IsSliceViewStep(x) && HeldInRegisters(x.shape()) && x.shape().rank() >= 2 && !InHostMemory(x.shape()) &&
+         x.operand(0)->shape().layout && !InHostMemory(x.operand(0)->shape());
+}
+
+// A step below the top of a slice view: its dims need not be the consumer's.
+bool IsFusibleSliceViewStep(const hlo::Instruction& x) {
+  return IsSliceViewStep(x) && HeldInRegisters(x.shape()) && x.operand(0)->shape().layout &&
+         !InHostMemory(x.operand(0)->shape());
 }
 
 // Groups one operation may be computed in (producer duplication): recomputing a chain of
@@ -148,18 +166,27 @@ std::vector<KernelGroup> Group(const std::vector<const hlo::Instruction*>& sched
     const bool in_consumer = groups_of.contains(x) && groups_of.at(x) != std::vector<const hlo::Instruction*>{x};
     const bool fold_broadcast = folded != nullptr && in_consumer;
     const bool reduce = fusing_reduce(*x) || (x->opcode() == Opcode::kReduce && in_consumer);
-    if (!IsFusibleOp(*x) && !reduce && !fold_broadcast) continue;
+    // A slice view read inside a consumer's group: the steps below it join that group too.
+    const bool view = IsFusibleSliceViewStep(*x) && in_consumer;
+    if (!IsFusibleOp(*x) && !reduce && !fold_broadcast && !view) continue;
     if (!groups_of.contains(x)) groups_of[x] = {x};
     // What x computes element by element: its own elements, or a reduce's operand's.
     const std::vector<int64_t>& dims = reduce ? x->operand(0)->shape().dims : x->shape().dims;
-    const std::size_t fused_operands = reduce || fold_broadcast ? 1 : x->operand_count();
+    const std::size_t fused_operands = reduce || fold_broadcast || view ? 1 : x->operand_count();
     for (std::size_t i = 0; i < fused_operands; ++i) {
       const hlo::Instruction* operand = x->operand(i);
       if (groups_of.contains(operand) || operand == root) continue;
       // A row fold's reduce joins its broadcasts' group: it is computed there, strip by strip.
       const bool fold_reduce = fold_broadcast && operand == folded;
-      if (!fold_reduce && !IsFusibleOp(*operand) && !IsFusibleArrayBroadcast(*operand, dims)) continue;
-      if (!fold_reduce && operand->shape().dims != dims) continue;
+      if (view) {
+        if (!IsFusibleSliceViewStep(*operand)) continue;  // the view's source: read from HBM
+      } else {
+        if (!fold_reduce && !IsFusibleOp(*operand) && !IsFusibleArrayBroadcast(*operand, dims) &&
+            !IsFusibleSliceView(*operand)) {
+          continue;
+        }
+        if (!fold_reduce && operand->shape().dims != dims) continue;
+      }
       // Every user must read it element for element inside a group: the union of their groups.
       std::vector<const hlo::Instruction*> union_of_groups;
       bool all_inside = true;
@@ -167,8 +194,10 @@ std::vector<KernelGroup> Group(const std::vector<const hlo::Instruction*>& sched
         const auto g = groups_of.find(u);
         // A fused reduce reads its operand element for element, its init from HBM; a broadcast of
         // an array reads its operand from HBM into every block (IsFusibleArrayBroadcast).
+        // A slice view reads a box of its source from HBM: only a step of the view may join it.
         const bool element_for_element = (!fusing_reduce(*u) || (u->operand(0) == operand && u->operand(1) != operand)) &&
-                                         !(u->opcode() == Opcode::kBroadcast && !IsDuplicable(*u) && !fold_reduce);
+                                         !(u->opcode() == Opcode::kBroadcast && !IsDuplicable(*u) && !fold_reduce) &&
+                                         !(IsSliceViewStep(*u) && !IsSliceViewStep(*operand));
         if (g == groups_of.end() || !element_for_element) {
           all_inside = false;
           break;

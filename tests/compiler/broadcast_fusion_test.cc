@@ -95,9 +95,9 @@ ENTRY e {
   int broadcast_loads = 0;
   for (const auto& node : expr.nodes) {
     if (node.kind != tpusim::compiler::ExprNode::Kind::kLoad) continue;
-    if (node.broadcast != nullptr) {
+    if (node.view != nullptr) {
       ++broadcast_loads;
-      CHECK(node.broadcast->name() == "ba");
+      CHECK(node.view->name() == "ba");
       CHECK(groups[0].operands.at(node.operand)->name() == "a");
     }
   }
@@ -107,7 +107,7 @@ ENTRY e {
   // The same expression's x - y part (node of s's first operand, x) alone keeps zeros.
   for (std::size_t n = 0; n < expr.nodes.size(); ++n) {
     const auto& node = expr.nodes[n];
-    if (node.kind == tpusim::compiler::ExprNode::Kind::kLoad && node.broadcast == nullptr) {
+    if (node.kind == tpusim::compiler::ExprNode::Kind::kLoad && node.view == nullptr) {
       CHECK(tpusim::compiler::PreservesZero(expr, static_cast<int>(n)));
     }
   }

@@ -1,0 +1,141 @@
+// Slice views read inside their consumers' element-wise kernels (compiler/lower/slice_view.h):
+// slices and reshapes that add or drop size-1 dims are never kernels of their own; the kernel's
+// box DMAs read the view's source. Each module runs with `--check` (bit-exact: element-wise only,
+// or the reduce's stated order), and its report names the kernels that ran.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "tests/sim/exec_support.h"
+
+namespace {
+
+using namespace tpusim::exec_test;
+
+struct Checked {
+  std::vector<std::string> ops;
+  std::string output;
+};
+
+Checked RunChecked(const std::string& name, const std::string& hlo) {
+  const fs::path dir = TempDir(name);
+  WriteText(dir / "m.hlo", hlo);
+  Checked checked;
+  checked.output = RunOk("run " + (dir / "m.hlo").string() + " --check --report " + (dir / "r.json").string());
+  checked.ops = KernelNames(dir / "r.json");
+  return checked;
+}
+
+}  // namespace
+
+TEST_CASE("slice views: the gate and up halves of one dot are read by the MLP's kernel", "[slice_view]") {
+  // Gemma's MLP: one dot computes both halves ([.., 2, 6912]); each half is a slice of the size-2
+  // dim and a reshape dropping it, as JAX writes `jnp.split`. The dot's layout makes the size-2 dim
+  // a tiled one, so each half's rows are every other row of the dot's tiles: a re-tiling box.
+  const Checked run = RunChecked("slice_view_mlp", R"(HloModule m
+ENTRY e {
+  x = bf16[1,11,1152] parameter(0)
+  w = bf16[2,6912,1152] parameter(1)
+  d = bf16[1,11,2,6912] dot(x, w), lhs_contracting_dims={2}, rhs_contracting_dims={2}
+  g = bf16[1,11,1,6912] slice(d), slice={[0:1], [0:11], [0:1], [0:6912]}
+  gr = bf16[1,11,6912] reshape(g)
+  u = bf16[1,11,1,6912] slice(d), slice={[0:1], [0:11], [1:2], [0:6912]}
+  ur = bf16[1,11,6912] reshape(u)
+  t = bf16[1,11,6912] tanh(gr)
+  ROOT m = bf16[1,11,6912] multiply(t, ur)
+}
+)");
+  CHECK_THAT(run.output, Catch::Contains("check passed"));
+  CHECK(run.ops == std::vector<std::string>{"d", "m"});
+}
+
+TEST_CASE("slice views: a producer's two lane halves are read by two kernels, the producer written once", "[slice_view]") {
+  // A rotary embedding's halves: [0:128] and [128:256] of the lanes, each converted to f32.
+  const Checked run = RunChecked("slice_view_halves", R"(HloModule m
+ENTRY e {
+  a = bf16[1,11,4,256] parameter(0)
+  b = bf16[1,11,4,256] parameter(1)
+  m = bf16[1,11,4,256] multiply(a, b)
+  lo = bf16[1,11,4,128] slice(m), slice={[0:1], [0:11], [0:4], [0:128]}
+  hi = bf16[1,11,4,128] slice(m), slice={[0:1], [0:11], [0:4], [128:256]}
+  lf = f32[1,11,4,128] convert(lo)
+  hf = f32[1,11,4,128] convert(hi)
+  ROOT r = (f32[1,11,4,128], f32[1,11,4,128]) tuple(lf, hf)
+}
+)");
+  CHECK_THAT(run.output, Catch::Contains("check passed"));
+  CHECK_THAT(run.output, Catch::Contains("every element equal"));
+  CHECK(run.ops == std::vector<std::string>{"m", "lf", "hf"});
+}
+
+TEST_CASE("slice views: a box off the tiles' grid, over partial rows and lanes, on both cores", "[slice_view]") {
+  // Columns 3..502 of 700: every tile of the view straddles two of the source's; 300 rows are 37.5
+  // strips, split over both TensorCores.
+  const Checked run = RunChecked("slice_view_unaligned", R"(HloModule m
+ENTRY e {
+  a = f32[300,700] parameter(0)
+  b = f32[300,500] parameter(1)
+  s = f32[300,500] slice(a), slice={[0:300], [3:503]}
+  ROOT r = f32[300,500] add(s, b)
+}
+)");
+  CHECK_THAT(run.output, Catch::Contains("check passed"));
+  CHECK_THAT(run.output, Catch::Contains("every element equal"));
+  CHECK(run.ops == std::vector<std::string>{"r"});
+}
+
+TEST_CASE("slice views: many blocks, and rows split into pieces where a strip does not fit twice", "[slice_view]") {
+  // 24 MiB of bf16 per array: many blocks of whole matrices along the major dim.
+  const Checked blocks = RunChecked("slice_view_blocks", R"(HloModule m
+ENTRY e {
+  a = bf16[64,2,3000,128] parameter(0)
+  s = bf16[64,1,3000,128] slice(a), slice={[0:64], [1:2], [0:3000], [0:128]}
+  r = bf16[64,3000,128] reshape(s)
+  b = bf16[64,3000,128] parameter(1)
+  ROOT m = bf16[64,3000,128] multiply(r, b)
+}
+)");
+  CHECK_THAT(blocks.output, Catch::Contains("check passed"));
+  CHECK(blocks.ops == std::vector<std::string>{"m"});
+  // Rows of 40000 f32 columns (313 tiles a strip): blocks are pieces of one strip.
+  const Checked pieces = RunChecked("slice_view_pieces", R"(HloModule m
+ENTRY e {
+  a = f32[8,2,40000] parameter(0)
+  s = f32[8,1,40000] slice(a), slice={[0:8], [1:2], [0:40000]}
+  r = f32[8,40000] reshape(s)
+  b = f32[8,40000] parameter(1)
+  ROOT m = f32[8,40000] subtract(r, b)
+}
+)");
+  CHECK_THAT(pieces.output, Catch::Contains("check passed"));
+  CHECK(pieces.ops == std::vector<std::string>{"m"});
+}
+
+TEST_CASE("slice views: a rank-1 array reshaped to rows, and a slice in a reduce's input fusion", "[slice_view]") {
+  // A norm's scale: bf16[1152] (tiles of 1024) read as the row of a [1,1,1152] kernel.
+  const Checked scale = RunChecked("slice_view_scale", R"(HloModule m
+ENTRY e {
+  s = bf16[1152] parameter(0)
+  r = bf16[1,1,1152] reshape(s)
+  one = bf16[] constant(1)
+  ob = bf16[1,1,1152] broadcast(one), dimensions={}
+  ROOT a = bf16[1,1,1152] add(r, ob)
+}
+)");
+  CHECK_THAT(scale.output, Catch::Contains("check passed"));
+  CHECK_THAT(scale.output, Catch::Contains("every element equal"));
+  CHECK(scale.ops == std::vector<std::string>{"a"});
+  const Checked reduce = RunChecked("slice_view_reduce", R"(HloModule m
+add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT s = f32[] add(x, y) }
+ENTRY e {
+  a = f32[4,256,512] parameter(0)
+  s = f32[2,256,512] slice(a), slice={[1:3], [0:256], [0:512]}
+  e = f32[2,256,512] exponential(s)
+  z = f32[] constant(0)
+  ROOT r = f32[2,256] reduce(e, z), dimensions={2}, to_apply=add
+}
+)");
+  CHECK_THAT(reduce.output, Catch::Contains("check passed"));
+  CHECK(reduce.ops == std::vector<std::string>{"r"});
+}
