@@ -188,9 +188,19 @@ bool SameRowMajorImage(const isa::Shape& a, const isa::Shape& b) {
   return major_a == major_b && minor_a == minor_b;
 }
 
+// A one-element array seen as a scalar: the element is the array's first bytes whatever its
+// tiles (index 0 of every tile), so the scalar is a view of them (Gemma's cache positions,
+// s32[1]{0:T(1024)} -> s32[], read by the scalar core).
+bool OneElementAsScalar(const isa::Shape& array, const isa::Shape& scalar) {
+  return !array.is_tuple && !scalar.is_tuple && scalar.rank() == 0 && array.layout && scalar.layout &&
+         array.element_type == scalar.element_type && isa::ElementCount(array) == 1 &&
+         array.layout->dynamic_shape_metadata_prefix_bytes == 0 && array.layout->memory_space == scalar.layout->memory_space;
+}
+
 bool IsAliasingReshape(const hlo::Instruction& instruction) {
-  return instruction.opcode() == hlo::Opcode::kReshape && instruction.operand_count() == 1 &&
-         SameRowMajorImage(instruction.operand(0)->shape(), instruction.shape());
+  if (instruction.opcode() != hlo::Opcode::kReshape || instruction.operand_count() != 1) return false;
+  const isa::Shape& operand = instruction.operand(0)->shape();
+  return SameRowMajorImage(operand, instruction.shape()) || OneElementAsScalar(operand, instruction.shape());
 }
 
 bool IsAliasingInstruction(const hlo::Instruction& instruction) {

@@ -88,7 +88,8 @@ struct BufferAssignment {
 // it is a multiple of its tile size. Conservative: false means "not shown to be identical".
 bool SameRowMajorImage(const isa::Shape& a, const isa::Shape& b);
 
-// A reshape whose operand and result have the same image (SameRowMajorImage): a bitcast.
+// A reshape whose operand and result have the same image (SameRowMajorImage), or of a one-element
+// array to a scalar (its first bytes): a bitcast.
 bool IsAliasingReshape(const hlo::Instruction& instruction);
 
 // Parameters and constants: their buffers live for the whole program (parameters and outputs are

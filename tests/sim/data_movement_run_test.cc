@@ -76,6 +76,24 @@ TEST_CASE("data movement: reshapes through a row-major intermediate and as alias
   }
 }
 
+TEST_CASE("data movement: a one-element array reshaped to a scalar is its first bytes and no kernel", "[dma][e2e]") {
+  // Gemma's cache position: s32[1]{0:T(1024)} read as s32[] by the scalar core (a 0.65 us kernel
+  // each before); the dynamic slice reads its start through the view.
+  const fs::path path = WriteModule("one_element_scalar",
+                                    "  p = s32[1] parameter(0)\n  x = f32[64,256] parameter(1)\n"
+                                    "  i = s32[] reshape(p)\n  z = s32[] constant(0)\n"
+                                    "  ROOT d = f32[8,256] dynamic-slice(x, i, z), dynamic_slice_sizes={8,256}");
+  const fs::path dir = path.parent_path();
+  const std::vector<int64_t> one = {1};
+  const int32_t start = 5;  // rows 5..12
+  tpusim::isa::WriteNpy((dir / "p.npy").string(), tpusim::isa::ElementType::kS32, one,
+                        std::span(reinterpret_cast<const uint8_t*>(&start), sizeof start));
+  const std::string output = RunOk("run " + path.string() + " --check --input 0=" + (dir / "p.npy").string() +
+                                   " --report " + (dir / "r.json").string());
+  CHECK_THAT(output, Catch::Contains("check passed"));
+  CHECK(KernelNames(dir / "r.json") == std::vector<std::string>{"d"});
+}
+
 TEST_CASE("data movement: broadcasts of scalars, rows, columns and planes", "[dma][e2e]") {
   for (const char* type : kTypes) {
     INFO(type);
