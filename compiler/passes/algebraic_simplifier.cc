@@ -110,6 +110,34 @@ Instruction* CompareWithItself(Instruction& x) {
   return spread;
 }
 
+// broadcast(reshape(y)) where the reshape only adds size-1 dims to y (which has none): the
+// broadcast of y itself, each dim of y going where the reshape's dim of its size went (XLA's
+// rule). A norm's scale or a rotary table reshaped to one row and then spread is read by its
+// consumers' kernel (an array broadcast), where the reshape was a kernel of its own. Null where
+// `x` is not one.
+Instruction* BroadcastOfUnitReshape(Instruction& x) {
+  if (x.opcode() != Opcode::kBroadcast || x.operand(0)->opcode() != Opcode::kReshape || x.shape().is_tuple) return nullptr;
+  const Instruction& reshape = *x.operand(0);
+  Instruction* source = reshape.operand(0);
+  const std::vector<int64_t>& from = source->shape().dims;
+  const std::vector<int64_t>& to = reshape.shape().dims;
+  if (source->shape().is_tuple || from.empty() || std::find(from.begin(), from.end(), 1) != from.end()) return nullptr;
+  const std::vector<int64_t>& dimensions = x.GetIntList("dimensions");
+  std::vector<int64_t> composed;
+  for (std::size_t d = 0; d < to.size(); ++d) {
+    if (to[d] != 1) composed.push_back(dimensions.at(d));
+  }
+  std::vector<int64_t> kept;
+  for (int64_t size : to) {
+    if (size != 1) kept.push_back(size);
+  }
+  if (kept != from) return nullptr;
+  Instruction* spread = AddInstructionFor(x, x.name() + ".unreshaped", Opcode::kBroadcast, x.shape());
+  spread->AddOperand(source);
+  spread->AddAttribute({"dimensions", composed, {}});
+  return spread;
+}
+
 // What `x` is to be replaced by, or null.
 Instruction* Simplified(Instruction& x) {
   if (Instruction* moved = TransposeOfSqueeze(x)) return moved;
@@ -121,7 +149,9 @@ Instruction* Simplified(Instruction& x) {
     case Opcode::kBroadcast:
     case Opcode::kTranspose:
       if (IsIota(x.GetIntListOrEmpty("dimensions")) && SameArray(x, *source)) return source;
-      return nullptr;
+      // (After the identity: an identity broadcast of a reshape goes, leaving a reshape of a
+      // reshape, which reads the inner one's operand.)
+      return BroadcastOfUnitReshape(x);
     case Opcode::kReshape:
       if (SameArray(x, *source)) return source;
       return nullptr;

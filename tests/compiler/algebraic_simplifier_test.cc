@@ -174,3 +174,39 @@ ENTRY e (i: s32[4], f: f32[]) -> (pred[4], pred[4], pred[]) {
 }
 )");
 }
+
+TEST_CASE("algebraic simplifier: a broadcast of a reshape that only adds size-1 dims spreads the reshape's operand",
+          "[algebraic_simplifier]") {
+  // Gemma's rotary frequencies: p [128] -> reshape [1,1,128] -> identity broadcast -> reshape
+  // [1,128] -> broadcast along 11 rows. The broadcast reads p, its dim 2 where the reshape's 128
+  // went; a reshape that drops or moves a dim of p's (k) stays.
+  const std::string out = Simplified(R"(HloModule s
+
+ENTRY e {
+  x = f32[1,11,128] parameter(0)
+  p = f32[128] parameter(1)
+  r = f32[1,1,128] reshape(p)
+  i = f32[1,1,128] broadcast(r), dimensions={0,1,2}
+  q = f32[1,128] reshape(i)
+  w = f32[1,11,128] broadcast(q), dimensions={0,2}
+  d = f32[1,11,128] divide(x, w)
+  k = f32[4,32] parameter(2)
+  kr = f32[1,128] reshape(k)
+  kw = f32[1,11,128] broadcast(kr), dimensions={0,2}
+  ROOT s = f32[1,11,128] add(d, kw)
+}
+)");
+  CHECK(out == R"(HloModule s
+
+ENTRY e (x: f32[1,11,128], p: f32[128], k: f32[4,32]) -> f32[1,11,128] {
+  x = f32[1,11,128] parameter(0)
+  p = f32[128] parameter(1)
+  w.unreshaped = f32[1,11,128] broadcast(p), dimensions={2}
+  d = f32[1,11,128] divide(x, w.unreshaped)
+  k = f32[4,32] parameter(2)
+  kr = f32[1,128] reshape(k)
+  kw = f32[1,11,128] broadcast(kr), dimensions={0,2}
+  ROOT s = f32[1,11,128] add(d, kw)
+}
+)");
+}
