@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "compiler/lower/elementwise_expr.h"
+#include "compiler/passes/elementwise_fusion.h"
 #include "compiler/passes/new_instruction.h"
 
 namespace tpusim::compiler {
@@ -39,17 +40,17 @@ class Chain {
  public:
   explicit Chain(const Instruction& broadcast) : broadcast_(broadcast) {}
 
-  // Whether the broadcast spreads a chain of at least one operation along its result's lanes,
-  // and every leaf can be broadcast to its dims directly.
+  // Whether the broadcast spreads a chain of at least one operation along its result's lanes (or,
+  // a chain of cheap operations, along any dims), and every leaf can be broadcast to its dims
+  // directly.
   bool Applies() {
     const isa::Shape& result = broadcast_.shape();
     if (result.is_tuple || result.rank() < 2 || broadcast_.operand_count() != 1) return false;
     if (result.layout && !result.layout->tiles.empty()) return false;
     const std::vector<int64_t> dims = broadcast_.GetIntListOrEmpty("dimensions");
     const int64_t minor = result.layout ? result.layout->minor_to_major.at(0) : result.rank() - 1;
-    if (result.dims[static_cast<std::size_t>(minor)] == 1 || std::find(dims.begin(), dims.end(), minor) != dims.end()) {
-      return false;  // not a broadcast along the lanes
-    }
+    const bool along_lanes = result.dims[static_cast<std::size_t>(minor)] != 1 &&
+                             std::find(dims.begin(), dims.end(), minor) == dims.end();
     const Instruction& top = *broadcast_.operand(0);
     if (top.shape().is_tuple || top.shape().rank() == 0) return false;
     row_dims_ = NonUnitDims(top.shape().dims);
@@ -57,7 +58,9 @@ class Chain {
     for (std::size_t i = 0; i < dims.size(); ++i) {
       if (top.shape().dims[i] != 1) targets_.push_back(dims[i]);
     }
-    return Visit(top) && operations_ > 0;
+    // Spread along rows or major dims, the chain is computed for every tile, not once a strip:
+    // only operations XLA's fusion would duplicate too (a norm's `scale + 1` for its 11 rows).
+    return Visit(top) && operations_ > 0 && (along_lanes || !expensive_);
   }
 
   // The chain over broadcasts of its leaves, on the broadcast's dims.
@@ -69,6 +72,7 @@ class Chain {
     if (x.opcode() == Opcode::kReshape) return Visit(*x.operand(0));
     if (!IsElementwiseOpcode(x.opcode()) || x.opcode() == Opcode::kRng) return LeafDims(x).has_value();
     if (!IsChainType(x.shape().element_type) || ++operations_ > kMaxChainOperations) return false;
+    expensive_ = expensive_ || IsExpensive(x);
     for (const Instruction* operand : x.operands()) {
       if (!IsScalarBroadcast(*operand) && !Visit(*operand)) return false;
     }
@@ -134,6 +138,7 @@ class Chain {
   std::vector<int64_t> row_dims_;  // the chain's non-1 dims
   std::vector<int64_t> targets_;   // the result dims they go to
   int operations_ = 0;
+  bool expensive_ = false;  // a transcendental or a divide in the chain (IsExpensive)
 };
 
 }  // namespace

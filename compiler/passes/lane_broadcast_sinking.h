@@ -12,7 +12,11 @@
 // rows, not a kernel launch and an HBM round trip (layer norm's mean and 1/sqrt(var + eps): two
 // kernels of 1 us each). Reshapes that only add or drop size-1 dims are looked through. Each
 // broadcast gets its own copy of the chain (a shared one would be an array of the consumer's
-// size, read by two kernels); what the chain leaves unread is removed.
+// size, read by two kernels); what the chain leaves unread is removed. Under a broadcast along
+// other dims (rows, major dims) a chain of cheap operations (no transcendental or divide:
+// IsExpensive) moves down too, as XLA's loop fusion computes a broadcast's cheap producers for
+// every element it reads: the kernel computes it for every tile (Gemma's RMS norms' `scale + 1`
+// of a [1152] scale spread over the rows, a kernel of its own each).
 //
 // Runs before layout assignment, which gives the new operations default layouts: a broadcast
 // whose layout is written with tiles stays as it is.

@@ -96,3 +96,41 @@ ENTRY e (x: f32[64,256], s: f32[64], t: f32[256], i: s32[64]) -> (f32[64,256], f
 )";
   CHECK(Sunk(text) == tpusim::hlo::ToString(*tpusim::hlo::ParseModule(text, "test.hlo")));
 }
+
+TEST_CASE("lane-broadcast sinking: a cheap chain moves below a broadcast along the rows too", "[lane_broadcast_sinking]") {
+  // Gemma's RMS norm scale: (scale + 1) of a [1152] vector, through a reshape to one row, spread
+  // over 11 rows: the add moves below the broadcast, computed for each tile of the consumer; a
+  // divide under the same kind of broadcast stays (the "what stays" case above has an exponential).
+  const std::string out = Sunk(R"(HloModule s
+
+ENTRY e {
+  x = bf16[1,11,1152] parameter(0)
+  p = bf16[1152] parameter(1)
+  r = bf16[1,1,1152] reshape(p)
+  one = bf16[] constant(1)
+  ob = bf16[1,1,1152] broadcast(one), dimensions={}
+  a = bf16[1,1,1152] add(r, ob)
+  q = bf16[1,1152] reshape(a)
+  w = bf16[1,11,1152] broadcast(q), dimensions={0,2}
+  m = bf16[1,11,1152] multiply(x, w)
+  v = bf16[1152] divide(p, p)
+  vw = bf16[1,11,1152] broadcast(v), dimensions={2}
+  ROOT o = bf16[1,11,1152] add(m, vw)
+}
+)");
+  CHECK(out == R"(HloModule s
+
+ENTRY e (x: bf16[1,11,1152], p: bf16[1152]) -> bf16[1,11,1152] {
+  x = bf16[1,11,1152] parameter(0)
+  p = bf16[1152] parameter(1)
+  one = bf16[] constant(1)
+  w.p = bf16[1,11,1152] broadcast(p), dimensions={2}
+  w.a.scalar = bf16[1,11,1152] broadcast(one), dimensions={}
+  w.a = bf16[1,11,1152] add(w.p, w.a.scalar)
+  m = bf16[1,11,1152] multiply(x, w.a)
+  v = bf16[1152] divide(p, p)
+  vw = bf16[1,11,1152] broadcast(v), dimensions={2}
+  ROOT o = bf16[1,11,1152] add(m, vw)
+}
+)");
+}
