@@ -189,6 +189,76 @@ GeneralDims DimsOf(const KernelContext& context) {
   return g;
 }
 
+// Boxes a one-pass copy between an operand (or result) and its canonical array may take: one per
+// index of the merged runs' outer dims (each box a DMA's issue on the scalar core); past it the
+// copy goes through a row-major untiled image instead (two passes, a few boxes).
+constexpr int64_t kMaxMergeBoxes = 256;
+
+// The copy between `split` -- dims [batch..., run 1 (`first` dims), run 2 (the rest)], the order
+// the canonical array merges them in -- and `merged` = [batch..., product of run 1, product of run
+// 2] (`to_merged`: split -> merged, else merged -> split), as one box per index of the runs' dims
+// other than their innermost, which are contiguous in both (each box [1.., d1, 1.., d2]: the merged
+// array seen in the split one's rank, run dims other than the innermost of size 1). The boxes
+// move each byte once, where the untiled image moves it twice. False (nothing emitted) past
+// kMaxMergeBoxes boxes, or where the innermost dim is shorter than the vector lanes.
+int64_t MergeBoxes(const std::vector<int64_t>& dims, std::size_t batch, std::size_t first) {
+  const std::size_t rank = dims.size();
+  if (first == 0 || rank < batch + first + 1) return 0;
+  int64_t boxes = 1;
+  for (std::size_t d = batch; d < rank; ++d) {
+    if (d != batch + first - 1 && d != rank - 1) boxes *= dims[d];
+  }
+  return boxes;
+}
+
+// Whether EmitMergeCopy takes the split array `dims`. Runs shorter than a vector register's
+// lanes are walked element by element either way.
+bool MergeCopyFits(const std::vector<int64_t>& dims, std::size_t batch, std::size_t first, const isa::Target& target) {
+  const int64_t boxes = MergeBoxes(dims, batch, first);
+  return boxes > 0 && boxes <= kMaxMergeBoxes && dims.back() >= target.lanes();
+}
+
+bool EmitMergeCopy(DmaEmitter& e, const DmaArray& split, const DmaArray& merged, std::size_t batch, std::size_t first,
+                   bool to_merged) {
+  const std::vector<int64_t>& dims = split.shape.dims;
+  const std::size_t rank = dims.size();
+  const std::size_t inner1 = batch + first - 1;  // each run's innermost dim
+  const std::size_t inner2 = rank - 1;
+  if (!MergeCopyFits(dims, batch, first, e.out().target())) return false;
+  const int64_t boxes = MergeBoxes(dims, batch, first);
+  std::vector<int64_t> dim_map(batch + 2);
+  std::iota(dim_map.begin(), dim_map.begin() + static_cast<std::ptrdiff_t>(batch), int64_t{0});
+  dim_map[batch] = static_cast<int64_t>(inner1);
+  dim_map[batch + 1] = static_cast<int64_t>(inner2);
+  const DmaArray wide{merged.space, merged.address, ExpandedView(merged.shape, static_cast<int64_t>(rank), dim_map)};
+  std::vector<int64_t> size(rank, 1);
+  for (std::size_t d = 0; d < batch; ++d) size[d] = dims[d];
+  size[inner1] = dims[inner1];
+  size[inner2] = dims[inner2];
+  std::vector<int64_t> index(rank, 0);  // over the outer run dims, the last fastest
+  for (int64_t box = 0; box < boxes; ++box) {
+    // Where the box starts in the merged array: each run's outer indices, row-major, times its
+    // innermost dim.
+    std::vector<int64_t> at(rank, 0);
+    int64_t offset1 = 0, offset2 = 0;
+    for (std::size_t d = batch; d < inner1; ++d) offset1 = offset1 * dims[d] + index[d];
+    for (std::size_t d = inner1 + 1; d < inner2; ++d) offset2 = offset2 * dims[d] + index[d];
+    at[inner1] = offset1 * dims[inner1];
+    at[inner2] = offset2 * dims[inner2];
+    if (to_merged) {
+      e.SplitDma(split, index, wide, at, size);
+    } else {
+      e.SplitDma(wide, at, split, index, size);
+    }
+    for (std::size_t d = rank; d-- > batch;) {
+      if (d == inner1 || d == inner2) continue;
+      if (++index[d] < dims[d]) break;
+      index[d] = 0;
+    }
+  }
+  return true;
+}
+
 bool DotKernelTakesAsWritten(const KernelContext& context) {
   std::string why;
   return CanonicalDot(context.instruction, &why) && context.results.size() == 1 &&
@@ -246,8 +316,6 @@ void EmitGeneralDotKernel(KernelContext& context) {
   // canonical result, not two through untiled rows (which merge or split dims).
   const bool out_same_dims = result.shape.dims == Cat(batch, {m, n});
   DeviceBuffer lhs_rows, rhs_rows, lhs_canonical, rhs_canonical, out_canonical, out_rows;
-  if (!lhs_side) lhs_rows = scratch.Take(dot.name() + ".lhs_rows", RowMajorUntiled(in_type, Pick(lhs.shape.dims, lhs_order)), dot);
-  if (!rhs_side) rhs_rows = scratch.Take(dot.name() + ".rhs_rows", RowMajorUntiled(rhs.shape.element_type, Pick(rhs.shape.dims, rhs_order)), dot);
   lhs_canonical = lhs_side ? lhs_side->buffer : scratch.Take(dot.name() + ".lhs", TpuArray(in_type, Cat(batch, {m, k})), dot);
   rhs_canonical = rhs_side ? rhs_side->buffer : scratch.Take(dot.name() + ".rhs", TpuArray(rhs.shape.element_type, Cat(batch, {k, n})), dot);
   if (out_in_place) {
@@ -255,30 +323,42 @@ void EmitGeneralDotKernel(KernelContext& context) {
     out_canonical.shape = RowMajorTpuArray(out_type, Cat(batch, {m, n}));
   } else {
     out_canonical = scratch.Take(dot.name() + ".out", RowMajorTpuArray(out_type, Cat(batch, {m, n})), dot);
-    if (!out_same_dims) out_rows = scratch.Take(dot.name() + ".out_rows", RowMajorUntiled(out_type, Cat(batch, {m, n})), dot);
   }
 
   const auto origin = [](std::size_t rank) { return std::vector<int64_t>(rank, 0); };
-  // Operands: permuted view -> row-major untiled -> the merged dims' TPU layout.
+  const std::size_t batch_rank = batch.size();
+  // Operands: the permuted view straight into the merged dims' TPU layout (EmitMergeCopy), else
+  // through a row-major untiled image; the untiled images' first pass and the canonical arrays'
+  // padding zeroes go out together.
   if ((!lhs_side || !rhs_side) && copier) {
     DmaEmitter e(context);
-    const auto rows = [&](const DeviceBuffer& operand, const std::vector<int64_t>& order, const DeviceBuffer& to) {
-      e.SplitDma(DmaArray{"hbm", operand.address, PermutedView(operand.shape, order)}, origin(order.size()),
-                 HbmArray(to), origin(order.size()), to.shape.dims);
+    struct Copy {
+      DmaArray view;
+      const DeviceBuffer* canonical;
+      std::size_t first_run;
+      std::optional<DmaArray> rows;  // the untiled image, seen with the canonical dims
     };
-    const auto merge = [&](const DeviceBuffer& from, const DeviceBuffer& canonical) {
-      DmaArray merged = HbmArray(from);
-      merged.shape = RowMajorUntiled(canonical.shape.element_type, canonical.shape.dims);
-      e.SplitDma(merged, origin(batch.size() + 2), HbmArray(canonical), origin(batch.size() + 2),
-                 canonical.shape.dims);
-    };
-    if (!lhs_side) rows(lhs, lhs_order, lhs_rows);
-    if (!rhs_side) rows(rhs, rhs_order, rhs_rows);
-    if (!lhs_side) e.ZeroLayoutPadding(HbmArray(lhs_canonical));
-    if (!rhs_side) e.ZeroLayoutPadding(HbmArray(rhs_canonical));
+    std::vector<Copy> copies;
+    if (!lhs_side) copies.push_back({{"hbm", lhs.address, PermutedView(lhs.shape, lhs_order)}, &lhs_canonical, lf.size(), {}});
+    if (!rhs_side) copies.push_back({{"hbm", rhs.address, PermutedView(rhs.shape, rhs_order)}, &rhs_canonical, rc.size(), {}});
+    for (Copy& copy : copies) {
+      if (MergeCopyFits(copy.view.shape.dims, batch_rank, copy.first_run, context.options.target)) continue;
+      const DeviceBuffer rows = scratch.Take(copy.canonical->name + "_rows",
+                                             RowMajorUntiled(copy.canonical->shape.element_type, copy.view.shape.dims), dot);
+      e.SplitDma(copy.view, origin(copy.view.shape.rank()), HbmArray(rows), origin(rows.shape.rank()), rows.shape.dims);
+      copy.rows = HbmArray(rows);
+      copy.rows->shape = RowMajorUntiled(copy.canonical->shape.element_type, copy.canonical->shape.dims);
+    }
+    for (const Copy& copy : copies) e.ZeroLayoutPadding(HbmArray(*copy.canonical));
     e.WaitDmas();
-    if (!lhs_side) merge(lhs_rows, lhs_canonical);
-    if (!rhs_side) merge(rhs_rows, rhs_canonical);
+    for (const Copy& copy : copies) {
+      if (copy.rows) {
+        e.SplitDma(*copy.rows, origin(batch_rank + 2), HbmArray(*copy.canonical), origin(batch_rank + 2),
+                   copy.canonical->shape.dims);
+      } else {
+        EmitMergeCopy(e, copy.view, HbmArray(*copy.canonical), batch_rank, copy.first_run, true);
+      }
+    }
     e.WaitDmas();
   }
 
@@ -322,12 +402,19 @@ void EmitGeneralDotKernel(KernelContext& context) {
                result.shape.dims);
     e.WaitDmas();
   }
-  // [batch..., M, N] -> row-major untiled (the result's dims' row-major image) -> the result.
+  // [batch..., M, N] -> the result [batch..., M dims..., N dims...], one pass (EmitMergeCopy), else
+  // through a row-major untiled image of the result's dims.
   if (!out_in_place && !out_same_dims) {
     DmaEmitter e(context);
+    e.ZeroLayoutPadding(HbmArray(result));
+    e.WaitDmas();
+    if (EmitMergeCopy(e, HbmArray(result), HbmArray(out_canonical), batch.size(), lf.size(), false)) {
+      e.WaitDmas();
+      return;
+    }
+    out_rows = scratch.Take(dot.name() + ".out_rows", RowMajorUntiled(out_type, Cat(batch, {m, n})), dot);
     e.SplitDma(HbmArray(out_canonical), origin(batch.size() + 2), HbmArray(out_rows), origin(batch.size() + 2),
                out_rows.shape.dims);
-    e.ZeroLayoutPadding(HbmArray(result));
     e.WaitDmas();
     DmaArray rows = HbmArray(out_rows);
     rows.shape = RowMajorUntiled(out_type, result.shape.dims);

@@ -1,6 +1,8 @@
 // Dots in other forms whose operands or result already hold the canonical array's bytes
 // (compiler/lower/dot_general_kernel.cc, InPlace): the dot kernel reads and writes them where
-// they are, with no copies through row-major scratch.
+// they are, with no copies; the others are copied to or from the canonical array in one pass, a
+// box per index of the merged dims' outer dims (EmitMergeCopy), or through row-major untiled
+// scratch where that would take more than 256 boxes.
 #include <catch2/catch.hpp>
 
 #include <sstream>
@@ -30,12 +32,12 @@ int UntiledDmas(const std::string& tpuasm, const std::string& type) {
 struct Case {
   const char* name;
   const char* hlo;
-  int untiled_dmas;  // bf16 DMAs through row-major scratch: 2 per copied operand or result
+  int untiled_dmas;  // bf16 DMAs through row-major scratch: 2 per operand or result copied so
 };
 
 }  // namespace
 
-TEST_CASE("tpusim run --check: dot operands and results already canonical are used in place", "[sim][dot]") {
+TEST_CASE("tpusim run --check: dot operands and results already canonical are used in place and others copied once", "[sim][dot]") {
   const Case cases[] = {
       // Llama's layer dots: [1,S,D] x [D,F] -> [1,S,F]; the leading 1 changes no byte.
       {"leading_one", R"(HloModule g
@@ -53,20 +55,38 @@ ENTRY e {
 })", 0},
       // Free dims [2,32] and [2,128] above K merge into M = 64 and N = 256 (32 and 128 are
       // multiples of the 8-row tile): in place, the rhs transposed. The result [2,32,2,128] tiles
-      // its [2,128] minor dims, not [64,256]'s bytes: copied (2 DMAs through row-major scratch).
+      // its [2,128] minor dims, not [64,256]'s bytes: copied, a box per index of its dim 0.
       {"result_copied", R"(HloModule g
 ENTRY e {
   a = bf16[2,32,256] parameter(0)
   b = bf16[2,128,256] parameter(1)
   ROOT d = bf16[2,32,2,128] dot(a, b), lhs_contracting_dims={2}, rhs_contracting_dims={2}
-})", 2},
-      // The lhs's free dims [4,2] merge into M = 8 but [4,2,64]'s tiles hold 2 rows each: copied.
-      // Batch dims leading on both sides: the rhs is in place.
+})", 0},
+      // The lhs's free dims [4,2] merge into M = 8 but [4,2,128]'s tiles hold 2 rows each: copied
+      // (and the result), a box per index of the dim of 4. Batch dims leading on both sides: the
+      // rhs is in place.
       {"lhs_copied", R"(HloModule g
 ENTRY e {
-  a = bf16[3,4,2,64] parameter(0)
-  b = bf16[3,64,128] parameter(1)
+  a = bf16[3,4,2,128] parameter(0)
+  b = bf16[3,128,128] parameter(1)
   ROOT d = bf16[3,4,2,128] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={3}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+})", 0},
+      // Gemma's query projection: W [1152,4,256] (its [4,256] tiles hold 4 rows each) merges
+      // into N = 1024 in 4 boxes, 2.25 MiB split over the DMA engines; the result in 4 more.
+      {"query_projection", R"(HloModule g
+ENTRY e {
+  x = bf16[1,11,1152] parameter(0)
+  w = bf16[1152,4,256] parameter(1)
+  ROOT q = bf16[1,11,4,256] dot(x, w), lhs_contracting_dims={2}, rhs_contracting_dims={0}
+})", 0},
+      // The same with a dim of 260 (260 boxes each way) and rows of 32 (shorter than the 128
+      // lanes): both go through row-major scratch (each copy under 64 KiB: one DMA per pass, not
+      // split over the engines).
+      {"lhs_copied_through_rows", R"(HloModule g
+ENTRY e {
+  a = bf16[1,260,2,32] parameter(0)
+  b = bf16[1,32,32] parameter(1)
+  ROOT d = bf16[1,260,2,32] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={3}, rhs_batch_dims={0}, rhs_contracting_dims={1}
 })", 4},
   };
   for (const Case& c : cases) {
