@@ -4,6 +4,7 @@
 // or the reduce's stated order), and its report names the kernels that ran.
 #include <catch2/catch.hpp>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -138,4 +139,65 @@ ENTRY e {
 )");
   CHECK_THAT(reduce.output, Catch::Contains("check passed"));
   CHECK(reduce.ops == std::vector<std::string>{"r"});
+}
+
+TEST_CASE("slice views: 40 seeded random boxes of every element type, each one kernel and checked", "[slice_view]") {
+  // A box of a random array of rank 2..4 (odd and tile-sized dims), its size-1 dims dropped or a
+  // size-1 dim added by a reshape, read by an element-wise op with a second array: the view is
+  // in the op's kernel, and every element equals the evaluator's.
+  std::mt19937 random(7);
+  const auto pick = [&](const std::vector<int64_t>& values) { return values[random() % values.size()]; };
+  const std::vector<std::string> types = {"f32", "bf16", "s32", "f16", "s8", "u8", "pred"};
+  const auto shape = [](const std::string& type, const std::vector<int64_t>& dims) {
+    std::string text = type + "[";
+    for (std::size_t i = 0; i < dims.size(); ++i) text += (i ? "," : "") + std::to_string(dims[i]);
+    return text + "]";
+  };
+  for (int module = 0; module < 40; ++module) {
+    const std::string type = types[random() % types.size()];
+    std::vector<int64_t> dims(2 + random() % 3);
+    for (int64_t& d : dims) d = pick({1, 1, 2, 3, 5, 8, 11, 16, 33, 130, 257});
+    dims.back() = pick({1, 7, 128, 129, 200, 300, 513});
+    std::vector<int64_t> sizes;
+    std::string box;
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+      const int64_t start = static_cast<int64_t>(random() % dims[i]);
+      const int64_t limit = start + 1 + static_cast<int64_t>(random() % (dims[i] - start));
+      sizes.push_back(limit - start);
+      box += (i ? ", [" : "[") + std::to_string(start) + ":" + std::to_string(limit) + "]";
+    }
+    std::string hlo = "HloModule m\nENTRY e {\n  a = " + shape(type, dims) + " parameter(0)\n  s = " + shape(type, sizes) +
+                      " slice(a), slice={" + box + "}\n";
+    std::string top = "s";
+    std::vector<int64_t> top_dims = sizes;
+    switch (random() % 3) {
+      case 0: {  // the size-1 dims dropped (at least rank 2 kept)
+        std::vector<int64_t> kept;
+        for (int64_t d : sizes) {
+          if (d != 1) kept.push_back(d);
+        }
+        while (kept.size() < 2) kept.insert(kept.begin(), 1);
+        if (kept != sizes) {
+          hlo += "  r = " + shape(type, kept) + " reshape(s)\n";
+          top = "r";
+          top_dims = kept;
+        }
+        break;
+      }
+      case 1:  // a leading size-1 dim added
+        top_dims.insert(top_dims.begin(), 1);
+        hlo += "  r = " + shape(type, top_dims) + " reshape(s)\n";
+        top = "r";
+        break;
+      default:
+        break;
+    }
+    const std::string op = type == "pred" ? "and" : std::vector<std::string>{"add", "maximum", "multiply", "subtract"}[random() % 4];
+    hlo += "  b = " + shape(type, top_dims) + " parameter(1)\n  ROOT o = " + shape(type, top_dims) + " " + op + "(" + top +
+           ", b)\n}\n";
+    INFO(hlo);
+    const Checked run = RunChecked("slice_view_random_" + std::to_string(module), hlo);
+    CHECK_THAT(run.output, Catch::Contains("check passed"));
+    CHECK(run.ops == std::vector<std::string>{"o"});
+  }
 }
