@@ -7,6 +7,7 @@
 #include "compiler/passes/batch_norm_expansion.h"
 #include "compiler/passes/call_inliner.h"
 #include "compiler/passes/contraction_split.h"
+#include "compiler/passes/common_subexpressions.h"
 #include "compiler/passes/dead_code_elimination.h"
 #include "compiler/passes/degenerate_dims.h"
 #include "compiler/passes/dot_convolution.h"
@@ -44,6 +45,7 @@ const std::vector<HloPass>& HloPasses() {
       // After inlining, which leaves a call's unread results behind; before everything that
       // would otherwise rewrite or lower values nothing reads.
       {"dce", [](Module& m, const Options&) { EliminateDeadCode(m); }},
+      {"cse", [](Module& m, const Options&) { EliminateCommonSubexpressions(m); }},
       {"algebraic-simplifier", [](Module& m, const Options&) { SimplifyAlgebraically(m); }},
       {"lane-broadcast-sinking", [](Module& m, const Options&) { SinkLaneBroadcasts(m); }},
       // Before layouts: the ops they add get the default ones.
