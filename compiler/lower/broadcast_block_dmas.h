@@ -1,5 +1,5 @@
 // The DMAs that fill one block of an element-wise kernel's VMEM tiles with a broadcast of an HBM
-// array, or with a slice view of one (compiler/lower/slice_view.h: a box of the source, nothing
+// array, or with an array view of one (compiler/lower/array_view.h: a box of the source, nothing
 // replicated) (docs/compiler.md, "Element-wise kernels"): the block's tiles hold the broadcast's values
 // exactly as a streamed operand of the result's dims would, so the kernel body reads them like
 // any other operand, and the broadcast array itself is never written to HBM.
@@ -27,8 +27,8 @@ namespace tpusim::compiler {
 struct BroadcastBlock {
   uint64_t source_address = 0;  // the operand in HBM
   isa::Shape source;            // the operand seen in the result's index space (ExpandedView)
-  // Where the box of the tiles' index 0 begins in `source` (empty: at 0): a slice view's source
-  // (compiler/lower/slice_view.h), which no DMA replicates (its dims are at least the tiles').
+  // Where the box of the tiles' index 0 begins in `source` (empty: at 0): an array view's source
+  // (compiler/lower/array_view.h), which no DMA replicates (its dims are at least the tiles').
   std::vector<int64_t> source_start;
   isa::Shape tiles;             // the result's dims with the operand's element type and tiles, no memory space
   uint64_t vmem = 0;            // the block's first tile

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "compiler/lower/elementwise_expr.h"
-#include "compiler/lower/slice_view.h"
+#include "compiler/lower/array_view.h"
 
 namespace tpusim::compiler {
 using hlo::Opcode;
@@ -135,13 +135,13 @@ KernelCost CostOf(const KernelGroup& group) {
   cost.category = group.root->opcode() == Opcode::kReduce ? "reduction" : "loop fusion";
   cost.bytes_accessed = LogicalBytes(group.root->shape());
   for (const hlo::Instruction* operand : group.operands) {
-    // An operand read only through slice views (compiler/lower/slice_view.h): the boxes they read.
+    // An operand read only through array views (compiler/lower/array_view.h): the boxes they read.
     uint64_t viewed = 0;
     bool only_viewed = true;
     for (const hlo::Instruction* member : group.members) {
       const auto& reads = member->operands();
       if (std::find(reads.begin(), reads.end(), operand) == reads.end()) continue;
-      if (IsSliceViewStep(*member)) {
+      if (IsArrayViewStep(*member)) {
         viewed += LogicalBytes(member->shape());
       } else {
         only_viewed = false;

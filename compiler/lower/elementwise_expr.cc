@@ -11,7 +11,7 @@
 
 #include "compiler/hlo/reducer_pattern.h"
 #include "compiler/lower/kernel.h"
-#include "compiler/lower/slice_view.h"
+#include "compiler/lower/array_view.h"
 #include "isa/error.h"
 
 namespace tpusim::compiler {
@@ -75,19 +75,19 @@ class Builder {
     if (node.view != nullptr && node.view->opcode() == Opcode::kBroadcast) {
       broadcast_dims = node.view->GetIntListOrEmpty("dimensions");
     } else if (node.view != nullptr) {
-      identity = node.view;  // a slice view: its own box
+      identity = node.view;  // an array view: its own box
     }
     return {static_cast<int>(node.kind), opcode, static_cast<int>(node.type), node.inputs, node.operand,
             node.bits, attributes, broadcast_dims, identity};
   }
 
-  // A slice view of a kernel operand (compiler/lower/slice_view.h), read by box DMAs into the
+  // An array view of a kernel operand (compiler/lower/array_view.h), read by box DMAs into the
   // result's tiles.
-  int LoadSliceView(const hlo::Instruction* x) {
-    const auto view = ResolveSliceView(*x, [&](const hlo::Instruction& at) { return leaves_.contains(&at); });
+  int LoadArrayView(const hlo::Instruction* x) {
+    const auto view = ResolveArrayView(*x, [&](const hlo::Instruction& at) { return leaves_.contains(&at); });
     if (!view || !leaves_.contains(view->source) || x->shape().dims != kernel_dims()) {
       CannotLower(kernel_, std::string(hlo::OpcodeName(x->opcode())) + " '" + x->name() +
-                               "' is not a slice view of a kernel operand into the result's dims (not lowered "
+                               "' is not an array view of a kernel operand into the result's dims (not lowered "
                                "inside element-wise kernels yet)");
     }
     CheckType(*view->source);
@@ -97,7 +97,7 @@ class Builder {
     node.type = x->shape().element_type;
     node.operand = leaves_.at(view->source);
     node.view = x;
-    node.slice = view;
+    node.box = view;
     return Add(node);
   }
 
@@ -186,7 +186,8 @@ class Builder {
         return Add(node);
       }
       case Opcode::kSlice:
-        return LoadSliceView(x);
+      case Opcode::kTranspose:
+        return LoadArrayView(x);
       case Opcode::kIota: {
         if (x->shape().dims != kernel_dims()) {
           CannotLower(kernel_, "iota '" + x->name() + "' is not of the result's dims (not lowered yet)");
@@ -207,7 +208,7 @@ class Builder {
         }
         return Visit(x->operand(0));
       case Opcode::kReshape:
-        if (IsSliceViewStep(*x)) return LoadSliceView(x);
+        if (IsArrayViewStep(*x)) return LoadArrayView(x);
         [[fallthrough]];
       case Opcode::kCopy:
       case Opcode::kBitcast:
@@ -392,7 +393,7 @@ bool PreservesZero(const ElementwiseExpr& expr, int node) {
   const ExprNode& n = expr.nodes.at(node);
   switch (n.kind) {
     case ExprNode::Kind::kLoad:
-      // The DMAs of a broadcast or a slice view write its elements only, not the tiles' padding.
+      // The DMAs of a broadcast or an array view write its elements only, not the tiles' padding.
       return n.view == nullptr;
     case ExprNode::Kind::kScalar:
     case ExprNode::Kind::kRowFold:  // in every lane, the padding lanes included

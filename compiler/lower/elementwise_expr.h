@@ -1,6 +1,6 @@
 // The expression an element-wise kernel evaluates per tile: a DAG of element-wise HLO operations
 // over the kernel's operands (streamed tiles of arrays with the output's dims, arrays broadcast
-// to the output's dims, boxes of arrays read through slice views, or scalars broadcast to every
+// to the output's dims, boxes of arrays read through array views, or scalars broadcast to every
 // element) and scalar constants. Built from one element-wise instruction or
 // from a fusion whose computation holds only such operations (plus scalar broadcasts, converts
 // and same-shape copies/reshapes); anything else is refused with the reason.
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "compiler/hlo/ir.h"
-#include "compiler/lower/slice_view.h"
+#include "compiler/lower/array_view.h"
 #include "compiler/passes/elementwise_fusion.h"
 #include "isa/element_type.h"
 
@@ -39,11 +39,11 @@ struct ExprNode {
   int operand = -1;                       // kernel operand number (kLoad, kScalar)
   uint32_t bits = 0;                      // kConstant: the 32-bit word in its domain (pred: 0 or 1)
   // kLoad through a view (hlo == view too): a broadcast of an array, its operand kernel operand
-  // `operand`, loaded into the result's tiles by replicating DMAs; or the top of a slice view
-  // (compiler/lower/slice_view.h) of kernel operand `operand`, loaded by box DMAs. nullptr: a
+  // `operand`, loaded into the result's tiles by replicating DMAs; or the top of an array view
+  // (compiler/lower/array_view.h) of kernel operand `operand`, loaded by box DMAs. nullptr: a
   // plain load.
   const hlo::Instruction* view = nullptr;
-  std::optional<SliceView> slice;  // a slice view's box of its source (the kernel operand)
+  std::optional<ArrayView> box;  // an array view's box of its source (the kernel operand)
 };
 
 struct ElementwiseExpr {

@@ -9,7 +9,7 @@
 
 #include "compiler/hlo/reducer_pattern.h"
 #include "compiler/lower/broadcast_block_dmas.h"
-#include "compiler/lower/slice_view.h"
+#include "compiler/lower/array_view.h"
 #include "compiler/lower/dma_region.h"
 #include "compiler/lower/elementwise_expr.h"
 #include "compiler/lower/f16_emulation.h"
@@ -86,7 +86,7 @@ struct Stream {
   const DeviceBuffer* buffer = nullptr;
   VtileGeometry geometry;
   uint64_t vmem[kBuffers] = {};
-  // A broadcast of `buffer` into the result's dims, or a slice view of it (ExprNode::view): its
+  // A broadcast of `buffer` into the result's dims, or an array view of it (ExprNode::view): its
   // operand seen in the tiles' index space, where the tiles' index 0 is in it, and the tiles it
   // fills (compiler/lower/broadcast_block_dmas.h). Null for a plain stream.
   const hlo::Instruction* view = nullptr;
@@ -359,8 +359,8 @@ class Emitter {
                                       " into " + isa::ToString(result) + " (its tiles are not ones the element-wise kernels stream)");
     }
     stream.geometry = *geometry;
-    if (node.slice) {
-      const SliceViewSpace space = SliceViewDmaSpace(*node.slice, WithoutMemorySpace(tiles), WithoutMemorySpace(operand));
+    if (node.box) {
+      const ArrayViewSpace space = ArrayViewDmaSpace(*node.box, WithoutMemorySpace(tiles), WithoutMemorySpace(operand));
       stream.tiles = space.tiles;
       stream.source_view = space.source;
       stream.source_start = space.start;

@@ -381,7 +381,7 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
   // Bitcast views (and reshapes that are bitcasts) share their source's bytes: the source lives as long as any view.
   std::unordered_map<const DeviceBuffer*, const DeviceBuffer*> view_of;
   for (const hlo::Instruction* instruction : schedule) {
-    // A view computed inside a kernel (a step of a slice view, compiler/lower/slice_view.h) has no bytes.
+    // A view computed inside a kernel (a step of an array view, compiler/lower/array_view.h) has no bytes.
     if (!IsView(*instruction) || computed_inside.contains(instruction)) continue;
     const DeviceBuffer* view = result.leaves.at(instruction).at(0);
     const DeviceBuffer* source = result.leaves.at(instruction->operand(0)).at(0);

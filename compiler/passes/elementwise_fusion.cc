@@ -7,7 +7,7 @@
 
 #include "compiler/lower/cost.h"
 #include "compiler/lower/elementwise_expr.h"
-#include "compiler/lower/slice_view.h"
+#include "compiler/lower/array_view.h"
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/host_offload.h"
 
@@ -74,20 +74,20 @@ bool IsFusibleArrayBroadcast(const hlo::Instruction& x, const std::vector<int64_
   return x.shape().dims == consumer_dims;
 }
 
-// The top of a slice view (compiler/lower/slice_view.h) that a consumer of rank >= 2 reads: the
+// The top of an array view (compiler/lower/array_view.h) that a consumer of rank >= 2 reads: the
 // element-wise kernel reads the box of the view's source with DMAs into its tiles, and neither the
 // view nor the steps below it are written to HBM.
 // A reshape that is its operand's bytes (IsAliasingReshape) is read as a plain stream of them,
 // which a kernel loops over (a view's DMAs differ per block), unless it tops a longer view.
-bool IsFusibleSliceView(const hlo::Instruction& x) {
-  if (IsAliasingReshape(x) && !IsSliceViewStep(*x.operand(0))) return false;
-  return IsSliceViewStep(x) && HeldInRegisters(x.shape()) && x.shape().rank() >= 2 && !InHostMemory(x.shape()) &&
+bool IsFusibleArrayView(const hlo::Instruction& x) {
+  if (IsAliasingReshape(x) && !IsArrayViewStep(*x.operand(0))) return false;
+  return IsArrayViewStep(x) && HeldInRegisters(x.shape()) && x.shape().rank() >= 2 && !InHostMemory(x.shape()) &&
          x.operand(0)->shape().layout && !InHostMemory(x.operand(0)->shape());
 }
 
-// A step below the top of a slice view: its dims need not be the consumer's.
-bool IsFusibleSliceViewStep(const hlo::Instruction& x) {
-  return IsSliceViewStep(x) && HeldInRegisters(x.shape()) && x.operand(0)->shape().layout &&
+// A step below the top of an array view: its dims need not be the consumer's.
+bool IsFusibleArrayViewStep(const hlo::Instruction& x) {
+  return IsArrayViewStep(x) && HeldInRegisters(x.shape()) && x.operand(0)->shape().layout &&
          !InHostMemory(x.operand(0)->shape());
 }
 
@@ -166,8 +166,8 @@ std::vector<KernelGroup> Group(const std::vector<const hlo::Instruction*>& sched
     const bool in_consumer = groups_of.contains(x) && groups_of.at(x) != std::vector<const hlo::Instruction*>{x};
     const bool fold_broadcast = folded != nullptr && in_consumer;
     const bool reduce = fusing_reduce(*x) || (x->opcode() == Opcode::kReduce && in_consumer);
-    // A slice view read inside a consumer's group: the steps below it join that group too.
-    const bool view = IsFusibleSliceViewStep(*x) && in_consumer;
+    // An array view read inside a consumer's group: the steps below it join that group too.
+    const bool view = IsFusibleArrayViewStep(*x) && in_consumer;
     if (!IsFusibleOp(*x) && !reduce && !fold_broadcast && !view) continue;
     if (!groups_of.contains(x)) groups_of[x] = {x};
     // What x computes element by element: its own elements, or a reduce's operand's.
@@ -179,10 +179,10 @@ std::vector<KernelGroup> Group(const std::vector<const hlo::Instruction*>& sched
       // A row fold's reduce joins its broadcasts' group: it is computed there, strip by strip.
       const bool fold_reduce = fold_broadcast && operand == folded;
       if (view) {
-        if (!IsFusibleSliceViewStep(*operand)) continue;  // the view's source: read from HBM
+        if (!IsFusibleArrayViewStep(*operand)) continue;  // the view's source: read from HBM
       } else {
         if (!fold_reduce && !IsFusibleOp(*operand) && !IsFusibleArrayBroadcast(*operand, dims) &&
-            !IsFusibleSliceView(*operand)) {
+            !IsFusibleArrayView(*operand)) {
           continue;
         }
         if (!fold_reduce && operand->shape().dims != dims) continue;
@@ -194,10 +194,10 @@ std::vector<KernelGroup> Group(const std::vector<const hlo::Instruction*>& sched
         const auto g = groups_of.find(u);
         // A fused reduce reads its operand element for element, its init from HBM; a broadcast of
         // an array reads its operand from HBM into every block (IsFusibleArrayBroadcast).
-        // A slice view reads a box of its source from HBM: only a step of the view may join it.
+        // An array view reads a box of its source from HBM: only a step of the view may join it.
         const bool element_for_element = (!fusing_reduce(*u) || (u->operand(0) == operand && u->operand(1) != operand)) &&
                                          !(u->opcode() == Opcode::kBroadcast && !IsDuplicable(*u) && !fold_reduce) &&
-                                         !(IsSliceViewStep(*u) && !IsSliceViewStep(*operand));
+                                         !(IsArrayViewStep(*u) && !IsArrayViewStep(*operand));
         if (g == groups_of.end() || !element_for_element) {
           all_inside = false;
           break;

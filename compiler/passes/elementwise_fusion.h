@@ -10,8 +10,8 @@
 // them (and get a kernel of their own only when something outside a group reads them). A
 // broadcast of an array (rank >= 1, into rank >= 2, laid out in the consumer's dim order) joins
 // its consumer's group like an element-wise operation: the kernel loads the broadcast's operand
-// into its tiles with replicating DMAs, and the broadcast array never exists in HBM. A slice view
-// (compiler/lower/slice_view.h: stride-1 slices and reshapes of size-1 dims, e.g. a dot's output
+// into its tiles with replicating DMAs, and the broadcast array never exists in HBM. An array view
+// (compiler/lower/array_view.h: stride-1 slices and reshapes of size-1 dims, e.g. a dot's output
 // split in halves) joins its readers' groups the same way, with the steps below it: the kernel
 // reads the box of the view's source with DMAs, and its producer stays outside. Instructions
 // written as `fusion` in the HLO are kernels already and are left alone. Groups come in schedule

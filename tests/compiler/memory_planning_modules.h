@@ -7,7 +7,7 @@ namespace tpusim::memory_planning_test {
 
 // A one-iteration loop whose body needs 8 MiB (a broadcast and its reverse) while the caller has
 // 12 MiB free between its buffers: a, read by its reduce before the loop, below b (a slice of a,
-// so written while a lives; strided, so no view its reader would compute, compiler/lower/slice_view.h), read after it. (A call would be inlined.)
+// so written while a lives; strided, so no view its reader would compute, compiler/lower/array_view.h), read after it. (A call would be inlined.)
 inline constexpr char kLoopInAHole[] = R"(HloModule m
 add {
   x = f32[] parameter(0)

@@ -1,9 +1,11 @@
-// Slice views read inside their consumers' element-wise kernels (compiler/lower/slice_view.h):
-// slices and reshapes that add or drop size-1 dims are never kernels of their own; the kernel's
+// Array views read inside their consumers' element-wise kernels (compiler/lower/array_view.h):
+// slices, transposes and reshapes that add or drop size-1 dims are never kernels of their own; the kernel's
 // box DMAs read the view's source. Each module runs with `--check` (bit-exact: element-wise only,
 // or the reduce's stated order), and its report names the kernels that ran.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -30,11 +32,11 @@ Checked RunChecked(const std::string& name, const std::string& hlo) {
 
 }  // namespace
 
-TEST_CASE("slice views: the gate and up halves of one dot are read by the MLP's kernel", "[slice_view]") {
+TEST_CASE("array views: the gate and up halves of one dot are read by the MLP's kernel", "[array_view]") {
   // Gemma's MLP: one dot computes both halves ([.., 2, 6912]); each half is a slice of the size-2
   // dim and a reshape dropping it, as JAX writes `jnp.split`. The dot's layout makes the size-2 dim
   // a tiled one, so each half's rows are every other row of the dot's tiles: a re-tiling box.
-  const Checked run = RunChecked("slice_view_mlp", R"(HloModule m
+  const Checked run = RunChecked("array_view_mlp", R"(HloModule m
 ENTRY e {
   x = bf16[1,11,1152] parameter(0)
   w = bf16[2,6912,1152] parameter(1)
@@ -51,9 +53,9 @@ ENTRY e {
   CHECK(run.ops == std::vector<std::string>{"d", "m"});
 }
 
-TEST_CASE("slice views: a producer's two lane halves are read by two kernels, the producer written once", "[slice_view]") {
+TEST_CASE("array views: a producer's two lane halves are read by two kernels, the producer written once", "[array_view]") {
   // A rotary embedding's halves: [0:128] and [128:256] of the lanes, each converted to f32.
-  const Checked run = RunChecked("slice_view_halves", R"(HloModule m
+  const Checked run = RunChecked("array_view_halves", R"(HloModule m
 ENTRY e {
   a = bf16[1,11,4,256] parameter(0)
   b = bf16[1,11,4,256] parameter(1)
@@ -70,10 +72,10 @@ ENTRY e {
   CHECK(run.ops == std::vector<std::string>{"m", "lf", "hf"});
 }
 
-TEST_CASE("slice views: a box off the tiles' grid, over partial rows and lanes, on both cores", "[slice_view]") {
+TEST_CASE("array views: a box off the tiles' grid, over partial rows and lanes, on both cores", "[array_view]") {
   // Columns 3..502 of 700: every tile of the view straddles two of the source's; 300 rows are 37.5
   // strips, split over both TensorCores.
-  const Checked run = RunChecked("slice_view_unaligned", R"(HloModule m
+  const Checked run = RunChecked("array_view_unaligned", R"(HloModule m
 ENTRY e {
   a = f32[300,700] parameter(0)
   b = f32[300,500] parameter(1)
@@ -86,9 +88,36 @@ ENTRY e {
   CHECK(run.ops == std::vector<std::string>{"r"});
 }
 
-TEST_CASE("slice views: many blocks, and rows split into pieces where a strip does not fit twice", "[slice_view]") {
+TEST_CASE("array views: transposes of major dims and of the tiled dims, sliced, in their readers' kernels", "[array_view]") {
+  // Heads to the front ([S,H,D] -> [H,S,D], the lanes kept) and a matrix transposed (the lanes
+  // walk the source's rows: element by element), each sliced and added to another array.
+  const Checked heads = RunChecked("array_view_heads", R"(HloModule m
+ENTRY e {
+  x = bf16[40,6,256] parameter(0)
+  t = bf16[6,40,256] transpose(x), dimensions={1,0,2}
+  s = bf16[4,40,256] slice(t), slice={[1:5], [0:40], [0:256]}
+  y = bf16[4,40,256] parameter(1)
+  ROOT o = bf16[4,40,256] add(s, y)
+}
+)");
+  CHECK_THAT(heads.output, Catch::Contains("check passed"));
+  CHECK_THAT(heads.output, Catch::Contains("every element equal"));
+  CHECK(heads.ops == std::vector<std::string>{"o"});
+  const Checked matrix = RunChecked("array_view_matrix", R"(HloModule m
+ENTRY e {
+  x = f32[300,130] parameter(0)
+  t = f32[130,300] transpose(x), dimensions={1,0}
+  y = f32[130,300] parameter(1)
+  ROOT o = f32[130,300] multiply(t, y)
+}
+)");
+  CHECK_THAT(matrix.output, Catch::Contains("check passed"));
+  CHECK(matrix.ops == std::vector<std::string>{"o"});
+}
+
+TEST_CASE("array views: many blocks, and rows split into pieces where a strip does not fit twice", "[array_view]") {
   // 24 MiB of bf16 per array: many blocks of whole matrices along the major dim.
-  const Checked blocks = RunChecked("slice_view_blocks", R"(HloModule m
+  const Checked blocks = RunChecked("array_view_blocks", R"(HloModule m
 ENTRY e {
   a = bf16[64,2,3000,128] parameter(0)
   s = bf16[64,1,3000,128] slice(a), slice={[0:64], [1:2], [0:3000], [0:128]}
@@ -100,7 +129,7 @@ ENTRY e {
   CHECK_THAT(blocks.output, Catch::Contains("check passed"));
   CHECK(blocks.ops == std::vector<std::string>{"m"});
   // Rows of 40000 f32 columns (313 tiles a strip): blocks are pieces of one strip.
-  const Checked pieces = RunChecked("slice_view_pieces", R"(HloModule m
+  const Checked pieces = RunChecked("array_view_pieces", R"(HloModule m
 ENTRY e {
   a = f32[8,2,40000] parameter(0)
   s = f32[8,1,40000] slice(a), slice={[0:8], [1:2], [0:40000]}
@@ -113,9 +142,9 @@ ENTRY e {
   CHECK(pieces.ops == std::vector<std::string>{"m"});
 }
 
-TEST_CASE("slice views: a rank-1 array reshaped to rows, and a slice in a reduce's input fusion", "[slice_view]") {
+TEST_CASE("array views: a rank-1 array reshaped to rows, and a slice in a reduce's input fusion", "[array_view]") {
   // A norm's scale: bf16[1152] (tiles of 1024) read as the row of a [1,1,1152] kernel.
-  const Checked scale = RunChecked("slice_view_scale", R"(HloModule m
+  const Checked scale = RunChecked("array_view_scale", R"(HloModule m
 ENTRY e {
   s = bf16[1152] parameter(0)
   r = bf16[1,1,1152] reshape(s)
@@ -127,7 +156,7 @@ ENTRY e {
   CHECK_THAT(scale.output, Catch::Contains("check passed"));
   CHECK_THAT(scale.output, Catch::Contains("every element equal"));
   CHECK(scale.ops == std::vector<std::string>{"a"});
-  const Checked reduce = RunChecked("slice_view_reduce", R"(HloModule m
+  const Checked reduce = RunChecked("array_view_reduce", R"(HloModule m
 add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT s = f32[] add(x, y) }
 ENTRY e {
   a = f32[4,256,512] parameter(0)
@@ -141,9 +170,9 @@ ENTRY e {
   CHECK(reduce.ops == std::vector<std::string>{"r"});
 }
 
-TEST_CASE("slice views: 40 seeded random boxes of every element type, each one kernel and checked", "[slice_view]") {
-  // A box of a random array of rank 2..4 (odd and tile-sized dims), its size-1 dims dropped or a
-  // size-1 dim added by a reshape, read by an element-wise op with a second array: the view is
+TEST_CASE("array views: 40 seeded random boxes of every element type, each one kernel and checked", "[array_view]") {
+  // A box of a random array of rank 2..4 (odd and tile-sized dims), a third of them transposed,
+  // its size-1 dims dropped or a size-1 dim added by a reshape, read by an element-wise op with a second array: the view is
   // in the op's kernel, and every element equals the evaluator's.
   std::mt19937 random(7);
   const auto pick = [&](const std::vector<int64_t>& values) { return values[random() % values.size()]; };
@@ -170,15 +199,27 @@ TEST_CASE("slice views: 40 seeded random boxes of every element type, each one k
                       " slice(a), slice={" + box + "}\n";
     std::string top = "s";
     std::vector<int64_t> top_dims = sizes;
+    if (random() % 3 == 0) {  // a transpose of the box
+      std::vector<int64_t> permutation(sizes.size());
+      std::iota(permutation.begin(), permutation.end(), int64_t{0});
+      std::shuffle(permutation.begin(), permutation.end(), random);
+      std::string list;
+      for (std::size_t i = 0; i < permutation.size(); ++i) {
+        top_dims[i] = sizes[permutation[i]];
+        list += (i ? "," : "") + std::to_string(permutation[i]);
+      }
+      hlo += "  p = " + shape(type, top_dims) + " transpose(s), dimensions={" + list + "}\n";
+      top = "p";
+    }
     switch (random() % 3) {
       case 0: {  // the size-1 dims dropped (at least rank 2 kept)
         std::vector<int64_t> kept;
-        for (int64_t d : sizes) {
+        for (int64_t d : top_dims) {
           if (d != 1) kept.push_back(d);
         }
         while (kept.size() < 2) kept.insert(kept.begin(), 1);
-        if (kept != sizes) {
-          hlo += "  r = " + shape(type, kept) + " reshape(s)\n";
+        if (kept != top_dims) {
+          hlo += "  r = " + shape(type, kept) + " reshape(" + top + ")\n";
           top = "r";
           top_dims = kept;
         }
@@ -186,7 +227,7 @@ TEST_CASE("slice views: 40 seeded random boxes of every element type, each one k
       }
       case 1:  // a leading size-1 dim added
         top_dims.insert(top_dims.begin(), 1);
-        hlo += "  r = " + shape(type, top_dims) + " reshape(s)\n";
+        hlo += "  r = " + shape(type, top_dims) + " reshape(" + top + ")\n";
         top = "r";
         break;
       default:
@@ -196,7 +237,7 @@ TEST_CASE("slice views: 40 seeded random boxes of every element type, each one k
     hlo += "  b = " + shape(type, top_dims) + " parameter(1)\n  ROOT o = " + shape(type, top_dims) + " " + op + "(" + top +
            ", b)\n}\n";
     INFO(hlo);
-    const Checked run = RunChecked("slice_view_random_" + std::to_string(module), hlo);
+    const Checked run = RunChecked("array_view_random_" + std::to_string(module), hlo);
     CHECK_THAT(run.output, Catch::Contains("check passed"));
     CHECK(run.ops == std::vector<std::string>{"o"});
   }

@@ -1,4 +1,4 @@
-#include "compiler/lower/slice_view.h"
+#include "compiler/lower/array_view.h"
 
 #include <numeric>
 
@@ -20,10 +20,11 @@ std::vector<int64_t> NonUnitDims(const std::vector<int64_t>& dims) {
 
 }  // namespace
 
-bool IsSliceViewStep(const hlo::Instruction& x) {
+bool IsArrayViewStep(const hlo::Instruction& x) {
   if (x.operand_count() != 1 || x.shape().is_tuple) return false;
   const isa::Shape& operand = x.operand(0)->shape();
   if (operand.is_tuple || operand.element_type != x.shape().element_type) return false;
+  if (x.opcode() == Opcode::kTranspose) return true;
   if (x.opcode() == Opcode::kSlice) {
     for (const hlo::SliceDimension& d : x.GetSlice()) {
       if (d.stride != 1) return false;
@@ -38,19 +39,26 @@ bool IsSliceViewStep(const hlo::Instruction& x) {
   return in == out;
 }
 
-std::optional<SliceView> ResolveSliceView(const hlo::Instruction& x,
+std::optional<ArrayView> ResolveArrayView(const hlo::Instruction& x,
                                           const std::function<bool(const hlo::Instruction&)>& is_source) {
-  if (!IsSliceViewStep(x) || is_source(x)) return std::nullopt;
-  SliceView view;
+  if (!IsArrayViewStep(x) || is_source(x)) return std::nullopt;
+  ArrayView view;
   view.source_dim.resize(x.shape().rank());
   std::iota(view.source_dim.begin(), view.source_dim.end(), 0);
   view.start.assign(x.shape().rank(), 0);
   const hlo::Instruction* at = &x;
-  while (IsSliceViewStep(*at) && !is_source(*at)) {
+  while (IsArrayViewStep(*at) && !is_source(*at)) {
     const hlo::Instruction* operand = at->operand(0);
     if (at->opcode() == Opcode::kSlice) {
       const auto& slice = at->GetSlice();
       for (std::size_t d = 0; d < slice.size(); ++d) view.start[d] += slice[d].start;
+    } else if (at->opcode() == Opcode::kTranspose) {
+      // Dim i of `at` is its operand's dim permutation[i].
+      const std::vector<int64_t>& permutation = at->GetIntList("dimensions");
+      std::vector<int64_t> start(operand->shape().rank(), 0);
+      for (std::size_t i = 0; i < permutation.size(); ++i) start[permutation[i]] = view.start[i];
+      for (int64_t& d : view.source_dim) d = d >= 0 ? permutation[d] : -1;
+      view.start = std::move(start);
     } else {
       // The i-th dim other than size 1 of `at` is the i-th of its operand; size-1 dims are dropped
       // (a result dim on one drops out of the source) or added (at index 0).
@@ -69,7 +77,7 @@ std::optional<SliceView> ResolveSliceView(const hlo::Instruction& x,
   return view;
 }
 
-SliceViewSpace SliceViewDmaSpace(const SliceView& view, const isa::Shape& result_tiles, const isa::Shape& source) {
+ArrayViewSpace ArrayViewDmaSpace(const ArrayView& view, const isa::Shape& result_tiles, const isa::Shape& source) {
   const int64_t source_rank = source.rank();
   const int64_t rank = result_tiles.rank();
   std::vector<int64_t> walked_by(source_rank, -1);
@@ -81,7 +89,7 @@ SliceViewSpace SliceViewDmaSpace(const SliceView& view, const isa::Shape& result
     if (walked_by[d] < 0) one_index.push_back(d);
   }
   const int64_t added = static_cast<int64_t>(one_index.size());
-  SliceViewSpace space;
+  ArrayViewSpace space;
   std::vector<int64_t> result_map(rank);
   std::iota(result_map.begin(), result_map.end(), added);
   space.tiles = ExpandedView(result_tiles, added + rank, result_map);

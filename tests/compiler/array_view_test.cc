@@ -1,4 +1,4 @@
-// Slice views (compiler/lower/slice_view.h) and their fusion (compiler/passes/elementwise_fusion.h):
+// Array views (compiler/lower/array_view.h) and their fusion (compiler/passes/elementwise_fusion.h):
 // which instructions are view steps, the box a chain reads, its DMA index space, the groups that
 // take views in, and the bytes a fused kernel is charged for them (compiler/lower/cost.h).
 #include <catch2/catch.hpp>
@@ -8,7 +8,7 @@
 
 #include "compiler/hlo/parser.h"
 #include "compiler/lower/cost.h"
-#include "compiler/lower/slice_view.h"
+#include "compiler/lower/array_view.h"
 #include "tests/compiler/fusion_test_support.h"
 
 namespace {
@@ -41,27 +41,30 @@ ENTRY e {
   strided = bf16[1,11,1,3460] slice(d), slice={[0:1], [0:11], [0:1], [0:6920:2]}
   swapped = bf16[11,1,6920,2] reshape(d)
   same = bf16[1,11,6912] reshape(m)
-  ROOT r = (bf16[1,11,6912], bf16[1,11,1,3460], bf16[11,1,6920,2], bf16[1,11,6912]) tuple(m, strided, swapped, same)
+  permuted = bf16[6920,2,11,1] transpose(d), dimensions={3,2,1,0}
+  ROOT r = (bf16[1,11,6912], bf16[1,11,1,3460], bf16[11,1,6920,2], bf16[1,11,6912], bf16[6920,2,11,1]) tuple(m, strided, swapped, same, permuted)
 }
 )";
 
 }  // namespace
 
-TEST_CASE("slice views: stride-1 slices and reshapes of size-1 dims are steps, nothing else", "[compiler][slice_view]") {
+TEST_CASE("array views: stride-1 slices, transposes and reshapes of size-1 dims are steps, nothing else",
+          "[compiler][array_view]") {
   auto module = tpusim::hlo::ParseModule(kModule, "t.hlo");
-  using tpusim::compiler::IsSliceViewStep;
-  CHECK(IsSliceViewStep(Named(*module, "g")));
-  CHECK(IsSliceViewStep(Named(*module, "gr")));   // drops the size-1 dim
-  CHECK_FALSE(IsSliceViewStep(Named(*module, "strided")));  // stride 2
-  CHECK_FALSE(IsSliceViewStep(Named(*module, "swapped")));  // [..,2,6920] -> [..,6920,2]: moves elements
-  CHECK_FALSE(IsSliceViewStep(Named(*module, "same")));     // same dims: no view
-  CHECK_FALSE(IsSliceViewStep(Named(*module, "t")));
+  using tpusim::compiler::IsArrayViewStep;
+  CHECK(IsArrayViewStep(Named(*module, "g")));
+  CHECK(IsArrayViewStep(Named(*module, "gr")));   // drops the size-1 dim
+  CHECK_FALSE(IsArrayViewStep(Named(*module, "strided")));  // stride 2
+  CHECK_FALSE(IsArrayViewStep(Named(*module, "swapped")));  // [..,2,6920] -> [..,6920,2]: moves elements
+  CHECK_FALSE(IsArrayViewStep(Named(*module, "same")));     // same dims: no view
+  CHECK_FALSE(IsArrayViewStep(Named(*module, "t")));
+  CHECK(IsArrayViewStep(Named(*module, "permuted")));
 }
 
-TEST_CASE("slice views: the box a chain reads, and its DMA index space", "[compiler][slice_view]") {
+TEST_CASE("array views: the box a chain reads, and its DMA index space", "[compiler][array_view]") {
   auto module = tpusim::hlo::ParseModule(kModule, "t.hlo");
   const auto& d = Named(*module, "d");
-  const auto view = tpusim::compiler::ResolveSliceView(Named(*module, "ur"), [&](const auto& x) { return &x == &d; });
+  const auto view = tpusim::compiler::ResolveArrayView(Named(*module, "ur"), [&](const auto& x) { return &x == &d; });
   REQUIRE(view);
   CHECK(view->source == &d);
   // ur's dims [1, 11, 6912]: its size-1 dim 0 is no source dim after the reshape; 11 is d's dim
@@ -70,15 +73,20 @@ TEST_CASE("slice views: the box a chain reads, and its DMA index space", "[compi
   CHECK(view->start == std::vector<int64_t>{0, 0, 1, 3});
   // Stopping at a source above the bottom: u is then the source, nothing sliced.
   const auto& u = Named(*module, "u");
-  const auto short_view = tpusim::compiler::ResolveSliceView(Named(*module, "ur"), [&](const auto& x) { return &x == &u; });
+  const auto short_view = tpusim::compiler::ResolveArrayView(Named(*module, "ur"), [&](const auto& x) { return &x == &u; });
   REQUIRE(short_view);
   CHECK(short_view->source == &u);
   CHECK(short_view->start == std::vector<int64_t>{0, 0, 0, 0});
-  CHECK_FALSE(tpusim::compiler::ResolveSliceView(Named(*module, "t"), [](const auto&) { return false; }));
+  CHECK_FALSE(tpusim::compiler::ResolveArrayView(Named(*module, "t"), [](const auto&) { return false; }));
+  // A transpose reverses the dims: result dim i walks d's dim 3 - i.
+  const auto permuted = tpusim::compiler::ResolveArrayView(Named(*module, "permuted"), [&](const auto& x) { return &x == &d; });
+  REQUIRE(permuted);
+  CHECK(permuted->source_dim == std::vector<int64_t>{3, 2, 1, 0});
+  CHECK(permuted->start == std::vector<int64_t>{0, 0, 0, 0});
 
   // The DMA space: d's dims 0 and 2 (no result dim walks them) first, then ur's three dims.
   const auto shape = [](const std::string& text) { return tpusim::isa::ParseShape(text); };
-  const auto space = tpusim::compiler::SliceViewDmaSpace(*view, shape("bf16[1,11,6912]{2,1,0:T(8,128)(2,1)}"),
+  const auto space = tpusim::compiler::ArrayViewDmaSpace(*view, shape("bf16[1,11,6912]{2,1,0:T(8,128)(2,1)}"),
                                                          shape("bf16[1,11,2,6920]{3,2,1,0:T(8,128)(2,1)}"));
   CHECK(space.tiles.dims == std::vector<int64_t>{1, 1, 1, 11, 6912});
   CHECK(space.tiles.layout->minor_to_major == std::vector<int64_t>{4, 3, 2, 1, 0});
@@ -88,11 +96,12 @@ TEST_CASE("slice views: the box a chain reads, and its DMA index space", "[compi
   CHECK(space.start == std::vector<int64_t>{0, 1, 0, 0, 3});
 }
 
-TEST_CASE("slice views: fused into their readers' groups, the source read from HBM", "[compiler][fusion][slice_view]") {
+TEST_CASE("array views: fused into their readers' groups, the source read from HBM", "[compiler][fusion][array_view]") {
   auto module = tpusim::hlo::ParseModule(kModule, "t.hlo");
   const std::vector<KernelGroup> groups = Groups(*module);
-  // strided and swapped are kernels of their own; same is an alias of m.
-  REQUIRE(Roots(groups) == std::vector<std::string>{"d", "m", "strided", "swapped"});
+  // strided, swapped and permuted (read by no element-wise kernel) are kernels of their own; same
+  // is an alias of m.
+  REQUIRE(Roots(groups) == std::vector<std::string>{"d", "m", "strided", "swapped", "permuted"});
   const KernelGroup& mlp = groups[1];
   for (const char* member : {"g", "gr", "u", "ur", "t"}) CHECK(HasMember(mlp, member));
   REQUIRE(mlp.operands.size() == 1);
@@ -102,8 +111,8 @@ TEST_CASE("slice views: fused into their readers' groups, the source read from H
   CHECK(cost.bytes_accessed == 3 * 11 * 6912 * 2);
 }
 
-TEST_CASE("slice views: a view whose reader is no element-wise kernel stays a kernel, its producer unfused",
-          "[compiler][fusion][slice_view]") {
+TEST_CASE("array views: a view whose reader is no element-wise kernel stays a kernel, its producer unfused",
+          "[compiler][fusion][array_view]") {
   auto module = tpusim::hlo::ParseModule(R"(HloModule t
 ENTRY e {
   a = f32[64,256] parameter(0)
@@ -124,8 +133,8 @@ ENTRY e {
   CHECK_FALSE(HasMember(groups[3], "m"));
 }
 
-TEST_CASE("slice views: a reshape that is its operand's bytes stays a plain stream unless it tops a view",
-          "[compiler][fusion][slice_view]") {
+TEST_CASE("array views: a reshape that is its operand's bytes stays a plain stream unless it tops a view",
+          "[compiler][fusion][array_view]") {
   // r adds a major size-1 dim: the same bytes as a (an alias), read tile for tile by a kernel that
   // loops over its blocks; gr drops one from a slice, so it tops the slice's view.
   auto module = tpusim::hlo::ParseModule(R"(HloModule t
