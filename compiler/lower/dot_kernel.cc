@@ -1,6 +1,7 @@
 #include "compiler/lower/dot_kernel.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -73,6 +74,19 @@ constexpr int kBothMask = 2;
 constexpr int kF16Mask = 3;  // scratch of the f16 rounding: one per interleaved tile, from 3 on
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// A weight piece split by columns (stored rows of a [N, K] operand) holds whole packed tiles of
+// 8-bit operands' rows (32), so every type's pieces start on a tile.
+constexpr int64_t kWeightColUnit = 32;
+
+// Piece p of `total` elements cut into `pieces` of whole `unit`s as evenly as the units allow,
+// as [first, end): K = 9 tiles over four engines is 2, 2, 2 and 3 tiles, where pieces of
+// ceil(9 / 4) = 3 tiles left the fourth engine without one (Gemma's MLP weights, stored with K
+// minor, came in on three of the four engines: 70% of HBM's rate).
+std::pair<int64_t, int64_t> EvenPiece(int64_t total, int64_t unit, int64_t pieces, int64_t p) {
+  const int64_t units = CeilDiv(total, unit);
+  return {std::min(total, units * p / pieces * unit), std::min(total, units * (p + 1) / pieces * unit)};
+}
 
 std::string Item(int reg, int64_t offset) {
   if (reg < 0) return std::to_string(offset);
@@ -409,7 +423,12 @@ class DotEmitter {
       return PermutedView(operand.shape, perm).layout->minor_to_major.front() == dim;
     };
     lhs_row_unit_ = minor_is(*c_.operands[0][0], form_.lhs_perm, rank_ - 2) ? l_ : t_.rows_per_vreg;
-    weight_k_unit_ = minor_is(*c_.operands[1][0], form_.rhs_perm, rank_ - 2) ? l_ : 2 * s_;
+    // A whole panel of weights stored with K minor ([N, K]: Flax's kernels read transposed) is
+    // split by its stored rows, N, where K's tiles would not spread evenly (9 tiles over four
+    // engines left one with 3); a slice, one or a few K blocks, by K (its pieces take turns on the
+    // engines slice by slice; by N they would be pieces of a few rows of one block).
+    weights_by_cols_ = minor_is(*c_.operands[1][0], form_.rhs_perm, rank_ - 2);
+    weight_k_unit_ = weights_by_cols_ ? l_ : 2 * s_;
     const int64_t engines = target.dma_engines();
     lhs_slice_pieces_ = std::min(engines, CeilDiv(t_.chunk_rows, lhs_row_unit_));
     weight_slice_pieces_.clear();
@@ -546,16 +565,16 @@ class DotEmitter {
       // the vreg's lanes, is many small requests). The pieces are cut from a full chunk's rows,
       // so every chunk's count is the same; a shorter chunk signals its missing pieces itself.
       const int64_t k_pieces = std::min<int64_t>(engines_, t_.k_blocks);
-      const int64_t blocks_per_piece = CeilDiv(t_.k_blocks, k_pieces);
       const int64_t unit = lhs_row_unit_;
       const bool split_rows = SplitOverEngines(c_.options, static_cast<int64_t>(t_.lhs_panel_bytes) / k_pieces);
       const int64_t row_pieces =
           split_rows ? std::min(CeilDiv(engines_, k_pieces), CeilDiv(t_.chunk_rows, unit)) : 1;
       const int64_t rows_per_piece = CeilDiv(CeilDiv(t_.chunk_rows, row_pieces), unit) * unit;
       int64_t count = 0;
-      for (int64_t p = 0; p * blocks_per_piece < t_.k_blocks; ++p) {
-        const int64_t k0 = p * blocks_per_piece * r_;
-        const int64_t cols = std::min(lhs_k_, k0 + blocks_per_piece * r_) - k0;
+      for (int64_t p = 0; p < k_pieces; ++p) {
+        const auto [block0, block_end] = EvenPiece(t_.k_blocks, 1, k_pieces, p);
+        const int64_t k0 = block0 * r_;
+        const int64_t cols = std::min(lhs_k_, block_end * r_) - k0;
         for (int64_t rp = 0; rp * rows_per_piece < t_.chunk_rows; ++rp) {
           const int64_t r0 = rp * rows_per_piece;
           const int64_t piece_rows = std::min(rows, r0 + rows_per_piece) - r0;
@@ -591,23 +610,34 @@ class DotEmitter {
   // the lhs behind it (a 128^3 dot waited 0.37 us for its lhs).
   int64_t WeightPieces() const {
     if (!SplitOverEngines(c_.options, static_cast<int64_t>(t_.weight_panel_bytes))) return 1;
+    if (weights_by_cols_) return std::min<int64_t>(engines_, CeilDiv(t_.group_cols, kWeightColUnit));
     return std::min<int64_t>(engines_, CeilDiv(form_.k, weight_k_unit_));
+  }
+  // Piece p of a weight panel of `cols` columns and K rows [k_begin, k_end) as (first K row, K
+  // rows, first column, columns): by K in whole tiles as stored, or (`by_cols`) by columns.
+  std::array<int64_t, 4> WeightPiece(int64_t k_begin, int64_t k_end, int64_t cols, int64_t pieces, int64_t p,
+                                     bool by_cols) const {
+    if (by_cols) {
+      const auto [c0, c1] = EvenPiece(cols, kWeightColUnit, pieces, p);
+      return {k_begin, k_end - k_begin, c0, c1 - c0};
+    }
+    const auto [first, end] = EvenPiece(k_end - k_begin, weight_k_unit_, pieces, p);
+    return {k_begin + first, end - first, 0, cols};
   }
   // Their semaphore: `sem_reg` (a register, or -1) plus `sem`.
   void EmitWeightDmas(int batch_reg, int col0_reg, int dst_reg, int64_t cols, int sem_reg, int64_t sem) {
     const uint64_t rhs = c_.operands[1][0]->address;
     const int64_t pieces = WeightPieces();
-    const int64_t rows_per_piece = CeilDiv(CeilDiv(form_.k, pieces), weight_k_unit_) * weight_k_unit_;
     for (int64_t p = 0; p < pieces; ++p) {
-      const int64_t k0 = p * rows_per_piece;
-      const int64_t rows = std::min(form_.k, k0 + rows_per_piece) - k0;
-      if (rows <= 0) {
+      const auto [k0, rows, c0, piece_cols] = WeightPiece(0, form_.k, cols, pieces, p, weights_by_cols_);
+      if (rows <= 0 || piece_cols <= 0) {
         out_.Emit("sem.signal sem[{}], 1", Item(sem_reg, sem));  // keeps the wait count fixed
         continue;
       }
       out_.Emit("dma hbm[{:#x}] -> vmem[{}], src={}, dst={}, src_start={}, dst_start={}, size={}, sem=sem[{}], engine={}",
-                rhs, Item(dst_reg, 0), rhs_view_, weight_panel_, List(Start(batch_reg, {std::to_string(k0), Item(col0_reg, 0)})),
-                List(Start(-1, {std::to_string(k0), "0"})), List(Size(rows, cols)), Item(sem_reg, sem), (p + 1) % engines_);
+                rhs, Item(dst_reg, 0), rhs_view_, weight_panel_, List(Start(batch_reg, {std::to_string(k0), Item(col0_reg, c0)})),
+                List(Start(-1, {std::to_string(k0), std::to_string(c0)})), List(Size(rows, piece_cols)), Item(sem_reg, sem),
+                (p + 1) % engines_);
     }
   }
   // This core's jobs: its batch elements x N groups x row chunks.
@@ -666,17 +696,15 @@ class DotEmitter {
     const int64_t k_begin = j * slice_blocks_ * r_;
     const int64_t k_end = std::min(form_.k, k_begin + slice_blocks_ * r_);
     const int64_t pieces = weight_slice_pieces_[j];
-    const int64_t rows_per_piece = CeilDiv(CeilDiv(k_end - k_begin, pieces), weight_k_unit_) * weight_k_unit_;
     for (int64_t p = 0; p < pieces; ++p) {
-      const int64_t k0 = k_begin + p * rows_per_piece;
-      const int64_t rows = std::min(k_end, k0 + rows_per_piece) - k0;
-      if (rows <= 0) {
+      const auto [k0, rows, c0, piece_cols] = WeightPiece(k_begin, k_end, cols, pieces, p, false);
+      if (rows <= 0 || piece_cols <= 0) {
         out_.Emit("sem.signal sem[{}], 1", WeightSliceSem(j));
         continue;
       }
       out_.Emit("dma hbm[{:#x}] -> vmem[{:#x}], src={}, dst={}, src_start={}, dst_start={}, size={}, sem=sem[{}], engine={}",
-                rhs, WeightSlot(0), rhs_view_, weight_panel_, List(Start(kBatch, {std::to_string(k0), std::to_string(col0_)})),
-                List(Start(-1, {std::to_string(k0), "0"})), List(Size(rows, cols)), WeightSliceSem(j),
+                rhs, WeightSlot(0), rhs_view_, weight_panel_, List(Start(kBatch, {std::to_string(k0), std::to_string(col0_ + c0)})),
+                List(Start(-1, {std::to_string(k0), std::to_string(c0)})), List(Size(rows, piece_cols)), WeightSliceSem(j),
                 (j + p + 1) % engines_);
     }
   }
@@ -1419,6 +1447,7 @@ class DotEmitter {
   int64_t lhs_slice_pieces_ = 1;             // DMAs (or signals) per lhs slice
   int64_t lhs_row_unit_ = 8, weight_k_unit_ = 16;  // a slice piece's rows: whole tiles as stored
   std::vector<int64_t> weight_slice_pieces_; // per weight slice
+  bool weights_by_cols_ = false;             // weight pieces split by columns (K stored minor)
   int64_t weight_count_ = 0, lhs_count_ = 0, read_count_ = 0;
 };
 

@@ -791,3 +791,24 @@ TEST_CASE("dot kernel: K slices of one block where the row passes bound it, in w
   CHECK(engines.size() == 4);
   CHECK(DotTimeUs(dir / "mv.hlo") < 1.75);
 }
+
+TEST_CASE("dot kernel: a panel of weights stored with K minor is split by columns over every engine", "[dot][timing]") {
+  // Gemma 3's MLP up-projection, 11 tokens: bf16[1,11,1152] x bf16[2,6912,1152] (Flax stores the
+  // weights [N, K]). Split by K, a panel's 9 tiles of K went out as 3 + 3 + 3 on three engines
+  // (37.05 us); by columns, each 512-column panel is four DMAs of 128 columns on the four
+  // engines: 33.8 us against the 26.2 us of moving the weights once at HBM's rate. The result is
+  // checked too.
+  const fs::path dir = TempDir("dot_weights_by_columns");
+  WriteText(dir / "up.hlo", "HloModule m\nENTRY e {\n  x = bf16[1,11,1152] parameter(0)\n  w = bf16[2,6912,1152] parameter(1)\n"
+                            "  ROOT d = bf16[1,11,2,6912] dot(x, w), lhs_contracting_dims={2}, rhs_contracting_dims={2}\n}\n");
+  RunOk("compile " + (dir / "up.hlo").string() + " --config tpu_v4 --output " + (dir / "up.s").string());
+  const std::string program = ReadText(dir / "up.s");
+  const std::regex panel_dma(R"(src=bf16\[1152,13824\][^\n]*size=\[1152, 128\][^\n]*engine=(\d))");
+  std::set<std::string> engines;
+  for (auto it = std::sregex_iterator(program.begin(), program.end(), panel_dma); it != std::sregex_iterator(); ++it) {
+    engines.insert((*it)[1].str());
+  }
+  CHECK(engines == std::set<std::string>{"0", "1", "2", "3"});
+  CHECK(DotTimeUs(dir / "up.hlo") < 35.0);
+  CHECK_THAT(RunOk("run " + (dir / "up.hlo").string() + " --check"), Catch::Contains("check passed"));
+}
