@@ -29,6 +29,7 @@ compiler::CompileOptions CompileOptionsFor(const ArchConfig& config) {
   options.limit_names = {"tensor_core.scalar_core.semaphore_count", "tensor_core.vpu.vector_register_count",
                          "tensor_core.mxu.row_count x column_count", "tensor_core.mxu.accumulator_rows"};
   options.hbm_capacity_bytes = params.hbm.capacity_bytes;
+  options.capacity_names = {"hbm.capacity_mib", "host.capacity_mib"};
   options.vmem_capacity_bytes = params.vmem.capacity_bytes;
   options.smem_capacity_bytes = params.smem.capacity_bytes;
   options.host_capacity_bytes = params.host.capacity_bytes;

@@ -441,7 +441,7 @@ class ProgramEmitter final : public NestedEmitter {
     };
     ReserveRegions(plan, binding);
     assignments_.push_back(AssignBuffers(plan.schedule, options_.hbm_capacity_bytes, plan.computed_inside, binding,
-                                         overwrites, options_.host_capacity_bytes));
+                                         overwrites, options_.host_capacity_bytes, options_.capacity_names));
     const BufferAssignment& buffers = assignments_.back();
     // Its region was reserved from a trial of the same plan (CalleeBytes): it must hold it.
     if (const auto reserved = callee_bytes_.find({&computation, writable});
@@ -508,7 +508,8 @@ class ProgramEmitter final : public NestedEmitter {
     pool_end_ = AlignUp(pool_end_ + std::max<uint64_t>(buffer->size_bytes, 1), kBufferAlignmentBytes);
     if (pool_end_ > options_.hbm_capacity_bytes) {
       throw Error(constant.Describe() + ": the constants of called computations need HBM up to " +
-                  std::to_string(pool_end_) + " bytes, more than the chip's " + std::to_string(options_.hbm_capacity_bytes));
+                  std::to_string(pool_end_) + " bytes, more than the chip's " + std::to_string(options_.hbm_capacity_bytes) +
+                  CapacityNote(options_.capacity_names.hbm, options_.hbm_capacity_bytes));
     }
     out_.AddBuffer("hbm." + buffer->name, "hbm", buffer->address, std::max<uint64_t>(buffer->size_bytes, 1),
                    isa::ToString(buffer->shape), "temporary");
@@ -578,7 +579,7 @@ CompiledModule Compile(const hlo::Module& source, const CompileOptions& options)
   };
   emitter.ReserveRegions(plan, above_pool);
   const BufferAssignment buffers = AssignBuffers(plan.schedule, options.hbm_capacity_bytes, plan.computed_inside,
-                                                 above_pool, donations, options.host_capacity_bytes);
+                                                 above_pool, donations, options.host_capacity_bytes, options.capacity_names);
   emitter.NotePeak(buffers);
   compiled.hbm_live_peak = buffers.live_peak;
 

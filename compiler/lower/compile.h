@@ -64,6 +64,9 @@ struct CompileOptions {
   // ArchConfig's field paths); empty: the `.target` directive's names (LimitNote).
   std::array<std::string, kTargetLimitCount> limit_names;
   uint64_t hbm_capacity_bytes = 0;
+  // What the user set the HBM and host capacities as (sim/: hbm.capacity_mib, host.capacity_mib),
+  // for the errors of modules that need more (CapacityNote); empty: not named.
+  CapacityNames capacity_names;
   uint64_t vmem_capacity_bytes = 0;
   uint64_t smem_capacity_bytes = 0;
   uint64_t host_capacity_bytes = 0;

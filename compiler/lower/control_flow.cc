@@ -121,7 +121,8 @@ void EmitLeafCopies(ControlFlowContext& c, const std::vector<const DeviceBuffer*
     const uint64_t size = AlignUp(std::max<uint64_t>(sources[k]->size_bytes, 1), kBufferAlignmentBytes);
     if (scratch + size > c.options.hbm_capacity_bytes) {
       throw Error(c.instruction.Describe() + ": staging the loop state needs HBM up to " + std::to_string(scratch + size) +
-                  " bytes, more than the chip's " + std::to_string(c.options.hbm_capacity_bytes));
+                  " bytes, more than the chip's " + std::to_string(c.options.hbm_capacity_bytes) +
+                  CapacityNote(c.options.capacity_names.hbm, c.options.hbm_capacity_bytes));
     }
     // Staged in HBM, host arrays too.
     staging.Copy(sources[k]->space(), sources[k]->address, "hbm", scratch, sources[k]->size_bytes);

@@ -267,9 +267,14 @@ uint64_t BufferAssignment::HostLiveTopAt(std::size_t position) const {
   return top;
 }
 
+std::string CapacityNote(const std::string& name, uint64_t capacity_bytes) {
+  if (name.empty()) return "";
+  return " (" + name + " = " + std::to_string(capacity_bytes >> 20) + " MiB)";
+}
+
 BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& schedule, uint64_t hbm_capacity_bytes,
                                const KernelOf& computed_inside, const NestedBinding& binding,
-                               const Donations& donations, uint64_t host_capacity_bytes) {
+                               const Donations& donations, uint64_t host_capacity_bytes, const CapacityNames& names) {
   BufferAssignment result;
   result.peak_bytes = binding.base_address;
   result.base_address = binding.base_address;
@@ -581,19 +586,19 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
     (buffer->in_host_memory() ? host : hbm).push_back(buffer.get());
   }
   const auto fail = [&](const std::vector<DeviceBuffer*>& placed, uint64_t peak, uint64_t capacity,
-                        std::string_view memory, std::string_view capacity_owner) {
+                        std::string_view memory, std::string_view capacity_owner, const std::string& capacity_name) {
     // Name the instruction where the most bytes are live, and what they are.
     const LivePeak live = FindLivePeak(schedule, placed);
     throw Error(schedule.at(live.position)->Describe() + ": the module needs " + std::to_string(peak) + " bytes of " +
                 std::string(memory) + " at its peak, more than the " + std::string(capacity_owner) + " " +
-                std::to_string(capacity) + "; " + LargestLive(live));
+                std::to_string(capacity) + CapacityNote(capacity_name, capacity) + "; " + LargestLive(live));
   };
   result.peak_bytes = std::max(result.peak_bytes, PlaceBuffers(hbm, binding.base_address));
-  if (result.peak_bytes > hbm_capacity_bytes) fail(hbm, result.peak_bytes, hbm_capacity_bytes, "HBM", "chip's");
+  if (result.peak_bytes > hbm_capacity_bytes) fail(hbm, result.peak_bytes, hbm_capacity_bytes, "HBM", "chip's", names.hbm);
   result.live_peak = FindLivePeak(schedule, hbm);
   result.host_peak_bytes = std::max(result.host_peak_bytes, PlaceBuffers(host, binding.host_base_address));
   if (result.host_peak_bytes > host_capacity_bytes) {
-    fail(host, result.host_peak_bytes, host_capacity_bytes, "host memory for host arrays (S(5))", "host's");
+    fail(host, result.host_peak_bytes, host_capacity_bytes, "host memory for host arrays (S(5))", "host's", names.host);
   }
   for (const auto& entry : view_of) owned.at(entry.first)->address = root_of(entry.first)->address;
   // The regions are no values: only their addresses stay.

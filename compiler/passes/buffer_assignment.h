@@ -144,14 +144,25 @@ struct Donations {
   std::function<bool(const hlo::Instruction& writer, const hlo::Instruction& parameter)> may_overwrite;
 };
 
+// What the user set the capacities as (sim/: the ArchConfig's fields, hbm.capacity_mib and
+// host.capacity_mib), named with their value in MiB by a capacity error; empty: not named.
+struct CapacityNames {
+  std::string hbm;
+  std::string host;
+};
+
+// " (NAME = N MiB)" for a capacity the user set as NAME; "" where `name` is empty.
+std::string CapacityNote(const std::string& name, uint64_t capacity_bytes);
+
 // Assigns HBM (host memory for S(5) arrays) to the values of `schedule` (every instruction of one
 // computation). Throws tpusim::Error when the HBM peak exceeds `hbm_capacity_bytes` or the host
-// arrays' peak exceeds `host_capacity_bytes`, naming the peak, the capacity and the instruction
-// where it is reached. peak_bytes is at least binding.base_address, host_peak_bytes at least
-// binding.host_base_address.
+// arrays' peak exceeds `host_capacity_bytes`, naming the peak, the capacity (and the field it was
+// set by, `names`) and the instruction where it is reached. peak_bytes is at least
+// binding.base_address, host_peak_bytes at least binding.host_base_address.
 BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& schedule, uint64_t hbm_capacity_bytes,
                                const KernelOf& computed_inside = {}, const NestedBinding& binding = {},
                                const Donations& donations = {},
-                               uint64_t host_capacity_bytes = std::numeric_limits<uint64_t>::max());
+                               uint64_t host_capacity_bytes = std::numeric_limits<uint64_t>::max(),
+                               const CapacityNames& names = {});
 
 }  // namespace tpusim::compiler

@@ -223,3 +223,14 @@ TEST_CASE("data movement: results written over stale bytes keep zero layout padd
     CHECK(nonzero_padding == 0);
   }
 }
+
+TEST_CASE("tpusim run: a module over the configured HBM is refused, naming the field that set the capacity", "[dma][e2e]") {
+  // 32 MiB of weights against --set hbm.capacity_mib=16: the error names the peak, the capacity,
+  // the field and its value (so the user knows what to --set), and what fills it.
+  const fs::path path = WriteModule("over_capacity", "  x = bf16[1,11,1152] parameter(0)\n  w = bf16[13824,1152] parameter(1)\n"
+                                                    "  ROOT d = bf16[1,11,13824] dot(x, w), lhs_contracting_dims={2}, "
+                                                    "rhs_contracting_dims={1}");
+  const std::string output = RunExpectingError("run " + path.string() + " --timing-only --set hbm.capacity_mib=16");
+  CHECK_THAT(output, Catch::Contains("bytes of HBM at its peak, more than the chip's 16777216 (hbm.capacity_mib = 16 MiB); "
+                                     "the largest buffers live here: w (31850496 bytes)"));
+}
