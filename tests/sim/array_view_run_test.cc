@@ -12,31 +12,13 @@
 
 #include "tests/sim/exec_support.h"
 
-namespace {
-
 using namespace tpusim::exec_test;
-
-struct Checked {
-  std::vector<std::string> ops;
-  std::string output;
-};
-
-Checked RunChecked(const std::string& name, const std::string& hlo) {
-  const fs::path dir = TempDir(name);
-  WriteText(dir / "m.hlo", hlo);
-  Checked checked;
-  checked.output = RunOk("run " + (dir / "m.hlo").string() + " --check --report " + (dir / "r.json").string());
-  checked.ops = KernelNames(dir / "r.json");
-  return checked;
-}
-
-}  // namespace
 
 TEST_CASE("array views: the gate and up halves of one dot are read by the MLP's kernel", "[array_view]") {
   // Gemma's MLP: one dot computes both halves ([.., 2, 6912]); each half is a slice of the size-2
   // dim and a reshape dropping it, as JAX writes `jnp.split`. The dot's layout makes the size-2 dim
   // a tiled one, so each half's rows are every other row of the dot's tiles: a re-tiling box.
-  const Checked run = RunChecked("array_view_mlp", R"(HloModule m
+  const CheckedRun run = RunCheckedWithReport("array_view_mlp", R"(HloModule m
 ENTRY e {
   x = bf16[1,11,1152] parameter(0)
   w = bf16[2,6912,1152] parameter(1)
@@ -55,7 +37,7 @@ ENTRY e {
 
 TEST_CASE("array views: a producer's two lane halves are read by two kernels, the producer written once", "[array_view]") {
   // A rotary embedding's halves: [0:128] and [128:256] of the lanes, each converted to f32.
-  const Checked run = RunChecked("array_view_halves", R"(HloModule m
+  const CheckedRun run = RunCheckedWithReport("array_view_halves", R"(HloModule m
 ENTRY e {
   a = bf16[1,11,4,256] parameter(0)
   b = bf16[1,11,4,256] parameter(1)
@@ -75,7 +57,7 @@ ENTRY e {
 TEST_CASE("array views: a box off the tiles' grid, over partial rows and lanes, on both cores", "[array_view]") {
   // Columns 3..502 of 700: every tile of the view straddles two of the source's; 300 rows are 37.5
   // strips, split over both TensorCores.
-  const Checked run = RunChecked("array_view_unaligned", R"(HloModule m
+  const CheckedRun run = RunCheckedWithReport("array_view_unaligned", R"(HloModule m
 ENTRY e {
   a = f32[300,700] parameter(0)
   b = f32[300,500] parameter(1)
@@ -91,7 +73,7 @@ ENTRY e {
 TEST_CASE("array views: transposes of major dims and of the tiled dims, sliced, in their readers' kernels", "[array_view]") {
   // Heads to the front ([S,H,D] -> [H,S,D], the lanes kept) and a matrix transposed (the lanes
   // walk the source's rows: element by element), each sliced and added to another array.
-  const Checked heads = RunChecked("array_view_heads", R"(HloModule m
+  const CheckedRun heads = RunCheckedWithReport("array_view_heads", R"(HloModule m
 ENTRY e {
   x = bf16[40,6,256] parameter(0)
   t = bf16[6,40,256] transpose(x), dimensions={1,0,2}
@@ -103,7 +85,7 @@ ENTRY e {
   CHECK_THAT(heads.output, Catch::Contains("check passed"));
   CHECK_THAT(heads.output, Catch::Contains("every element equal"));
   CHECK(heads.ops == std::vector<std::string>{"o"});
-  const Checked matrix = RunChecked("array_view_matrix", R"(HloModule m
+  const CheckedRun matrix = RunCheckedWithReport("array_view_matrix", R"(HloModule m
 ENTRY e {
   x = f32[300,130] parameter(0)
   t = f32[130,300] transpose(x), dimensions={1,0}
@@ -117,7 +99,7 @@ ENTRY e {
 
 TEST_CASE("array views: many blocks, and rows split into pieces where a strip does not fit twice", "[array_view]") {
   // 24 MiB of bf16 per array: many blocks of whole matrices along the major dim.
-  const Checked blocks = RunChecked("array_view_blocks", R"(HloModule m
+  const CheckedRun blocks = RunCheckedWithReport("array_view_blocks", R"(HloModule m
 ENTRY e {
   a = bf16[64,2,3000,128] parameter(0)
   s = bf16[64,1,3000,128] slice(a), slice={[0:64], [1:2], [0:3000], [0:128]}
@@ -129,7 +111,7 @@ ENTRY e {
   CHECK_THAT(blocks.output, Catch::Contains("check passed"));
   CHECK(blocks.ops == std::vector<std::string>{"m"});
   // Rows of 40000 f32 columns (313 tiles a strip): blocks are pieces of one strip.
-  const Checked pieces = RunChecked("array_view_pieces", R"(HloModule m
+  const CheckedRun pieces = RunCheckedWithReport("array_view_pieces", R"(HloModule m
 ENTRY e {
   a = f32[8,2,40000] parameter(0)
   s = f32[8,1,40000] slice(a), slice={[0:8], [1:2], [0:40000]}
@@ -144,7 +126,7 @@ ENTRY e {
 
 TEST_CASE("array views: a rank-1 array reshaped to rows, and a slice in a reduce's input fusion", "[array_view]") {
   // A norm's scale: bf16[1152] (tiles of 1024) read as the row of a [1,1,1152] kernel.
-  const Checked scale = RunChecked("array_view_scale", R"(HloModule m
+  const CheckedRun scale = RunCheckedWithReport("array_view_scale", R"(HloModule m
 ENTRY e {
   s = bf16[1152] parameter(0)
   r = bf16[1,1,1152] reshape(s)
@@ -156,7 +138,7 @@ ENTRY e {
   CHECK_THAT(scale.output, Catch::Contains("check passed"));
   CHECK_THAT(scale.output, Catch::Contains("every element equal"));
   CHECK(scale.ops == std::vector<std::string>{"a"});
-  const Checked reduce = RunChecked("array_view_reduce", R"(HloModule m
+  const CheckedRun reduce = RunCheckedWithReport("array_view_reduce", R"(HloModule m
 add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT s = f32[] add(x, y) }
 ENTRY e {
   a = f32[4,256,512] parameter(0)
@@ -237,7 +219,7 @@ TEST_CASE("array views: 40 seeded random boxes of every element type, each one k
     hlo += "  b = " + shape(type, top_dims) + " parameter(1)\n  ROOT o = " + shape(type, top_dims) + " " + op + "(" + top +
            ", b)\n}\n";
     INFO(hlo);
-    const Checked run = RunChecked("array_view_random_" + std::to_string(module), hlo);
+    const CheckedRun run = RunCheckedWithReport("array_view_random_" + std::to_string(module), hlo);
     CHECK_THAT(run.output, Catch::Contains("check passed"));
     CHECK(run.ops == std::vector<std::string>{"o"});
   }

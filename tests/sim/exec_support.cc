@@ -131,6 +131,15 @@ std::vector<std::string> KernelNames(const fs::path& report) {
   return names;
 }
 
+CheckedRun RunCheckedWithReport(const std::string& name, const std::string& hlo) {
+  const fs::path dir = TempDir(name);
+  WriteText(dir / "m.hlo", hlo);
+  CheckedRun run;
+  run.output = RunOk("run " + (dir / "m.hlo").string() + " --check --report " + (dir / "r.json").string());
+  run.ops = KernelNames(dir / "r.json");
+  return run;
+}
+
 WordDiff CompareWords(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want) {
   if (got.size() != want.size()) return {-1, -1};
   WordDiff diff;

@@ -57,6 +57,14 @@ double ReportSum(const fs::path& report, const std::string& key);     // the sum
 // The names of a report's ops (its kernels), in the report's order.
 std::vector<std::string> KernelNames(const fs::path& report);
 
+// `run --check --report` of `hlo` (written to a fresh directory `name`): its output (as RunOk:
+// the run must succeed) and its kernels' names.
+struct CheckedRun {
+  std::vector<std::string> ops;
+  std::string output;
+};
+CheckedRun RunCheckedWithReport(const std::string& name, const std::string& hlo);
+
 // The 32-bit words where two byte images differ: how many (-1 if the sizes differ), and the
 // first (-1 if none). Tests report a mismatch this way rather than by printing megabytes.
 struct WordDiff {

@@ -9,30 +9,11 @@
 
 #include "tests/sim/exec_support.h"
 
-namespace {
-
 using namespace tpusim::exec_test;
-
-// The ops of a `--report` by name, and the output of `run --check` on `hlo`.
-struct Checked {
-  std::vector<std::string> ops;
-  std::string output;
-};
-
-Checked RunChecked(const std::string& name, const std::string& hlo) {
-  const fs::path dir = TempDir(name);
-  WriteText(dir / "m.hlo", hlo);
-  Checked checked;
-  checked.output = RunOk("run " + (dir / "m.hlo").string() + " --check --report " + (dir / "r.json").string());
-  checked.ops = KernelNames(dir / "r.json");
-  return checked;
-}
-
-}  // namespace
 
 TEST_CASE("iotas: along the lanes, an s32 iota is computed in its reader's kernel, never written", "[iota_fusion]") {
   // 256 rows of 512: 32 strips of 4 tiles over both cores; tile t of a strip adds 128 t.
-  const Checked run = RunChecked("iota_lanes", R"(HloModule m
+  const CheckedRun run = RunCheckedWithReport("iota_lanes", R"(HloModule m
 ENTRY e {
   x = s32[256,512] parameter(0)
   i = s32[256,512] iota(), iota_dimension=1
@@ -47,7 +28,7 @@ ENTRY e {
 TEST_CASE("iotas: a causal mask from row and column iotas over partial rows and lanes is one kernel", "[iota_fusion]") {
   // 1000 rows (125 strips, blocks looped) of 200 columns (the second tile's last 56 lanes are
   // padding): y = row >= column ? x : -1e9, as attention's causal mask.
-  const Checked run = RunChecked("iota_causal", R"(HloModule m
+  const CheckedRun run = RunCheckedWithReport("iota_causal", R"(HloModule m
 ENTRY e {
   x = f32[1000,200] parameter(0)
   row = s32[1000,200] iota(), iota_dimension=0
@@ -66,7 +47,7 @@ ENTRY e {
 TEST_CASE("iotas: f32 iotas along every dim of a rank-3 array, and a bf16 one rounded", "[iota_fusion]") {
   // f32[3,40,256]: the major dim's index comes from the strip's by division (5 strips a matrix,
   // the last partial); 10000 i + 300 j + k is exact in f32.
-  const Checked f32 = RunChecked("iota_rank3", R"(HloModule m
+  const CheckedRun f32 = RunCheckedWithReport("iota_rank3", R"(HloModule m
 ENTRY e {
   x = f32[3,40,256] parameter(0)
   i = f32[3,40,256] iota(), iota_dimension=0
@@ -86,7 +67,7 @@ ENTRY e {
   CHECK_THAT(f32.output, Catch::Contains("every element equal"));
   CHECK(f32.ops == std::vector<std::string>{"r"});
   // Columns up to 1023 in bf16: above 256 they round to 8 significant bits, as XLA's iota does.
-  const Checked bf16 = RunChecked("iota_bf16", R"(HloModule m
+  const CheckedRun bf16 = RunCheckedWithReport("iota_bf16", R"(HloModule m
 ENTRY e {
   x = bf16[16,1024] parameter(0)
   i = bf16[16,1024] iota(), iota_dimension=1
@@ -100,7 +81,7 @@ ENTRY e {
 TEST_CASE("iotas: a broadcast rank-1 iota is computed as the iota of the broadcast's shape", "[iota_fusion]") {
   // JAX's arange(512)[None, :] and arange(40)[:, None] over [3,40,512]: no iota kernel, no
   // broadcast; the values go along the dims the iotas' dims go to.
-  const Checked run = RunChecked("iota_broadcast", R"(HloModule m
+  const CheckedRun run = RunCheckedWithReport("iota_broadcast", R"(HloModule m
 ENTRY e {
   x = s32[3,40,512] parameter(0)
   c = s32[512] iota(), iota_dimension=0
@@ -121,7 +102,7 @@ ENTRY e {
 TEST_CASE("iotas: in a reduce's producer, an iota is computed there too", "[iota_fusion]") {
   // A weighted row sum: the reduce kernel's producer computes the column index (s19 is the
   // producer's strip index, which the reduce leaves alone).
-  const Checked reduce = RunChecked("iota_reduce", R"(HloModule m
+  const CheckedRun reduce = RunCheckedWithReport("iota_reduce", R"(HloModule m
 add {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
@@ -142,7 +123,7 @@ ENTRY e {
 TEST_CASE("iotas: where the kernel cannot compute one, the iota is a kernel of its own", "[iota_fusion]") {
   // Rows of 65 tiles are longer than a body; a column-major layout's rows are not the iota's; a
   // broadcast iota over rows that long stays a small iota kernel, its broadcast loaded.
-  const Checked long_rows = RunChecked("iota_long", R"(HloModule m
+  const CheckedRun long_rows = RunCheckedWithReport("iota_long", R"(HloModule m
 ENTRY e {
   x = s32[8,8320] parameter(0)
   i = s32[8,8320] iota(), iota_dimension=1
@@ -151,7 +132,7 @@ ENTRY e {
 )");
   CHECK_THAT(long_rows.output, Catch::Contains("every element equal"));
   CHECK(long_rows.ops == std::vector<std::string>{"i", "r"});
-  const Checked column_major = RunChecked("iota_column_major", R"(HloModule m
+  const CheckedRun column_major = RunCheckedWithReport("iota_column_major", R"(HloModule m
 ENTRY e {
   x = s32[256,512]{0,1} parameter(0)
   i = s32[256,512]{0,1} iota(), iota_dimension=1
@@ -160,7 +141,7 @@ ENTRY e {
 )");
   CHECK_THAT(column_major.output, Catch::Contains("every element equal"));
   CHECK(column_major.ops == std::vector<std::string>{"i", "r"});
-  const Checked broadcast = RunChecked("iota_broadcast_long", R"(HloModule m
+  const CheckedRun broadcast = RunCheckedWithReport("iota_broadcast_long", R"(HloModule m
 ENTRY e {
   x = s32[8,8320] parameter(0)
   i = s32[8320] iota(), iota_dimension=0
