@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "compiler/lower/elementwise_expr.h"
 #include "compiler/lower/array_view.h"
+#include "compiler/lower/elementwise_expr.h"
 
 namespace tpusim::compiler {
 using hlo::Opcode;

@@ -194,13 +194,8 @@ GeneralDims DimsOf(const KernelContext& context) {
 // copy goes through a row-major untiled image instead (two passes, a few boxes).
 constexpr int64_t kMaxMergeBoxes = 256;
 
-// The copy between `split` -- dims [batch..., run 1 (`first` dims), run 2 (the rest)], the order
-// the canonical array merges them in -- and `merged` = [batch..., product of run 1, product of run
-// 2] (`to_merged`: split -> merged, else merged -> split), as one box per index of the runs' dims
-// other than their innermost, which are contiguous in both (each box [1.., d1, 1.., d2]: the merged
-// array seen in the split one's rank, run dims other than the innermost of size 1). The boxes
-// move each byte once, where the untiled image moves it twice. False (nothing emitted) past
-// kMaxMergeBoxes boxes, or where the innermost dim is shorter than the vector lanes.
+// The boxes of EmitMergeCopy for a split array of `dims`: one per index of its runs' dims other than
+// their innermost (0 where the runs are not both there).
 int64_t MergeBoxes(const std::vector<int64_t>& dims, std::size_t batch, std::size_t first) {
   const std::size_t rank = dims.size();
   if (first == 0 || rank < batch + first + 1) return 0;
@@ -218,6 +213,13 @@ bool MergeCopyFits(const std::vector<int64_t>& dims, std::size_t batch, std::siz
   return boxes > 0 && boxes <= kMaxMergeBoxes && dims.back() >= target.lanes();
 }
 
+// The copy between `split` -- dims [batch..., run 1 (`first` dims), run 2 (the rest)], the order
+// the canonical array merges them in -- and `merged` = [batch..., product of run 1, product of run
+// 2] (`to_merged`: split -> merged, else merged -> split), as one box per index of the runs' dims
+// other than their innermost, which are contiguous in both (each box [1.., d1, 1.., d2]: the merged
+// array seen in the split one's rank, run dims other than the innermost of size 1). The boxes
+// move each byte once, where the untiled image moves it twice. False (nothing emitted) past
+// kMaxMergeBoxes boxes, or where the innermost dim is shorter than the vector lanes.
 bool EmitMergeCopy(DmaEmitter& e, const DmaArray& split, const DmaArray& merged, std::size_t batch, std::size_t first,
                    bool to_merged) {
   const std::vector<int64_t>& dims = split.shape.dims;

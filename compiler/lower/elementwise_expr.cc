@@ -10,8 +10,8 @@
 #include <unordered_map>
 
 #include "compiler/hlo/reducer_pattern.h"
-#include "compiler/lower/kernel.h"
 #include "compiler/lower/array_view.h"
+#include "compiler/lower/kernel.h"
 #include "isa/error.h"
 
 namespace tpusim::compiler {

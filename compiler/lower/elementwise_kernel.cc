@@ -8,14 +8,14 @@
 #include <utility>
 
 #include "compiler/hlo/reducer_pattern.h"
-#include "compiler/lower/broadcast_block_dmas.h"
 #include "compiler/lower/array_view.h"
+#include "compiler/lower/broadcast_block_dmas.h"
 #include "compiler/lower/dma_region.h"
 #include "compiler/lower/elementwise_expr.h"
 #include "compiler/lower/f16_emulation.h"
 #include "compiler/lower/megacore.h"
-#include "compiler/lower/vtile.h"
 #include "compiler/lower/vpu_issue_clock.h"
+#include "compiler/lower/vtile.h"
 #include "isa/error.h"
 
 namespace tpusim::compiler {
@@ -355,8 +355,9 @@ class Emitter {
     tiles.layout->element_size_in_bits = 0;
     const auto geometry = GetVtileGeometry(tiles, sublanes_, lanes_);
     if (!geometry || result.rank() < 2 || operand.is_tuple || !operand.layout) {
-      CannotLower(c_.instruction, std::string(hlo::OpcodeName(node.view->opcode())) + " '" + node.view->name() + "' of " + isa::ToString(operand) +
-                                      " into " + isa::ToString(result) + " (its tiles are not ones the element-wise kernels stream)");
+      CannotLower(c_.instruction, std::string(hlo::OpcodeName(node.view->opcode())) + " '" + node.view->name() + "' of " +
+                                      isa::ToString(operand) + " into " + isa::ToString(result) +
+                                      " (its tiles are not ones the element-wise kernels stream)");
     }
     stream.geometry = *geometry;
     if (node.box) {

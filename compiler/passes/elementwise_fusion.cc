@@ -5,9 +5,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "compiler/lower/array_view.h"
 #include "compiler/lower/cost.h"
 #include "compiler/lower/elementwise_expr.h"
-#include "compiler/lower/array_view.h"
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/host_offload.h"
 
