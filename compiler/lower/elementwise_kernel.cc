@@ -286,16 +286,16 @@ class Emitter {
 
   // A row fold (ExprNode::kRowFold) folds a strip's tiles in one body, and an iota's values
   // (ExprNode::kIota) come from where a tile is in its strip and where the body's strips are:
-  // blocks of whole strips, a strip in one body scheduled tile by tile; a fold without padding
-  // lanes (they would need the fold's identity); an iota over row-major rows.
+  // blocks of whole strips, a strip in one body scheduled tile by tile (a strip's last tile's
+  // padding lanes fold as the fold's identity); an iota over row-major rows.
   void CheckStripBodies() {
     const char* what = row_folds_ ? "fold" : "compute an iota over";
     if (pieces_ > 1 || grid_.strip_tiles > kScheduledTiles) {
       CannotLower(c_.instruction, std::string("its rows of ") + std::to_string(grid_.strip_tiles) + " tiles are too long to " +
                                       what + " in one body of the element-wise kernel");
     }
-    if (row_folds_ && (grid_.partial_lanes != 0 || grid_.partial_elements != 0)) {
-      CannotLower(c_.instruction, "it folds rows that end in padding lanes (not lowered yet)");
+    if (row_folds_ && grid_.partial_elements != 0) {
+      CannotLower(c_.instruction, "it folds rows of a rank-1 array (not lowered yet)");
     }
     if (!ScheduledBody()) CannotLower(c_.instruction, std::string("it cannot ") + what + " rows of f16 or 8-bit values (not lowered yet)");
     if (iotas_) {
@@ -545,7 +545,8 @@ class Emitter {
     // Zero: the masks' fill, and the lane index every lane of a lane broadcast reads.
     if (masked_ || converts_pred || moves_pred_ || LaneBroadcasts() || row_folds_) out_->Emit("vbcast v{}, 0", zero_reg_);
     if (converts_pred) out_->Emit("vbcast v{}, 0x3f800000", one_reg_);  // 1.0f
-    if (masked_) {
+    // (A row fold reads the lane mask for its strips' padding lanes: EmitRowFold.)
+    if (masked_ || (row_folds_ && grid_.partial_lanes != 0)) {
       if (grid_.partial_elements != 0) {
         // Rank <= 1: element sublane * L + lane of the last tile is valid below partial_elements.
         out_->Emit("vsublaneid v0");
@@ -1445,11 +1446,28 @@ class Emitter {
     copy_ = step.copy;
     const int d = AllocVreg();
     Regs()[step.index] = d;
-    int folded = regs_[first][input];
+    // A row that ends in padding lanes: its last tile's padding lanes hold the fold's identity
+    // (an add's +0, a maximum's -inf, a minimum's +inf), as the reduce kernel's do, so whatever
+    // the chain computed there (an exponential of stale bytes) folds into nothing.
+    int last = regs_[end - 1][input];
+    int identity = -1;
+    if (grid_.partial_lanes != 0) {
+      if (op == hlo::ReduceOp::kAdd) {
+        identity = zero_reg_;
+      } else {
+        identity = AllocVreg();
+        out_->Emit("vbcast v{}, {:#x}", identity, op == hlo::ReduceOp::kMaximum ? 0xff800000u : 0x7f800000u);
+      }
+      const int padded = identity == zero_reg_ ? AllocVreg() : identity;
+      out_->Emit("vsel v{}, m{}, v{}, v{}", padded, kLaneMask, last, identity);
+      last = padded;
+    }
+    int folded = end - 1 == first ? last : regs_[first][input];
     for (int c = first + 1; c < end; ++c) {
-      out_->Emit("v{}.f32 v{}, v{}, v{}", name, d, folded, regs_[c][input]);
+      out_->Emit("v{}.f32 v{}, v{}, v{}", name, d, folded, c == end - 1 ? last : regs_[c][input]);
       folded = d;
     }
+    if (last != regs_[end - 1][input]) vreg_used_[last] = false;
     out_->Emit("vredb.{}.f32 v{}, v{}", name, d, folded);
     const bool add = op == hlo::ReduceOp::kAdd;
     if (add) out_->Emit("vadd.f32 v{}, v{}, v{}", d, d, zero_reg_);
@@ -1465,7 +1483,8 @@ class Emitter {
     copy_ = step.copy;
     ScheduledValue& value = values[step.copy][step.index];
     value.issued = value.done = true;
-    double at = clock.Issue(VpuSlot::kElementwise, ready, end - first - 1);
+    const int pads = grid_.partial_lanes == 0 ? 0 : op == hlo::ReduceOp::kAdd ? 1 : 2;
+    double at = clock.Issue(VpuSlot::kElementwise, ready, end - first - 1 + pads);
     at = clock.Issue(VpuSlot::kCrossLane, at, 1);
     return add ? clock.Issue(VpuSlot::kElementwise, at, rounds ? 2 : 1) : at;
   }

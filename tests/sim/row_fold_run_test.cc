@@ -1,7 +1,7 @@
 // Row folds run end to end (compiler/passes/elementwise_fusion.h, ExprNode::kRowFold in
 // compiler/lower/elementwise_kernel.cc): a softmax and a layer norm each run as one kernel whose
-// values `--check` compares with the reference evaluator, and rows the kernel cannot fold (padding
-// lanes, rows longer than a body) fall back to reduce kernels, still checked.
+// values `--check` compares with the reference evaluator (rows that end in padding lanes too), and
+// rows the kernel cannot fold (longer than a body) fall back to reduce kernels, still checked.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -55,14 +55,22 @@ TEST_CASE("row folds: a softmax over rows of 512 is one kernel, its maximum and 
   CHECK(RunSoftmax("row_fold_softmax", 256, 512) == std::vector<std::string>{"r"});
 }
 
-TEST_CASE("row folds: rows with padding lanes, or longer than a body, go to reduce kernels, checked", "[row_fold]") {
-  // 100 columns: the last tile's padding lanes would need the fold's identity (not lowered), so
-  // the fusion pass asks the kernel, which refuses, and the reduces keep kernels of their own (as
-  // before row folds: the exponential, read by two of them and not duplicated, too).
-  const std::vector<std::string> unfolded = {"mx", "ex", "s", "r"};
-  CHECK(RunSoftmax("row_fold_padding", 64, 100) == unfolded);
-  // 65 tiles a strip: more than a scheduled body holds.
-  CHECK(RunSoftmax("row_fold_long", 8, 65 * 128) == unfolded);
+TEST_CASE("row folds: rows that end in padding lanes fold them as the identity, checked", "[row_fold]") {
+  // 100 columns (one tile, 28 padding lanes), 11 (Gemma's attention over 11 keys: 117 padding
+  // lanes, where the exponential of stale bytes may be anything) and 200 (two tiles, the second
+  // with 56): the last tile's padding lanes fold as -inf for the maximum and +0 for the sum, so
+  // each softmax is one kernel and equal to the evaluator's within the sum's bound (before: the
+  // maximum, the exponential, the sum and the divide, four kernels).
+  CHECK(RunSoftmax("row_fold_padding", 64, 100) == std::vector<std::string>{"r"});
+  CHECK(RunSoftmax("row_fold_keys", 44, 11) == std::vector<std::string>{"r"});
+  CHECK(RunSoftmax("row_fold_two_tiles", 40, 200) == std::vector<std::string>{"r"});
+}
+
+TEST_CASE("row folds: rows longer than a body go to reduce kernels, checked", "[row_fold]") {
+  // 65 tiles a strip: more than a scheduled body holds, so the fusion pass asks the kernel, which
+  // refuses, and the reduces keep kernels of their own (as before row folds: the exponential,
+  // read by two of them and not duplicated, too).
+  CHECK(RunSoftmax("row_fold_long", 8, 65 * 128) == std::vector<std::string>{"mx", "ex", "s", "r"});
 }
 
 TEST_CASE("row folds: a layer norm in bf16 is one kernel, its values equal to the evaluator's", "[row_fold]") {
@@ -120,4 +128,25 @@ ENTRY e {
       RunOk("run " + (dir / "m.hlo").string() + " --check --report " + (dir / "r.json").string());
   CHECK_THAT(output, Catch::Contains("check passed"));
   CHECK(KernelNames(dir / "r.json") == std::vector<std::string>{"r"});
+}
+
+TEST_CASE("row folds: a minimum over rows that end in padding lanes folds them as +inf", "[row_fold]") {
+  // x - min(x) over 130 columns (the second tile's 126 padding lanes): one kernel, every element
+  // equal to the evaluator's (a minimum rounds nothing).
+  const CheckedRun run = RunCheckedWithReport("row_fold_min", R"(HloModule m
+min {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] minimum(a, b)
+}
+ENTRY e {
+  x = f32[24,130] parameter(0)
+  hi = f32[] constant(inf)
+  mn = f32[24] reduce(x, hi), dimensions={1}, to_apply=min
+  mb = f32[24,130] broadcast(mn), dimensions={0}
+  ROOT r = f32[24,130] subtract(x, mb)
+}
+)");
+  CHECK_THAT(run.output, Catch::Contains("every element equal"));
+  CHECK(run.ops == std::vector<std::string>{"r"});
 }
