@@ -193,6 +193,14 @@ std::string ToString(const Shape& shape) {
   return text;
 }
 
+std::vector<int64_t> DimsWithoutOnes(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> kept;
+  for (int64_t d : dims) {
+    if (d != 1) kept.push_back(d);
+  }
+  return kept;
+}
+
 std::vector<int64_t> MajorToMinorOrder(int64_t rank) {
   std::vector<int64_t> order;
   for (int64_t d = rank - 1; d >= 0; --d) order.push_back(d);

@@ -92,6 +92,10 @@ std::string ToString(const Shape& shape);
 // Row-major `minor_to_major` (rank-1, ..., 0): XLA's default for a new shape.
 std::vector<int64_t> MajorToMinorOrder(int64_t rank);
 
+// The sizes of `dims` other than 1, in order: what a reshape that only adds or drops size-1
+// dims keeps.
+std::vector<int64_t> DimsWithoutOnes(const std::vector<int64_t>& dims);
+
 // The layout a TPU gives an array whose layout the program does not fix: row-major with
 // bf16/f16/16-bit ints `T(8,128)(2,1)`, 32- and 64-bit types `T(8,128)`, 8-bit types
 // `T(8,128)(4,1)`; rank-1 arrays `T(1024)`, `T(1024)(128)(2,1)`, `T(1024)(128)(4,1)`; scalars and

@@ -9,8 +9,8 @@ namespace {
 
 using hlo::Opcode;
 
-// The dims of `dims` that are not 1, in order.
-std::vector<int64_t> NonUnitDims(const std::vector<int64_t>& dims) {
+// The indices of `dims`' dims that are not 1, in order.
+std::vector<int64_t> NonUnitDimIndices(const std::vector<int64_t>& dims) {
   std::vector<int64_t> result;
   for (std::size_t d = 0; d < dims.size(); ++d) {
     if (dims[d] != 1) result.push_back(static_cast<int64_t>(d));
@@ -32,11 +32,7 @@ bool IsArrayViewStep(const hlo::Instruction& x) {
     return true;
   }
   if (x.opcode() != Opcode::kReshape || operand.dims == x.shape().dims) return false;
-  std::vector<int64_t> in;
-  std::vector<int64_t> out;
-  for (int64_t d : NonUnitDims(operand.dims)) in.push_back(operand.dims[d]);
-  for (int64_t d : NonUnitDims(x.shape().dims)) out.push_back(x.shape().dims[d]);
-  return in == out;
+  return isa::DimsWithoutOnes(operand.dims) == isa::DimsWithoutOnes(x.shape().dims);
 }
 
 std::optional<ArrayView> ResolveArrayView(const hlo::Instruction& x,
@@ -62,8 +58,8 @@ std::optional<ArrayView> ResolveArrayView(const hlo::Instruction& x,
     } else {
       // The i-th dim other than size 1 of `at` is the i-th of its operand; size-1 dims are dropped
       // (a result dim on one drops out of the source) or added (at index 0).
-      const std::vector<int64_t> from = NonUnitDims(at->shape().dims);
-      const std::vector<int64_t> to = NonUnitDims(operand->shape().dims);
+      const std::vector<int64_t> from = NonUnitDimIndices(at->shape().dims);
+      const std::vector<int64_t> to = NonUnitDimIndices(operand->shape().dims);
       std::vector<int64_t> operand_dim_of(at->shape().rank(), -1);
       for (std::size_t i = 0; i < from.size(); ++i) operand_dim_of[from[i]] = to[i];
       std::vector<int64_t> start(operand->shape().rank(), 0);

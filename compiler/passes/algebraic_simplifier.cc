@@ -127,11 +127,7 @@ Instruction* BroadcastOfUnitReshape(Instruction& x) {
   for (std::size_t d = 0; d < to.size(); ++d) {
     if (to[d] != 1) composed.push_back(dimensions.at(d));
   }
-  std::vector<int64_t> kept;
-  for (int64_t size : to) {
-    if (size != 1) kept.push_back(size);
-  }
-  if (kept != from) return nullptr;
+  if (isa::DimsWithoutOnes(to) != from) return nullptr;
   Instruction* spread = AddInstructionFor(x, x.name() + ".unreshaped", Opcode::kBroadcast, x.shape());
   spread->AddOperand(source);
   spread->AddAttribute({"dimensions", composed, {}});

@@ -22,13 +22,14 @@ bool Mergeable(const Instruction& x, const std::unordered_set<const Instruction*
 
 // What two instructions must share beyond their opcode, shape and operands (the bucket's key).
 bool SameAttributes(const Instruction& a, const Instruction& b) {
-  std::vector<const hlo::Attribute*> left, right;
-  for (const hlo::Attribute& attribute : a.attributes()) {
-    if (attribute.name != "metadata") left.push_back(&attribute);
-  }
-  for (const hlo::Attribute& attribute : b.attributes()) {
-    if (attribute.name != "metadata") right.push_back(&attribute);
-  }
+  const auto compared = [](const Instruction& x) {
+    std::vector<const hlo::Attribute*> attributes;
+    for (const hlo::Attribute& attribute : x.attributes()) {
+      if (attribute.name != "metadata") attributes.push_back(&attribute);
+    }
+    return attributes;
+  };
+  const std::vector<const hlo::Attribute*> left = compared(a), right = compared(b);
   if (left.size() != right.size()) return false;
   for (std::size_t i = 0; i < left.size(); ++i) {
     if (left[i]->name != right[i]->name || !(left[i]->value == right[i]->value)) return false;

@@ -15,15 +15,9 @@ namespace {
 using hlo::Instruction;
 using hlo::Opcode;
 
-std::vector<int64_t> WithoutOnes(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> kept;
-  for (int64_t d : dims) {
-    if (d != 1) kept.push_back(d);
-  }
-  return kept;
+bool HasOnes(const isa::Shape& shape) {
+  return isa::DimsWithoutOnes(shape.dims).size() != shape.dims.size();
 }
-
-bool HasOnes(const isa::Shape& shape) { return WithoutOnes(shape.dims).size() != shape.dims.size(); }
 
 class Rewriter {
  public:
@@ -43,8 +37,8 @@ class Rewriter {
     for (int64_t d : reduce_.GetIntList("dimensions")) {
       if (renumbered.at(d) >= 0) dims.push_back(renumbered[d]);
     }
-    Instruction* flat_operand = Squeezed(reduce_.operand(0), WithoutOnes(operand.dims), kSinkDepth);
-    Instruction* flat = Add(Opcode::kReduce, Array(result.element_type, WithoutOnes(result.dims)), "reduce");
+    Instruction* flat_operand = Squeezed(reduce_.operand(0), isa::DimsWithoutOnes(operand.dims), kSinkDepth);
+    Instruction* flat = Add(Opcode::kReduce, Array(result.element_type, isa::DimsWithoutOnes(result.dims)), "reduce");
     flat->AddOperand(flat_operand);
     flat->AddOperand(reduce_.operand(1));
     for (const hlo::Attribute& attribute : reduce_.attributes()) {
@@ -119,7 +113,8 @@ bool Applies(const Instruction& x) {
   if (x.opcode() != Opcode::kReduce || x.operand_count() != 2 || x.shape().is_tuple) return false;
   const isa::Shape& operand = x.operand(0)->shape();
   if (operand.is_tuple || !(HasOnes(operand) || HasOnes(x.shape()))) return false;
-  return WithoutOnes(operand.dims).size() >= 2 && (!HasOnes(x.shape()) || WithoutOnes(x.shape().dims).size() >= 2);
+  return isa::DimsWithoutOnes(operand.dims).size() >= 2 &&
+         (!HasOnes(x.shape()) || isa::DimsWithoutOnes(x.shape().dims).size() >= 2);
 }
 
 // A row statistic that every user broadcasts back along its rows (RowFoldReduce), over a

@@ -74,21 +74,21 @@ bool IsFusibleArrayBroadcast(const hlo::Instruction& x, const std::vector<int64_
   return x.shape().dims == consumer_dims;
 }
 
-// The top of an array view (compiler/lower/array_view.h) that a consumer of rank >= 2 reads: the
-// element-wise kernel reads the box of the view's source with DMAs into its tiles, and neither the
-// view nor the steps below it are written to HBM.
-// A reshape that is its operand's bytes (IsAliasingReshape) is read as a plain stream of them,
-// which a kernel loops over (a view's DMAs differ per block), unless it tops a longer view.
-bool IsFusibleArrayView(const hlo::Instruction& x) {
-  if (IsAliasingReshape(x) && !IsArrayViewStep(*x.operand(0))) return false;
-  return IsArrayViewStep(x) && HeldInRegisters(x.shape()) && x.shape().rank() >= 2 && !InHostMemory(x.shape()) &&
-         x.operand(0)->shape().layout && !InHostMemory(x.operand(0)->shape());
-}
-
-// A step below the top of an array view: its dims need not be the consumer's.
+// A step of an array view (compiler/lower/array_view.h) over an array in HBM: below the view's
+// top its dims need not be the consumer's.
 bool IsFusibleArrayViewStep(const hlo::Instruction& x) {
   return IsArrayViewStep(x) && HeldInRegisters(x.shape()) && x.operand(0)->shape().layout &&
          !InHostMemory(x.operand(0)->shape());
+}
+
+// The top of an array view that a consumer of rank >= 2 reads: the element-wise kernel reads the
+// box of the view's source with DMAs into its tiles, and neither the view nor the steps below it
+// are written to HBM. A reshape that is its operand's bytes (IsAliasingReshape) is read as a plain
+// stream of them, which a kernel loops over (a view's DMAs differ per block), unless it tops a
+// longer view.
+bool IsFusibleArrayView(const hlo::Instruction& x) {
+  if (IsAliasingReshape(x) && !IsArrayViewStep(*x.operand(0))) return false;
+  return IsFusibleArrayViewStep(x) && x.shape().rank() >= 2 && !InHostMemory(x.shape());
 }
 
 // Groups one operation may be computed in (producer duplication): recomputing a chain of

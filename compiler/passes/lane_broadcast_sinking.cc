@@ -19,14 +19,6 @@ using hlo::Opcode;
 // Operations a chain holds at most: each is a vector register and a few operations per strip.
 constexpr int kMaxChainOperations = 8;
 
-std::vector<int64_t> NonUnitDims(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> kept;
-  for (int64_t d : dims) {
-    if (d != 1) kept.push_back(d);
-  }
-  return kept;
-}
-
 bool IsChainType(isa::ElementType type) { return type == isa::ElementType::kF32 || type == isa::ElementType::kBF16; }
 
 // A scalar spread to an array: broadcast(s) of a rank-0 s, which the chain re-broadcasts.
@@ -53,7 +45,7 @@ class Chain {
                              std::find(dims.begin(), dims.end(), minor) == dims.end();
     const Instruction& top = *broadcast_.operand(0);
     if (top.shape().is_tuple || top.shape().rank() == 0) return false;
-    row_dims_ = NonUnitDims(top.shape().dims);
+    row_dims_ = isa::DimsWithoutOnes(top.shape().dims);
     // The result dims the operand's non-1 dims go to, in order.
     for (std::size_t i = 0; i < dims.size(); ++i) {
       if (top.shape().dims[i] != 1) targets_.push_back(dims[i]);
@@ -68,7 +60,7 @@ class Chain {
 
  private:
   bool Visit(const Instruction& x) {
-    if (x.shape().is_tuple || NonUnitDims(x.shape().dims) != row_dims_) return false;
+    if (x.shape().is_tuple || isa::DimsWithoutOnes(x.shape().dims) != row_dims_) return false;
     if (x.opcode() == Opcode::kReshape) return Visit(*x.operand(0));
     if (!IsElementwiseOpcode(x.opcode()) || x.opcode() == Opcode::kRng) return LeafDims(x).has_value();
     if (!IsChainType(x.shape().element_type) || ++operations_ > kMaxChainOperations) return false;
