@@ -11,6 +11,7 @@
 #include "compiler/passes/dead_code_elimination.h"
 #include "compiler/passes/degenerate_dims.h"
 #include "compiler/passes/dot_convolution.h"
+#include "compiler/passes/dot_dimension_sorter.h"
 #include "compiler/passes/dot_transpose_folding.h"
 #include "compiler/passes/f16_normalization.h"
 #include "compiler/passes/f8_conversion.h"
@@ -55,6 +56,8 @@ const std::vector<HloPass>& HloPasses() {
       {"degenerate-reduce-dims", [](Module& m, const Options&) { RemoveDegenerateReduceDims(m); }},
       {"layout-copies", [](Module& m, const Options&) { InsertLayoutCopies(m); }},
       {"dot-transpose-folding", [](Module& m, const Options&) { FoldTransposesIntoDots(m); }},
+      // After the folding, which renames contracting dims, and the layouts it sorts by.
+      {"dot-dimension-sorter", [](Module& m, const Options&) { SortDotDimensions(m); }},
       {"contraction-split",
        [](Module& m, const Options& o) { SplitLongContractions(m, o.target, o.vmem_capacity_bytes); }},
       {"reduce-split",

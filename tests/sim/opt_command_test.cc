@@ -52,7 +52,7 @@ TEST_CASE("tpusim opt --dump-after all prints the module after every pass, in pi
   for (const char* pass : {"memory-spaces", "async-collectives", "fused-attention-expansion", "batch-norm-expansion",
                            "strided-convolutions", "dot-convolutions", "call-inlining", "dce", "algebraic-simplifier",
                            "f8-conversion", "f16-normalization", "layout-assignment", "degenerate-reduce-dims", "layout-copies",
-                           "dot-transpose-folding", "contraction-split", "reduce-split", "host-offload"}) {
+                           "dot-transpose-folding", "dot-dimension-sorter", "contraction-split", "reduce-split", "host-offload"}) {
     INFO(pass);
     at = out.find(std::string("// after pass ") + pass + "\nHloModule bn", at);
     CHECK(at != std::string::npos);
