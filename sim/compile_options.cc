@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <memory>
+
 #include "isa/error.h"
 #include "isa/shape.h"
 #include "sim/chip/chip.h"
@@ -60,6 +62,12 @@ compiler::CompileOptions CompileOptionsFor(const ArchConfig& config) {
   mxu.bf16_passes = params.mxu.bf16_passes;
   mxu.f16_passes = params.mxu.f16_passes;
   mxu.f32_passes = params.mxu.f32_passes;
+  // Kernel candidates run on a chip of this config (compiler/lower/kernel_tuner.h), each on a chip
+  // of its own: every trial starts from the same idle machine, whatever ran before it.
+  options.kernel_tuner = std::make_shared<compiler::KernelTuner>([config](const isa::Program& program) {
+    Chip fresh(config);
+    return fresh.Run(program, {}, true).cycles;
+  });
   return options;
 }
 

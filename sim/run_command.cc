@@ -48,6 +48,7 @@ struct RunOptions {
   std::string out_dir;
   bool check = false;
   bool timing_only = false;
+  bool no_tuning = false;
   uint64_t max_instructions = models::kDefaultMaxInstructions;
   int64_t device_id = 0;
   std::string report_path;
@@ -64,7 +65,21 @@ struct CompileCommandOptions {
   std::vector<std::string> overrides;
   std::string output_path;
   DeviceCountFlags devices;
+  bool no_tuning = false;
 };
+
+// --no-tuning: kernel plans by their cost estimates alone (compiler/lower/kernel_tuner.h).
+void AddNoTuningFlag(CLI::App* command, bool& no_tuning) {
+  command->add_flag("--no-tuning", no_tuning,
+                    "Choose kernel plans by their cost estimates alone, without running candidates in simulation "
+                    "(a faster compile; XLA's autotuner off)");
+}
+
+compiler::CompileOptions CompileOptionsWithTuning(const ArchConfig& config, bool no_tuning) {
+  compiler::CompileOptions options = CompileOptionsFor(config);
+  if (no_tuning) options.kernel_tuner = nullptr;
+  return options;
+}
 
 
 // The host-side arrays of the compiled program's parameter buffers, from the entry's arguments;
@@ -117,7 +132,7 @@ compiler::CompileOptions RunCompileOptions(const ArchConfig& config, const hlo::
                             options.device_id, module.name(), devices, module.replica_count(), module.num_partitions(),
                             devices - 1));
   }
-  compiler::CompileOptions compile_options = CompileOptionsFor(config);
+  compiler::CompileOptions compile_options = CompileOptionsWithTuning(config, options.no_tuning);
   compile_options.device_id = options.device_id;
   compile_options.timing_only = options.timing_only;
   return compile_options;
@@ -163,11 +178,13 @@ void RunRun(const RunOptions& options) {
   if (reference) compiler::NormalizeF16(*reference);
 
   auto start = std::chrono::steady_clock::now();
-  compiler::CompiledModule compiled = compiler::Compile(*module, RunCompileOptions(config, *module, options));
+  const compiler::CompileOptions compile_options = RunCompileOptions(config, *module, options);
+  compiler::CompiledModule compiled = compiler::Compile(*module, compile_options);
   std::string().swap(compiled.assembly);  // only `tpusim compile` writes the text (MaxText's: 770 MB)
-  spdlog::info("compiled {} in {:.3f} s: {} kernels, {} instructions, {} bytes of HBM at the peak", options.module_path,
-               SecondsSince(start), compiled.kernels.size(), compiled.program.instructions_size(),
-               compiled.hbm_peak_bytes);
+  spdlog::info("compiled {} in {:.3f} s: {} kernels, {} instructions, {} bytes of HBM at the peak, {} kernel "
+               "candidates run",
+               options.module_path, SecondsSince(start), compiled.kernels.size(), compiled.program.instructions_size(),
+               compiled.hbm_peak_bytes, compile_options.kernel_tuner ? compile_options.kernel_tuner->trials() : 0);
 
   if (options.max_instructions == 0) throw Error("--max-instructions must be at least 1");
   Chip chip(config, options.max_instructions);
@@ -233,7 +250,7 @@ void RunRun(const RunOptions& options) {
 void RunCompile(const CompileCommandOptions& options) {
   const ArchConfig config = LoadArchConfig(ResolveConfigPath(options.config), options.overrides);
   std::unique_ptr<hlo::Module> module = LoadModule(options.module_path, true, options.devices);
-  const compiler::CompiledModule compiled = compiler::Compile(*module, CompileOptionsFor(config));
+  const compiler::CompiledModule compiled = compiler::Compile(*module, CompileOptionsWithTuning(config, options.no_tuning));
   WriteFile(options.output_path, compiled.assembly);
   fmt::print("{}: {} kernels, {} instructions, {} bytes of HBM at the peak, {} bytes of host memory at the peak\n",
              options.output_path, compiled.kernels.size(), compiled.program.instructions_size(),
@@ -263,6 +280,7 @@ Command AddRunCommand(CLI::App& app) {
                     "Move no data and compute nothing (same timing); collectives over several devices then charge "
                     "their ICI time");
   AddMaxInstructionsOption(command, options->max_instructions);
+  AddNoTuningFlag(command, options->no_tuning);
   command->add_option("--device-id", options->device_id,
                       "The device of an SPMD module that the run simulates (replica x num_partitions + partition): "
                       "what partition-id and replica-id return and which groups its collectives join")
@@ -289,6 +307,7 @@ Command AddCompileCommand(CLI::App& app) {
   AddConfigOptions(command, options->config, options->overrides);
   AddDeviceCountOptions(command, options->devices);
   command->add_option("-o,--output", options->output_path, "The .tpuasm file to write")->required();
+  AddNoTuningFlag(command, options->no_tuning);
   return Command{command, [options] { RunCompile(*options); }};
 }
 

@@ -12,11 +12,13 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "compiler/hlo/ir.h"
 #include "compiler/lower/accumulations.h"
+#include "compiler/lower/kernel_tuner.h"
 #include "compiler/lower/vpu_issue_clock.h"
 #include "compiler/passes/buffer_assignment.h"
 #include "isa/program.pb.h"
@@ -95,6 +97,9 @@ struct CompileOptions {
   // data, else it is refused (compiler/lower/collective_kernel.h). A constant whose value the module
   // does not hold (elided `{...}`) is placed with no data, else refused.
   bool timing_only = false;
+  // Runs the candidates of kernels whose estimates cannot tell them apart (kernel_tuner.h); shared
+  // by every compile with these options. Null: the estimates choose.
+  std::shared_ptr<KernelTuner> kernel_tuner;
 };
 
 // One HLO instruction (or fusion) that became a kernel.

@@ -174,15 +174,20 @@ void EstimateMxuPlan(MxuPlan& plan, const DotForm& form, const CompileOptions& o
 // every split of the MXUs left over into replicas and K sets, and chunks of at most 1024 rows or
 // 1024 on each replica (one chunk keeps its lhs panel for every N group); on a tie, the most MXUs
 // per group (fewer jobs), then the most replicas. Or nullopt and the first tiling's reason.
+// `group_mxus` > 0 (a candidate the tuner tries, TunedGroupMxus): the most MXUs per group that
+// fit at most that many, the replicas, K sets and chunks still by the estimate. Fewer MXUs a group
+// need smaller weight panels, so a plan that fits at all fits at one MXU a group.
 std::optional<MxuPlan> PlanMxus(const DotForm& form, const CompileOptions& options, int64_t cores,
-                                isa::ElementType in_type, int out_bytes, std::string* why) {
+                                isa::ElementType in_type, int out_bytes, std::string* why, int64_t group_mxus = 0) {
   const isa::Target& target = options.target;
   const int in_bytes = isa::ElementBitWidth(in_type) / 8;
   const int64_t most = MostGroupMxus(form, target);
   constexpr int64_t kChunkRows = 1024;
   std::optional<MxuPlan> best;
   int64_t best_mxus = 0;
-  for (int64_t mxus = std::max<int64_t>(1, most); mxus >= 1; --mxus) {
+  const int64_t first = std::max<int64_t>(1, group_mxus > 0 ? std::min(group_mxus, most) : most);
+  for (int64_t mxus = first; mxus >= 1; --mxus) {
+    if (group_mxus > 0 && best) break;  // the largest that fits
     const int64_t sets = std::max<int64_t>(1, target.mxu_count() / mxus);
     for (int64_t replicas = 1; replicas <= sets; ++replicas) {
       std::vector<int64_t> chunk_sizes = {kChunkRows};
@@ -192,7 +197,7 @@ std::optional<MxuPlan> PlanMxus(const DotForm& form, const CompileOptions& optio
         const auto tiling = PlanMxuTiling(form, target, options.vmem_capacity_bytes, in_bytes, out_bytes, &reason,
                                           {mxus, replicas, chunk_rows});
         if (!tiling) {
-          if (why && mxus == most && replicas == 1) *why = reason;
+          if (why && mxus == first && replicas == 1) *why = reason;
           continue;
         }
         if (replicas > tiling->groups) continue;
@@ -201,9 +206,9 @@ std::optional<MxuPlan> PlanMxus(const DotForm& form, const CompileOptions& optio
         // Fewer MXUs a group only where the MXUs bound the plan with the most, and that saves
         // more than an estimate's noise: more, narrower jobs cost DMAs and per-job work the
         // estimate does not count, which is all an HBM-bound dot would gain or lose.
-        const bool better = mxus == best_mxus ? plan.cycles <= best->cycles
-                                              : best->MxuBound() && plan.cycles < (1 - kEstimateMargin) * best->cycles;
-        if (!best || better) {
+        const bool better = !best || (mxus == best_mxus ? plan.cycles <= best->cycles
+                                                        : best->MxuBound() && plan.cycles < (1 - kEstimateMargin) * best->cycles);
+        if (better) {
           best = plan;
           best_mxus = mxus;
         }
@@ -215,7 +220,8 @@ std::optional<MxuPlan> PlanMxus(const DotForm& form, const CompileOptions& optio
 
 class DotEmitter {
  public:
-  explicit DotEmitter(KernelContext& context) : c_(context), out_(context.out) {}
+  // `group_mxus` > 0: at most that many MXUs an N group (PlanMxus), a candidate the tuner tries.
+  DotEmitter(KernelContext& context, int64_t group_mxus) : c_(context), out_(context.out), group_mxus_(group_mxus) {}
 
   void Run() {
     Plan();
@@ -297,7 +303,7 @@ class DotEmitter {
     if (const auto problem = MxuTargetProblemFor(target, isa::ElementBitWidth(lhs.element_type) / 8)) {
       Refuse(problem->why + LimitNote(c_.options, problem->limit));
     }
-    const auto plan = PlanMxus(form_, c_.options, c_.part.count, lhs.element_type, out_bf16_ ? 2 : 4, &why);
+    const auto plan = PlanMxus(form_, c_.options, c_.part.count, lhs.element_type, out_bf16_ ? 2 : 4, &why, group_mxus_);
     if (!plan) Refuse(why);
     t_ = plan->tiling;
     replicas_ = plan->replicas;
@@ -1401,6 +1407,7 @@ class DotEmitter {
   std::map<uint32_t, int> f16_constant_reg_;  // f16_emulation.h's constants -> vreg
   int64_t f16_copies_ = 2;  // tiles rounded together
   int64_t replicas_ = 1;    // MXU sets sharing a group's weights, splitting its row groups
+  int64_t group_mxus_ = 0;  // the tuner's candidate: at most this many MXUs a group (0: the estimate's)
   int64_t k_sets_ = 1;      // groups of replicas splitting K (block kb: set kb % k_sets)
   int64_t waited_slice_ = 0;  // EmitKBlocks: the last weight slice its code has waited for
   int64_t k_sum_reg0_ = 0;    // the read-out's scratch for the K sets' sums (kKSumVregs)
@@ -1554,6 +1561,66 @@ int DotCoreParts(const KernelContext& context) {
   return last.end > last.first ? cores : 1;
 }
 
-void EmitDotKernel(KernelContext& context) { DotEmitter(context).Run(); }
+namespace {
+
+// Dots whose estimated time exceeds this are left to the estimate: a candidate's run costs wall
+// time in proportion to its simulated time (a few ms a simulated us on the project's machine),
+// and a long dot's plans (many long jobs a core, their DMAs deep in the pipeline) are what the
+// estimate sees well; the short ones' single or last jobs are not (EstimateMxuPlan).
+constexpr double kMostTunedNs = 64e3;
+
+// What the tuner remembers a dot's choice under: its operands' and result's shapes with layouts,
+// dimension numbers and core parts.
+std::string TuningKey(const KernelContext& context) {
+  std::string key = "dot";
+  for (const auto& operand : context.operands) key += " " + isa::ToString(operand.at(0)->shape);
+  key += " -> " + isa::ToString(context.results.at(0)->shape);
+  for (const char* numbers : {"lhs_batch_dims", "rhs_batch_dims", "lhs_contracting_dims", "rhs_contracting_dims"}) {
+    key += fmt::format(" {}={{{}}}", numbers, fmt::join(context.instruction.GetIntListOrEmpty(numbers), ","));
+  }
+  return key + fmt::format(" on {} of {} cores", context.part.count, isa::TensorCores(context.options.target));
+}
+
+// The MXUs an N group of the dot's plan: 0, the estimate's (PlanMxus), or where the options
+// have a tuner and the dot is short, whichever of the estimate's plan and the plans of at most
+// 4, 3, 2 and 1 MXUs a group (tpu_v4's four) runs fastest in simulation, every core part with
+// it. Gemma 3's MLP down-projection (11 x 6912 x 1152, 5 and 4 column blocks a core): the
+// estimate's groups of 4 MXUs leave the fifth block's group on four MXUs for one block's columns,
+// its 54 K blocks a weight load each after the last bytes landed (21.8 us); groups of one MXU
+// with K in four sets pass it in a quarter of that.
+int64_t TunedGroupMxus(const KernelContext& context) {
+  const CompileOptions& options = context.options;
+  if (!options.kernel_tuner || options.mxu_rates.clock_mhz <= 0) return 0;
+  const auto form = CanonicalDot(context.instruction, nullptr);
+  if (!form) return 0;  // refused by the emitter
+  const isa::ElementType in_type = context.operands.at(0).at(0)->shape.element_type;
+  const int out_bytes = isa::ElementBitWidth(context.results.at(0)->shape.element_type) / 8;
+  const auto estimate = PlanMxus(*form, options, context.part.count, in_type, out_bytes, nullptr);
+  if (!estimate || options.mxu_rates.Ns(estimate->cycles) / static_cast<double>(context.part.count) > kMostTunedNs) {
+    return 0;
+  }
+  std::vector<int64_t> candidates = {0};
+  for (int64_t mxus = options.target.mxu_count(); mxus >= 1; --mxus) candidates.push_back(mxus);
+  const std::size_t chosen = options.kernel_tuner->Choose(TuningKey(context), [&] {
+    std::vector<std::string> texts;
+    for (int64_t mxus : candidates) {
+      AsmBuilder trial("dot_candidate", options.target);
+      EmitOnCores(trial, context.part.count, [&](const CorePart& part) {
+        KernelContext copy{trial,          context.options,         context.instruction,
+                           context.group,  context.operands,        context.results,
+                           context.hbm_scratch_address, context.hbm_scratch_bytes, part};
+        DotEmitter(copy, mxus).Run();
+      });
+      trial.Emit("halt");
+      texts.push_back(trial.TakeText());
+    }
+    return texts;
+  });
+  return candidates[chosen];
+}
+
+}  // namespace
+
+void EmitDotKernel(KernelContext& context) { DotEmitter(context, TunedGroupMxus(context)).Run(); }
 
 }  // namespace tpusim::compiler
