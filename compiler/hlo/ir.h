@@ -121,6 +121,14 @@ class Instruction {
   void ReplaceOperand(std::size_t i, Instruction* operand) { operands_.at(i) = operand; }
   void AddAttribute(Attribute attribute) { attributes_.push_back(std::move(attribute)); }
   std::vector<Attribute>& mutable_attributes() { return attributes_; }
+  // The attribute's value for a pass to change, if it is present and of type T, else nullptr.
+  template <typename T>
+  T* FindMutable(std::string_view name) {
+    for (Attribute& attribute : attributes_) {
+      if (attribute.name == name) return std::get_if<T>(&attribute.value);
+    }
+    return nullptr;
+  }
 
  private:
   friend class Computation;

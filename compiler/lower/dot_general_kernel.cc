@@ -488,6 +488,18 @@ void EmitGeneralDotKernel(KernelContext& context) {
   if (split && !out_in_place) context.out.Emit("core.sync");  // every core's part of the result is in
   if (!copier) return;
 
+  // The canonical result through a row-major untiled image in scratch, whose bytes seen as
+  // `rows_view` (the result's dims) are the last DMA's source.
+  const auto out_through_rows = [&](DmaEmitter& e, const isa::Shape& rows_view) {
+    out_rows = scratch.Take(dot.name() + ".out_rows", RowMajorUntiled(out_type, Cat(batch, {m, n})), dot);
+    e.SplitDma(HbmArray(out_canonical), origin(batch.size() + 2), HbmArray(out_rows), origin(batch.size() + 2),
+               out_rows.shape.dims);
+    e.WaitDmas();
+    DmaArray rows = HbmArray(out_rows);
+    rows.shape = rows_view;
+    e.SplitDma(rows, origin(result.shape.rank()), HbmArray(result), origin(result.shape.rank()), result.shape.dims);
+    e.WaitDmas();
+  };
   if (out_reordered) {
     // [outer..., M, N] -> the result [lhs free..., outer..., inner...]. Where M and N are each one
     // dim of the result with the others of size 1 (the query projection's [1, 11] and [256]), the
@@ -507,19 +519,11 @@ void EmitGeneralDotKernel(KernelContext& context) {
       e.WaitDmas();
       return;
     }
-    out_rows = scratch.Take(dot.name() + ".out_rows", RowMajorUntiled(out_type, Cat(batch, {m, n})), dot);
-    e.SplitDma(HbmArray(out_canonical), origin(batch.size() + 2), HbmArray(out_rows), origin(batch.size() + 2),
-               out_rows.shape.dims);
-    e.WaitDmas();
-    DmaArray rows = HbmArray(out_rows);
-    rows.shape = RowMajorUntiled(out_type, Cat(Cat(batch, free), inner));
     std::vector<int64_t> order;  // the result's dims as dims of the rows: free, outer, inner
     for (std::size_t d = 0; d < free.size(); ++d) order.push_back(static_cast<int64_t>(batch.size() + d));
     for (std::size_t d = 0; d < batch.size(); ++d) order.push_back(static_cast<int64_t>(d));
     for (std::size_t d = 0; d < inner.size(); ++d) order.push_back(static_cast<int64_t>(batch.size() + free.size() + d));
-    rows.shape = PermutedView(rows.shape, order);
-    e.SplitDma(rows, origin(result.shape.rank()), HbmArray(result), origin(result.shape.rank()), result.shape.dims);
-    e.WaitDmas();
+    out_through_rows(e, PermutedView(RowMajorUntiled(out_type, Cat(Cat(batch, free), inner)), order));
     return;
   }
   if (!out_in_place && out_same_dims) {
@@ -540,14 +544,7 @@ void EmitGeneralDotKernel(KernelContext& context) {
       e.WaitDmas();
       return;
     }
-    out_rows = scratch.Take(dot.name() + ".out_rows", RowMajorUntiled(out_type, Cat(batch, {m, n})), dot);
-    e.SplitDma(HbmArray(out_canonical), origin(batch.size() + 2), HbmArray(out_rows), origin(batch.size() + 2),
-               out_rows.shape.dims);
-    e.WaitDmas();
-    DmaArray rows = HbmArray(out_rows);
-    rows.shape = RowMajorUntiled(out_type, result.shape.dims);
-    e.SplitDma(rows, origin(result.shape.rank()), HbmArray(result), origin(result.shape.rank()), result.shape.dims);
-    e.WaitDmas();
+    out_through_rows(e, RowMajorUntiled(out_type, result.shape.dims));
   }
 }
 

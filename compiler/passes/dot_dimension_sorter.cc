@@ -11,13 +11,6 @@ namespace {
 
 using hlo::Opcode;
 
-std::vector<int64_t>* IntList(hlo::Instruction& x, std::string_view name) {
-  for (hlo::Attribute& attribute : x.mutable_attributes()) {
-    if (attribute.name == name) return std::get_if<std::vector<int64_t>>(&attribute.value);
-  }
-  return nullptr;
-}
-
 // The order that sorts `contracting` (dims of `operand`) by their place in its layout, major to
 // minor, where they then are consecutive there; nullopt where they are not (or it has no layout).
 std::optional<std::vector<std::size_t>> LayoutOrder(const isa::Shape& operand, const std::vector<int64_t>& contracting) {
@@ -40,8 +33,8 @@ std::optional<std::vector<std::size_t>> LayoutOrder(const isa::Shape& operand, c
 
 // Sorts one dot's pairs; true if it changed them.
 bool Sort(hlo::Instruction& dot) {
-  std::vector<int64_t>* lhs = IntList(dot, "lhs_contracting_dims");
-  std::vector<int64_t>* rhs = IntList(dot, "rhs_contracting_dims");
+  std::vector<int64_t>* lhs = dot.FindMutable<std::vector<int64_t>>("lhs_contracting_dims");
+  std::vector<int64_t>* rhs = dot.FindMutable<std::vector<int64_t>>("rhs_contracting_dims");
   if (lhs == nullptr || rhs == nullptr || lhs->size() != rhs->size() || lhs->size() < 2) return false;
   std::optional<std::vector<std::size_t>> order = LayoutOrder(dot.operand(0)->shape(), *lhs);
   if (!order) order = LayoutOrder(dot.operand(1)->shape(), *rhs);

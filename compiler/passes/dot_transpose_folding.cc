@@ -9,13 +9,6 @@ namespace {
 
 using hlo::Opcode;
 
-std::vector<int64_t>* IntList(hlo::Instruction& x, std::string_view name) {
-  for (hlo::Attribute& attribute : x.mutable_attributes()) {
-    if (attribute.name == name) return std::get_if<std::vector<int64_t>>(&attribute.value);
-  }
-  return nullptr;
-}
-
 // Folds operand `side` (0 lhs, 1 rhs) of `dot` when it is a transpose; true if it did.
 bool FoldOperand(hlo::Instruction& dot, std::size_t side) {
   hlo::Instruction* transpose = dot.operand(side);
@@ -24,8 +17,8 @@ bool FoldOperand(hlo::Instruction& dot, std::size_t side) {
   if (perm_attribute == nullptr) return false;
   const std::vector<int64_t> perm = *perm_attribute;  // transpose dim i is operand dim perm[i]
   const std::string prefix = side == 0 ? "lhs" : "rhs";
-  std::vector<int64_t>* batch = IntList(dot, prefix + "_batch_dims");
-  std::vector<int64_t>* contracting = IntList(dot, prefix + "_contracting_dims");
+  std::vector<int64_t>* batch = dot.FindMutable<std::vector<int64_t>>(prefix + "_batch_dims");
+  std::vector<int64_t>* contracting = dot.FindMutable<std::vector<int64_t>>(prefix + "_contracting_dims");
   const auto rank = static_cast<int64_t>(perm.size());
   const auto listed = [&](int64_t d) {
     return (batch && std::count(batch->begin(), batch->end(), d)) ||
