@@ -168,6 +168,44 @@ void EstimateMxuPlan(MxuPlan& plan, const DotForm& form, const CompileOptions& o
   plan.cycles = std::max(first_job + (jobs - 1) * job, plan.hbm_cycles) + 2 * latency + last_out;
 }
 
+// Vector registers each operand's pushes rotate through.
+constexpr int64_t kOperandVregs = 8;
+
+// Where the dot kernel's read-out keeps its vector registers: an f16 result's rounding constants
+// (f16_emulation.h) below the zero register, the K sets' partial sums below those, and the read
+// vregs above the two operands' rotations; for an f16 result, the tiles rounded together. The
+// shortfall's text where the target has too few.
+struct ReadOutRegisters {
+  int64_t k_sum_reg0 = 0;
+  int64_t read_vregs = 0;
+  int64_t f16_copies = 0;
+  std::string shortfall;
+};
+ReadOutRegisters PlanReadOutRegisters(int64_t vector_registers, bool out_f16, int64_t k_sets) {
+  ReadOutRegisters r;
+  const int64_t f16_regs = out_f16 ? static_cast<int64_t>(F16Emulation::NarrowingConstants().size()) : 0;
+  const int64_t k_sum_regs = k_sets > 1 ? kKSumVregs : 0;
+  const int64_t read_reg0 = 2 * kOperandVregs;
+  r.k_sum_reg0 = vector_registers - 1 - f16_regs - k_sum_regs;
+  r.read_vregs = std::min<int64_t>(12, r.k_sum_reg0 - read_reg0);
+  // (An f16 read-out reads into its own sets, below; only the clearing of unused tiles reads here.)
+  if (r.read_vregs < (out_f16 ? 1 : 3)) {
+    r.shortfall = "the dot kernel needs " + std::to_string(read_reg0 + 4 + f16_regs + k_sum_regs) + " vector registers";
+    return r;
+  }
+  if (out_f16) {
+    // Tiles rounded together: each takes a register in each of two read sets (one set is read
+    // while the other's tiles are stored) and 3 scratch vregs and a mask; at most 4.
+    const int64_t next = vector_registers - 2 - f16_regs - k_sum_regs;
+    r.f16_copies = std::min<int64_t>({4, (next + 1) / 5, static_cast<int64_t>(isa::kMaskRegisterCount) - kF16Mask});
+    r.f16_copies -= r.f16_copies % 2;  // whole lo/hi pairs
+    if (r.f16_copies < 2) {
+      r.shortfall = "the dot kernel's f16 rounding needs " + std::to_string(10 + f16_regs + k_sum_regs + 1) + " vector registers";
+    }
+  }
+  return r;
+}
+
 // The plan with the fewest estimated cycles, over every number of MXUs per N group (N = 5 MXU
 // blocks on four MXUs: in groups of 4 the last block's group passes every row on one MXU while
 // three idle; in groups of 1, each on four replicas, the five blocks take 5/4 of a block's rows),
@@ -202,6 +240,11 @@ std::optional<MxuPlan> PlanMxus(const DotForm& form, const CompileOptions& optio
         }
         if (replicas > tiling->groups) continue;
         MxuPlan plan{*tiling, replicas, std::min(tiling->k_blocks, sets / replicas)};
+        // K sets only where their partial sums have registers; else those MXUs idle.
+        const bool out_f16 = in_type == isa::ElementType::kF16 && out_bytes == 2;
+        if (plan.k_sets > 1 && !PlanReadOutRegisters(target.vector_registers(), out_f16, plan.k_sets).shortfall.empty()) {
+          plan.k_sets = 1;
+        }
         EstimateMxuPlan(plan, form, options, cores, in_type, out_bytes);
         // Fewer MXUs a group only where the MXUs bound the plan with the most, and that saves
         // more than an estimate's noise: more, narrower jobs cost DMAs and per-job work the
@@ -348,38 +391,20 @@ class DotEmitter {
     last_col_box_ = padded_n_ - (t_.n_groups - 1) * t_.group_cols;
     last_n_special_ = last_cols_ != t_.group_cols || last_col_box_ != t_.group_cols;
 
-    const int64_t v = out_.target().vector_registers();
-    // An f16 result is rounded by f16_emulation.h: its constants sit below the zero register. The
-    // read-out runs after every push of the job, so it takes the registers below them (the operand
-    // rotations' and the read-out's) for the tiles it rounds together and their scratch.
-    const int64_t f16_regs = out_f16_ ? static_cast<int64_t>(F16Emulation::NarrowingConstants().size()) : 0;
-    // The K sets' partial sums are read into the registers below those.
-    const int64_t k_sum_regs = k_sets_ > 1 ? kKSumVregs : 0;
-    k_sum_reg0_ = v - 1 - f16_regs - k_sum_regs;
-    lhs_vregs_ = 8;
-    weight_vregs_ = 8;
+    const ReadOutRegisters registers = PlanReadOutRegisters(out_.target().vector_registers(), out_f16_, k_sets_);
+    if (!registers.shortfall.empty()) Refuse(registers.shortfall + LimitNote(c_.options, TargetLimit::kVectorRegisters));
+    k_sum_reg0_ = registers.k_sum_reg0;
+    lhs_vregs_ = kOperandVregs;
+    weight_vregs_ = kOperandVregs;
     lhs_reg0_ = 0;
     weight_reg0_ = lhs_reg0_ + lhs_vregs_;
     read_reg0_ = weight_reg0_ + weight_vregs_;
-    read_vregs_ = std::min<int64_t>(12, k_sum_reg0_ - read_reg0_);
-    // (An f16 read-out reads into its own sets, below; only the clearing of unused tiles reads here.)
-    if (read_vregs_ < (out_f16_ ? 1 : 3)) {
-      Refuse("the dot kernel needs " + std::to_string(read_reg0_ + 4 + f16_regs + k_sum_regs) + " vector registers" +
-             LimitNote(c_.options, TargetLimit::kVectorRegisters));
-    }
-    zero_reg_ = static_cast<int>(v - 1);
+    read_vregs_ = registers.read_vregs;
+    zero_reg_ = static_cast<int>(out_.target().vector_registers() - 1);
     if (out_f16_) {
       int next = zero_reg_ - 1;
       for (uint32_t value : F16Emulation::NarrowingConstants()) f16_constant_reg_[value] = next--;
-      next -= k_sum_regs;
-      // Tiles rounded together: each takes a register in each of two read sets (one set is read
-      // while the other's tiles are stored) and 3 scratch vregs and a mask; at most 4.
-      f16_copies_ = std::min<int64_t>({4, (next + 1) / 5, static_cast<int64_t>(isa::kMaskRegisterCount) - kF16Mask});
-      f16_copies_ -= f16_copies_ % 2;  // whole lo/hi pairs
-      if (f16_copies_ < 2) {
-        Refuse("the dot kernel's f16 rounding needs " + std::to_string(10 + f16_regs + k_sum_regs + 1) +
-               " vector registers" + LimitNote(c_.options, TargetLimit::kVectorRegisters));
-      }
+      f16_copies_ = registers.f16_copies;
     }
     engines_ = out_.target().dma_engines();
     // A single job's stage goes out in pieces as its rows are read out where one engine would

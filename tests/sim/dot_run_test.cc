@@ -815,3 +815,24 @@ TEST_CASE("dot kernel: a panel of weights stored with K minor is split by column
   CHECK(DotTimeUs(dir / "up.hlo") < 35.0);
   CHECK_THAT(RunOk("run " + (dir / "up.hlo").string() + " --check"), Catch::Contains("check passed"));
 }
+
+TEST_CASE("dot kernel: K sets only where their partial sums have vector registers", "[dot]") {
+  // 11 x 2048 x 128 bf16: one MXU's columns, so the estimate splits K over all four MXUs, whose
+  // read-out adds the sets' sums through 2 more vregs (22 in all). With 21 the dot was refused
+  // ("needs 22 vector registers"); now the plan keeps K on one MXU (the others idle) and runs.
+  const fs::path dir = TempDir("dot_k_set_registers");
+  WriteText(dir / "d.hlo", "HloModule m\nENTRY e {\n  x = bf16[11,2048] parameter(0)\n  w = bf16[2048,128] parameter(1)\n"
+                           "  ROOT d = bf16[11,128] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n");
+  for (const char* vregs : {"21", "22"}) {
+    INFO(vregs);
+    CHECK_THAT(RunOk("run " + (dir / "d.hlo").string() + " --check --set tensor_core.vpu.vector_register_count=" + vregs),
+               Catch::Contains("check passed"));
+  }
+  // Time: 16 K blocks of weight loads on one MXU, against four at a time.
+  const auto time_us = [&](const char* vregs) {
+    RunOk("run " + (dir / "d.hlo").string() + " --timing-only --set tensor_core.vpu.vector_register_count=" + vregs +
+          " --report " + (dir / "r.json").string());
+    return ReportNumber(dir / "r.json", "device_time_us");
+  };
+  CHECK(time_us("21") > 1.5 * time_us("22"));
+}
