@@ -5,8 +5,11 @@
 // scratch where that would take more than 256 boxes.
 #include <catch2/catch.hpp>
 
+#include <numeric>
+#include <random>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "tests/sim/exec_support.h"
 
@@ -143,4 +146,60 @@ ENTRY e {
   const double us = ReportNumber(dir / "r.json", "device_time_us");
   CHECK(us > 1.9);
   CHECK(us < 8.0);
+}
+
+TEST_CASE("tpusim run --check: seeded random dots whose weights have free dims on both sides of K", "[sim][dot]") {
+  // x [free..., K...] against w [outer..., K..., inner] (or w first: the weights on the lhs), bf16
+  // and f32, 1 or 2 dims of each kind, sizes off the tiles (3, 11, 130, 200) among them: the
+  // outer dims become the batch where x is in place and small enough (BatchOuterFreeDims), else
+  // the copies; either way every output within the dot's bound.
+  std::mt19937 random(17);
+  const auto pick = [&](std::initializer_list<int64_t> values) {
+    return *(values.begin() + std::uniform_int_distribution<std::size_t>(0, values.size() - 1)(random));
+  };
+  const auto dims = [&](std::initializer_list<int64_t> values) {
+    std::vector<int64_t> d(std::uniform_int_distribution<int>(1, 2)(random));
+    for (int64_t& v : d) v = pick(values);
+    return d;
+  };
+  const auto text = [](const std::vector<int64_t>& d) {
+    std::string s;
+    for (int64_t v : d) s += (s.empty() ? "" : ",") + std::to_string(v);
+    return s;
+  };
+  const auto range = [](std::size_t first, std::size_t count) {
+    std::vector<int64_t> r(count);
+    std::iota(r.begin(), r.end(), static_cast<int64_t>(first));
+    return r;
+  };
+  for (int t = 0; t < 8; ++t) {
+    const std::vector<int64_t> free = dims({1, 3, 8, 11, 16}), k = dims({32, 64, 128, 200}), outer = dims({1, 2, 3, 4});
+    const std::vector<int64_t> inner = {pick({64, 128, 130, 256})};
+    const std::string type = pick({0, 1}) ? "bf16" : "f32";
+    const bool weights_first = pick({0, 1});
+    std::vector<int64_t> x = free, w = outer, out;
+    x.insert(x.end(), k.begin(), k.end());
+    w.insert(w.end(), k.begin(), k.end());
+    w.insert(w.end(), inner.begin(), inner.end());
+    const std::string x_k = text(range(free.size(), k.size())), w_k = text(range(outer.size(), k.size()));
+    std::string dot;
+    if (weights_first) {
+      out = outer;
+      out.insert(out.end(), inner.begin(), inner.end());
+      out.insert(out.end(), free.begin(), free.end());
+      dot = "dot(w, x), lhs_contracting_dims={" + w_k + "}, rhs_contracting_dims={" + x_k + "}";
+    } else {
+      out = free;
+      out.insert(out.end(), outer.begin(), outer.end());
+      out.insert(out.end(), inner.begin(), inner.end());
+      dot = "dot(x, w), lhs_contracting_dims={" + x_k + "}, rhs_contracting_dims={" + w_k + "}";
+    }
+    const std::string hlo = "HloModule r\nENTRY e {\n  x = " + type + "[" + text(x) + "] parameter(0)\n  w = " + type + "[" +
+                            text(w) + "] parameter(1)\n  ROOT d = " + type + "[" + text(out) + "] " + dot + "\n}\n";
+    INFO(hlo);
+    const fs::path dir = TempDir("dot_outer_random_" + std::to_string(t));
+    WriteText(dir / "m.hlo", hlo);
+    CHECK_THAT(RunOk("run " + (dir / "m.hlo").string() + " --check --seed " + std::to_string(t)),
+               Catch::Contains("check passed"));
+  }
 }
