@@ -49,7 +49,7 @@ bool IsIdentityCustomCall(const hlo::Instruction& instruction) {
 // Instructions whose value is their operand's bytes seen with another shape.
 bool IsView(const hlo::Instruction& instruction) {
   return instruction.opcode() == hlo::Opcode::kBitcast || IsAliasingReshape(instruction) ||
-         IsIdentityCustomCall(instruction);
+         IsAliasingTranspose(instruction) || IsIdentityCustomCall(instruction);
 }
 
 // Where the most of `buffers`' bytes are live in `schedule`, and the largest there.
@@ -203,6 +203,28 @@ bool IsAliasingReshape(const hlo::Instruction& instruction) {
   return SameRowMajorImage(operand, instruction.shape()) || OneElementAsScalar(operand, instruction.shape());
 }
 
+bool IsAliasingTranspose(const hlo::Instruction& instruction) {
+  if (instruction.opcode() != hlo::Opcode::kTranspose || instruction.operand_count() != 1) return false;
+  const isa::Shape& operand = instruction.operand(0)->shape();
+  const isa::Shape& result = instruction.shape();
+  const auto* perm = instruction.Find<std::vector<int64_t>>("dimensions");
+  if (perm == nullptr || operand.is_tuple || result.is_tuple || !operand.layout || !result.layout ||
+      perm->size() != static_cast<std::size_t>(operand.rank()) || !operand.dynamic_dims.empty() ||
+      !operand.layout->padded_dimensions.empty() || operand.layout->memory_space != result.layout->memory_space) {
+    return false;
+  }
+  // The operand seen with result dim k being its dim perm[k]: the same bytes.
+  isa::Shape view = operand;
+  std::vector<int64_t> position(perm->size());
+  for (std::size_t k = 0; k < perm->size(); ++k) {
+    view.dims[k] = operand.dims[(*perm)[k]];
+    position[(*perm)[k]] = static_cast<int64_t>(k);
+  }
+  for (int64_t& dim : view.layout->minor_to_major) dim = position[dim];
+  // The same dims in the same layout, or row-major images that merge and split alike.
+  return view == result || SameRowMajorImage(view, result);
+}
+
 bool IsAliasingInstruction(const hlo::Instruction& instruction) {
   switch (instruction.opcode()) {
     case hlo::Opcode::kTuple:
@@ -214,6 +236,8 @@ bool IsAliasingInstruction(const hlo::Instruction& instruction) {
       return true;
     case hlo::Opcode::kReshape:
       return IsAliasingReshape(instruction);
+    case hlo::Opcode::kTranspose:
+      return IsAliasingTranspose(instruction);
     case hlo::Opcode::kCustomCall:
       return IsIdentityCustomCall(instruction);
     default:
@@ -322,6 +346,9 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
         [[fallthrough]];
       case hlo::Opcode::kReshape:
         if (instruction.opcode() == hlo::Opcode::kReshape && !IsAliasingReshape(instruction)) break;
+        [[fallthrough]];
+      case hlo::Opcode::kTranspose:
+        if (instruction.opcode() == hlo::Opcode::kTranspose && !IsAliasingTranspose(instruction)) break;
         [[fallthrough]];
       case hlo::Opcode::kBitcast: {
         const DeviceBuffer* source = operand_leaves(0).at(0);

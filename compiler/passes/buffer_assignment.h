@@ -92,6 +92,13 @@ bool SameRowMajorImage(const isa::Shape& a, const isa::Shape& b);
 // array to a scalar (its first bytes): a bitcast.
 bool IsAliasingReshape(const hlo::Instruction& instruction);
 
+// A transpose whose result's layout holds its operand's bytes as they lie (its operand seen with
+// the dims permuted is the result's shape, or has its image, SameRowMajorImage): a bitcast, as XLA's algebraic
+// simplifier makes such a transpose once layouts are assigned (Gemma 3's key/value projection
+// `bf16[2,1,256,1,11]` transposed to `bf16[2,1,11,1,256]`, its size-1 dims laid out major: both
+// are [2][256][11] in memory).
+bool IsAliasingTranspose(const hlo::Instruction& instruction);
+
 // Parameters and constants: their buffers live for the whole program (parameters and outputs are
 // dumped after the run, constants written before it).
 bool LivesWholeProgram(const hlo::Instruction& instruction);

@@ -300,3 +300,23 @@ ENTRY e {
   CHECK(AddressOf(buffers2, *module2, "r") != AddressOf(buffers2, *module2, "z"));
   CHECK(buffers2.peak_bytes == 49152);
 }
+
+TEST_CASE("a transpose whose layouts keep its operand's bytes as they lie is a bitcast", "[compiler][buffers]") {
+  // Gemma 3's key/value projection transposed: [2,1,256,1,11] to [2,1,11,1,256], the size-1 dims
+  // laid out major by layout assignment: both are [2][256][11] in memory, tiled over [256, 11].
+  auto module = tpusim::hlo::ParseModule(R"(HloModule t
+ENTRY e {
+  kv = bf16[2,1,256,1,11]{4,3,2,1,0} parameter(0)
+  t = bf16[2,1,11,1,256]{2,1,4,3,0} transpose(kv), dimensions={0,3,4,1,2}
+  m = f32[64,128] parameter(1)
+  ROOT r = f32[128,64] transpose(m), dimensions={1,0}
+})", "t");
+  AssignLayouts(*module);
+  const tpusim::hlo::Computation& entry = *module->entry();
+  CHECK(tpusim::compiler::IsAliasingTranspose(*entry.FindInstruction("t")));
+  CHECK(tpusim::compiler::IsAliasingInstruction(*entry.FindInstruction("t")));
+  // A matrix transposed between row-major layouts moves every element.
+  CHECK_FALSE(tpusim::compiler::IsAliasingTranspose(*entry.FindInstruction("r")));
+  const BufferAssignment buffers = AssignBuffers(Schedule(entry), uint64_t{1} << 30);
+  CHECK(AddressOf(buffers, *module, "t") == AddressOf(buffers, *module, "kv"));
+}

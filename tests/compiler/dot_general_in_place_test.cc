@@ -203,3 +203,20 @@ TEST_CASE("tpusim run --check: seeded random dots whose weights have free dims o
                Catch::Contains("check passed"));
   }
 }
+
+TEST_CASE("tpusim run --check: a transpose of a dot that is a bitcast runs no kernel", "[sim][dot]") {
+  // Gemma 3's key/value projection and its transpose ([2,1,256,1,11] -> [2,1,11,1,256]): with the
+  // size-1 dims laid out major both are [2][256][11] in memory, so the transpose aliases the dot's
+  // result (2.1 us a layer when it copied it).
+  const fs::path dir = TempDir("dot_transpose_bitcast");
+  WriteText(dir / "m.hlo", R"(HloModule g
+ENTRY e {
+  w = bf16[2,1,1152,256] parameter(0)
+  x = bf16[1,11,1152] parameter(1)
+  kv = bf16[2,1,256,1,11]{4,3,2,1,0} dot(w, x), lhs_contracting_dims={2}, rhs_contracting_dims={2}
+  ROOT t = bf16[2,1,11,1,256]{2,1,4,3,0} transpose(kv), dimensions={0,3,4,1,2}
+})");
+  CHECK_THAT(RunOk("run " + (dir / "m.hlo").string() + " --check --seed 4"), Catch::Contains("check passed"));
+  RunOk("run " + (dir / "m.hlo").string() + " --timing-only --report " + (dir / "r.json").string());
+  CHECK(KernelNames(dir / "r.json") == std::vector<std::string>{"kv"});
+}
