@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "compiler/hlo/literal.h"
+#include "compiler/passes/dead_code_elimination.h"
 #include "compiler/passes/new_instruction.h"
 #include "isa/element_type.h"
 
@@ -134,9 +135,20 @@ Instruction* BroadcastOfUnitReshape(Instruction& x) {
   return spread;
 }
 
+// A dynamic-update-slice whose update is as large as its operand writes all of it (its start
+// indices are clamped to 0): the update itself (XLA's rule). Gemma 3's key/value caches of its 11
+// positions are updated whole, each a kernel of 2 us that copied the cache parameter and wrote
+// the update over it. Null where `x` is not one.
+Instruction* WholeUpdate(Instruction& x) {
+  if (x.opcode() != Opcode::kDynamicUpdateSlice || x.operand_count() < 2) return nullptr;
+  Instruction* update = x.operand(1);
+  return SameArray(x, *update) ? update : nullptr;
+}
+
 // What `x` is to be replaced by, or null.
 Instruction* Simplified(Instruction& x) {
   if (Instruction* moved = TransposeOfSqueeze(x)) return moved;
+  if (Instruction* update = WholeUpdate(x)) return update;
   if (Instruction* constant = CompareWithItself(x)) return constant;
   if (x.operand_count() == 2) return IdentityOfExtremum(x);
   if (x.operand_count() != 1) return nullptr;
@@ -217,12 +229,9 @@ void SimplifyAlgebraically(hlo::Module& module) {
       }
     }
     if (bypassed.empty()) continue;
-    // Drop what nothing reads any more, and what only those read.
-    RemoveUnread(*computation, std::move(bypassed), [](const Instruction& x) {
-      return x.opcode() == Opcode::kBroadcast || x.opcode() == Opcode::kTranspose || x.opcode() == Opcode::kReshape ||
-             x.opcode() == Opcode::kMaximum || x.opcode() == Opcode::kMinimum || x.opcode() == Opcode::kConstant ||
-             x.opcode() == Opcode::kConvert || x.opcode() == Opcode::kCompare;
-    });
+    // Drop what nothing reads any more, and what only those read (a whole update's start
+    // indices), where it has no side effect (XLA's DCE after the simplifier).
+    RemoveUnread(*computation, std::move(bypassed), [](const Instruction& x) { return !HasSideEffect(x); });
     // The transposes it appends are read by instructions written before them.
     computation->OrderOperandsFirst();
   }

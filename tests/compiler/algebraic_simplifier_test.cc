@@ -210,3 +210,36 @@ ENTRY e (x: f32[1,11,128], p: f32[128], k: f32[4,32]) -> f32[1,11,128] {
 }
 )");
 }
+
+TEST_CASE("algebraic simplifier: a dynamic-update-slice of an update as large as its operand is the update", "[algebraic_simplifier]") {
+  // Gemma 3's key/value cache of its 11 positions, updated whole at a computed position: the start
+  // is clamped to 0, so the result is the update, and the position's computation goes unread. A
+  // smaller update (u2, 4 of the 11 rows) stays.
+  const std::string out = Simplified(R"(HloModule s
+
+ENTRY e {
+  cache = bf16[1,11,256] parameter(0)
+  u = bf16[1,11,256] parameter(1)
+  i = s32[] parameter(2)
+  zero = s32[] constant(0)
+  lt = pred[] compare(i, zero), direction=LT
+  at = s32[] select(lt, zero, i)
+  d = bf16[1,11,256] dynamic-update-slice(cache, u, zero, at, zero)
+  u2 = bf16[1,4,256] parameter(3)
+  d2 = bf16[1,11,256] dynamic-update-slice(cache, u2, zero, i, zero)
+  ROOT s = bf16[1,11,256] add(d, d2)
+}
+)");
+  CHECK(out == R"(HloModule s
+
+ENTRY e (cache: bf16[1,11,256], u: bf16[1,11,256], i: s32[], u2: bf16[1,4,256]) -> bf16[1,11,256] {
+  cache = bf16[1,11,256] parameter(0)
+  u = bf16[1,11,256] parameter(1)
+  i = s32[] parameter(2)
+  zero = s32[] constant(0)
+  u2 = bf16[1,4,256] parameter(3)
+  d2 = bf16[1,11,256] dynamic-update-slice(cache, u2, zero, i, zero)
+  ROOT s = bf16[1,11,256] add(u, d2)
+}
+)");
+}

@@ -234,3 +234,22 @@ TEST_CASE("tpusim run: a module over the configured HBM is refused, naming the f
   CHECK_THAT(output, Catch::Contains("bytes of HBM at its peak, more than the chip's 16777216 (hbm.capacity_mib = 16 MiB); "
                                      "the largest buffers live here: w (31850496 bytes)"));
 }
+
+TEST_CASE("tpusim run --check: a dynamic-update-slice of a whole-size update is the update and runs no kernel", "[sim][data]") {
+  // The update covers the operand, so any start (the random s32 given here, clamped) writes all of
+  // it: the algebraic simplifier reads the update instead, and the module's one kernel is the add.
+  using namespace tpusim::exec_test;
+  const fs::path dir = TempDir("dus_whole_update");
+  WriteText(dir / "m.hlo", R"(HloModule m
+ENTRY e {
+  cache = bf16[1,11,256] parameter(0)
+  u = bf16[1,11,256] parameter(1)
+  i = s32[] parameter(2)
+  zero = s32[] constant(0)
+  d = bf16[1,11,256] dynamic-update-slice(cache, u, zero, i, zero)
+  ROOT s = bf16[1,11,256] add(d, cache)
+})");
+  CHECK_THAT(RunOk("run " + (dir / "m.hlo").string() + " --check --seed 9"), Catch::Contains("every element equal"));
+  RunOk("run " + (dir / "m.hlo").string() + " --timing-only --report " + (dir / "r.json").string());
+  CHECK(KernelNames(dir / "r.json") == std::vector<std::string>{"s"});
+}

@@ -59,7 +59,7 @@ TEST_CASE("tpusim run --timing-only completes Gemma 3 1B, and its ops-level trac
   const tpusim::traces::ParsedTrace parsed = tpusim::traces::ReadAndCheckPerfettoTrace(trace.string());
   CHECK(parsed.problems.empty());
   // Ops level: the XLA lines and counters only, one XLA Ops slice per kernel output: at least one per
-  // op of the report (thousands).
+  // op of the report (hundreds: 990 kernels on 2026-11-28, 26 layers of some 38 each).
   const tpusim::traces::ParsedTrack* process = nullptr;
   for (const auto& track : parsed.tracks) {
     if (track.is_process && process == nullptr) process = &track;  // TensorCore 0's: the XLA lines
@@ -74,7 +74,7 @@ TEST_CASE("tpusim run --timing-only completes Gemma 3 1B, and its ops-level trac
   for (std::size_t at = report.find("\"opcode\""); at != std::string::npos; at = report.find("\"opcode\"", at + 1)) {
     ++report_ops;
   }
-  CHECK(report_ops > 1000);
+  CHECK(report_ops > 500);
   CHECK(op_slices >= report_ops);
   CHECK(parsed.FindTrack("MXU 0", process->uuid) == nullptr);
 }
