@@ -5,6 +5,7 @@
 #include <map>
 #include <unordered_set>
 
+#include "compiler/lower/dma_region.h"
 #include "compiler/lower/elementwise_expr.h"
 #include "compiler/passes/tuple_leaves.h"
 #include "isa/error.h"
@@ -213,16 +214,11 @@ bool IsAliasingTranspose(const hlo::Instruction& instruction) {
       !operand.layout->padded_dimensions.empty() || operand.layout->memory_space != result.layout->memory_space) {
     return false;
   }
-  // The operand seen with result dim k being its dim perm[k]: the same bytes.
-  isa::Shape view = operand;
-  std::vector<int64_t> position(perm->size());
-  for (std::size_t k = 0; k < perm->size(); ++k) {
-    view.dims[k] = operand.dims[(*perm)[k]];
-    position[(*perm)[k]] = static_cast<int64_t>(k);
-  }
-  for (int64_t& dim : view.layout->minor_to_major) dim = position[dim];
-  // The same dims in the same layout, or row-major images that merge and split alike.
-  return view == result || SameRowMajorImage(view, result);
+  // The operand seen with result dim k being its dim perm[k] (the same bytes): the same dims in
+  // the same layout as the result, or row-major images that merge and split alike.
+  const isa::Shape view = PermutedView(operand, *perm);
+  const isa::Shape plain_result = WithoutMemorySpace(result);
+  return view == plain_result || SameRowMajorImage(view, plain_result);
 }
 
 bool IsAliasingInstruction(const hlo::Instruction& instruction) {
