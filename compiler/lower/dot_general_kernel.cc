@@ -91,55 +91,6 @@ isa::Shape RowMajorTpuArray(isa::ElementType type, const std::vector<int64_t>& d
   return WithoutMemorySpace(shape);
 }
 
-// An operand the dot kernel reads in place: its buffer seen as the canonical [batch..., M, K] or
-// [batch..., K, N] array (or with the last two swapped), and which of those two contracts.
-struct InPlaceOperand {
-  DeviceBuffer buffer;
-  int64_t contracting = 0;
-};
-
-// In place when the operand's dims are, in order, its batch dims, then its free and its
-// contracting dims as two runs (either first; the contracting run in the order the dot lists
-// them, the order K merges them in), and the merged array's bytes are the operand's
-// (SameRowMajorImage). Llama's bf16[1,8192,4096] x bf16[4096,14336] is a plain matrix product
-// on the operands' own bytes: copying them would be 4 passes for nothing.
-std::optional<InPlaceOperand> InPlace(const DeviceBuffer& operand, const std::vector<int64_t>& batch,
-                                      const std::vector<int64_t>& free, const std::vector<int64_t>& contracting) {
-  std::vector<int64_t> in_order(static_cast<std::size_t>(operand.shape.rank()));
-  std::iota(in_order.begin(), in_order.end(), int64_t{0});
-  const auto nb = static_cast<int64_t>(batch.size());
-  const int64_t free_size = Product(operand.shape.dims, free);
-  const int64_t contracting_size = Product(operand.shape.dims, contracting);
-  InPlaceOperand in_place{operand, 0};
-  std::vector<int64_t> dims = Pick(operand.shape.dims, batch);
-  if (Cat(Cat(batch, free), contracting) == in_order) {
-    in_place.contracting = nb + 1;
-    dims.insert(dims.end(), {free_size, contracting_size});
-  } else if (Cat(Cat(batch, contracting), free) == in_order) {
-    in_place.contracting = nb;
-    dims.insert(dims.end(), {contracting_size, free_size});
-  } else {
-    return std::nullopt;
-  }
-  in_place.buffer.shape = TpuArray(operand.shape.element_type, dims);
-  if (!SameRowMajorImage(operand.shape, in_place.buffer.shape)) return std::nullopt;
-  return in_place;
-}
-
-// The dot's dims grouped: each operand's batch, free and contracting dims, and the canonical
-// [batch..., M, K] x [batch..., K, N] sizes. `swapped`: the canonical dot's lhs is the HLO's rhs
-// and its rhs the HLO's lhs (dot(a, b) = transpose(dot(b, a)), the result's bytes being those of
-// the transpose: Transposes).
-struct GeneralDims {
-  std::vector<int64_t> lb, rb, lc, rc, lf, rf;
-  std::vector<int64_t> batch;
-  int64_t m = 0, k = 0, n = 0;
-  bool swapped = false;
-  // Which side's outer free dims became the batch dims (BatchOuterFreeDims): 0 lhs, 1 rhs, -1 none.
-  // The other side is then replicated once per batch element.
-  int outer_side = -1;
-};
-
 // `shape` seen with dim i being its dim order[i], over the same bytes (a bitcast transpose).
 isa::Shape Transposed(const isa::Shape& shape, const std::vector<int64_t>& order) {
   isa::Shape view = shape;
@@ -155,6 +106,50 @@ isa::Shape Transposed(const isa::Shape& shape, const std::vector<int64_t>& order
   }
   return view;
 }
+
+// An operand the dot kernel reads in place: its buffer seen as the canonical [batch..., M, K] or
+// [batch..., K, N] array (or with the last two swapped), and which of those two contracts.
+struct InPlaceOperand {
+  DeviceBuffer buffer;
+  int64_t contracting = 0;
+};
+
+// In place when the operand seen with its dims permuted to its batch dims, then its free and its
+// contracting dims as two runs (either first; the free run in index order, the order M and N
+// merge them in; the contracting run in the order the dot lists them, the order K merges them
+// in), has the merged array's bytes (SameRowMajorImage). Llama's bf16[1,8192,4096] x
+// bf16[4096,14336] is a plain matrix product on the operands' own bytes: copying them would be 4
+// passes for nothing. The permutation is a bitcast where the layout has the dims in that order
+// already (MaxText's attention probabilities [16,8,K=2048,M=2048,1]{2,3,4,1,0}, K minor: the
+// canonical [batch, M, K], 1 GB a layer that a copy would need).
+std::optional<InPlaceOperand> InPlace(const DeviceBuffer& operand, const std::vector<int64_t>& batch,
+                                      const std::vector<int64_t>& free, const std::vector<int64_t>& contracting) {
+  const auto nb = static_cast<int64_t>(batch.size());
+  for (const bool free_first : {true, false}) {
+    const std::vector<int64_t>& first = free_first ? free : contracting;
+    const std::vector<int64_t>& second = free_first ? contracting : free;
+    std::vector<int64_t> dims = Pick(operand.shape.dims, batch);
+    dims.insert(dims.end(), {Product(operand.shape.dims, first), Product(operand.shape.dims, second)});
+    InPlaceOperand in_place{operand, free_first ? nb + 1 : nb};
+    in_place.buffer.shape = TpuArray(operand.shape.element_type, dims);
+    if (SameRowMajorImage(Transposed(operand.shape, Cat(Cat(batch, first), second)), in_place.buffer.shape)) return in_place;
+  }
+  return std::nullopt;
+}
+
+// The dot's dims grouped: each operand's batch, free and contracting dims, and the canonical
+// [batch..., M, K] x [batch..., K, N] sizes. `swapped`: the canonical dot's lhs is the HLO's rhs
+// and its rhs the HLO's lhs (dot(a, b) = transpose(dot(b, a)), the result's bytes being those of
+// the transpose: Transposes).
+struct GeneralDims {
+  std::vector<int64_t> lb, rb, lc, rc, lf, rf;
+  std::vector<int64_t> batch;
+  int64_t m = 0, k = 0, n = 0;
+  bool swapped = false;
+  // Which side's outer free dims became the batch dims (BatchOuterFreeDims): 0 lhs, 1 rhs, -1 none.
+  // The other side is then replicated once per batch element.
+  int outer_side = -1;
+};
 
 // Whether the result [batch..., M..., N...] holds the bytes of the canonical transposed result
 // [batch..., N, M] and not those of [batch..., M, N]: a matrix-vector product's [M, 1]{0,1} is

@@ -1,6 +1,7 @@
 #include "compiler/passes/contraction_split.h"
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -110,12 +111,13 @@ class Splitter {
     return std::nullopt;
   }
 
-  void Split(Instruction& dot, const Cut& cut) {
+  // The slices' dots, then their sum as a loop fusion (SumFusion).
+  void Split(hlo::Module& module, Instruction& dot, const Cut& cut) {
     hlo::Computation& computation = *dot.parent();
     const int64_t lhs_k = dot.GetIntList("lhs_contracting_dims")[cut.which];
     const int64_t rhs_k = dot.GetIntList("rhs_contracting_dims")[cut.which];
     const int64_t k = dot.operand(0)->shape().dims[lhs_k];
-    Instruction* sum = nullptr;
+    Instruction* sum = Add(dot, Opcode::kFusion, dot.shape(), "sum", 0);
     int64_t piece = 0;
     for (int64_t k0 = 0; k0 < k; k0 += cut.step, ++piece) {
       const int64_t k1 = std::min(k, k0 + cut.step);
@@ -125,22 +127,47 @@ class Splitter {
       partial->AddOperand(lhs);
       partial->AddOperand(rhs);
       for (const hlo::Attribute& attribute : dot.attributes()) partial->AddAttribute(attribute);
+      sum->AddOperand(partial);
+    }
+    sum->AddAttribute({"kind", hlo::Identifier{"kLoop"}, {}});
+    sum->AddAttribute({"calls", module.AddComputation(SumFusion(dot, piece)), {}});
+    computation.ReplaceUses(&dot, sum);
+    computation.RemoveInstruction(&dot);
+  }
+
+ private:
+  // convert(p0 + p1 + ... + p{n-1}) of n f32 slices to the dot's type, as a fusion's
+  // computation: the sum stands for the MXU's accumulation of the whole K, so the split dot's
+  // result is a kernel's output as the dot's was (XLA materializes a dot's result; element-wise
+  // consumers do not compute it in their kernels), and a consumer that runs much later (MaxText's
+  // vocabulary weight gradient, added after the backward layer loop to the embedding's) does
+  // not keep the f32 slices live until then.
+  static std::unique_ptr<hlo::Computation> SumFusion(const Instruction& dot, int64_t pieces) {
+    auto fused = std::make_unique<hlo::Computation>(dot.name() + ".k_split.fused_sum");
+    const isa::Shape f32 = As(dot.shape(), ElementType::kF32);
+    std::vector<Instruction*> parameters;
+    Instruction* sum = nullptr;
+    for (int64_t i = 0; i < pieces; ++i) {
+      auto parameter = std::make_unique<Instruction>("p" + std::to_string(i), Opcode::kParameter, f32);
+      parameter->set_parameter_number(i);
+      parameters.push_back(fused->AddInstruction(std::move(parameter)));
       if (sum == nullptr) {
-        sum = partial;
+        sum = parameters.back();
         continue;
       }
-      Instruction* add = Add(dot, Opcode::kAdd, As(dot.shape(), ElementType::kF32), "sum", piece);
+      auto add = std::make_unique<Instruction>("add" + std::to_string(i), Opcode::kAdd, f32);
       add->AddOperand(sum);
-      add->AddOperand(partial);
-      sum = add;
+      add->AddOperand(parameters.back());
+      sum = fused->AddInstruction(std::move(add));
     }
-    Instruction* result = sum;
     if (dot.shape().element_type != ElementType::kF32) {
-      result = Add(dot, Opcode::kConvert, dot.shape(), "convert", 0);
-      result->AddOperand(sum);
+      auto convert = std::make_unique<Instruction>("convert", Opcode::kConvert, dot.shape());
+      convert->AddOperand(sum);
+      sum = fused->AddInstruction(std::move(convert));
     }
-    computation.ReplaceUses(&dot, result);
-    computation.RemoveInstruction(&dot);
+    fused->set_root(sum);
+    fused->set_parameters(std::move(parameters));
+    return fused;
   }
 
  private:
@@ -172,13 +199,16 @@ class Splitter {
 
 void SplitLongContractions(hlo::Module& module, const isa::Target& target, uint64_t vmem_capacity_bytes) {
   Splitter splitter(target, vmem_capacity_bytes);
-  for (const auto& computation : module.computations()) {
+  // The sums' computations are added to the module while its computations are visited.
+  std::vector<hlo::Computation*> computations;
+  for (const auto& computation : module.computations()) computations.push_back(computation.get());
+  for (hlo::Computation* computation : computations) {
     std::vector<std::pair<Instruction*, Splitter::Cut>> splits;
     for (const auto& instruction : computation->instructions()) {
       if (instruction->opcode() != Opcode::kDot) continue;
       if (const auto cut = splitter.CutFor(*instruction)) splits.emplace_back(instruction.get(), *cut);
     }
-    for (const auto& [dot, cut] : splits) splitter.Split(*dot, cut);
+    for (const auto& [dot, cut] : splits) splitter.Split(module, *dot, cut);
     // The slices and sums it appends are read by instructions written before them.
     if (!splits.empty()) computation->OrderOperandsFirst();
   }

@@ -49,10 +49,21 @@ TEST_CASE("a dot whose K panels do not fit VMEM is summed over K slices", "[run]
   CHECK(HasKernel(names, "d.k_split.lhs.0"));  // the slices are copies
   CHECK(HasKernel(names, "d.k_split.dot.0"));
   CHECK(HasKernel(names, "d.k_split.dot.1"));
-  // The f32 sums fuse into the convert back to bf16: one element-wise kernel.
-  CHECK(HasKernel(names, "d.k_split.convert.0"));
-  CHECK_FALSE(HasKernel(names, "d.k_split.sum.1"));
+  // The f32 sums and the convert back to bf16 are one loop fusion, the split dot's result.
+  CHECK(HasKernel(names, "d.k_split.sum.0"));
+  CHECK(names.size() == 16);  // 5 slices of each operand, 5 dots, the sum
   CHECK_FALSE(HasKernel(names, "d"));
+  // An element-wise consumer reads the sum's result, as it would read the dot's: the f32 slices
+  // are not computed in its kernel (they would stay live until it runs).
+  const std::string consumed =
+      "HloModule ksplit\nENTRY e {\n  a = bf16[256,4096] parameter(0)\n  b = bf16[4096,512] parameter(1)\n"
+      "  c = bf16[256,512] parameter(2)\n  d = bf16[256,512] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+      "  ROOT o = bf16[256,512] add(d, c)\n}\n";
+  CHECK_THAT(RunChecked(dir, consumed, " --set tensor_core.vmem.capacity_mib=2"), Catch::Contains(kCheckPassed));
+  const std::vector<std::string> consumed_names = KernelNames(dir / "r.json");
+  CHECK(HasKernel(consumed_names, "d.k_split.sum.0"));
+  CHECK(HasKernel(consumed_names, "o"));
+  CHECK(consumed_names.size() == 17);
 }
 
 TEST_CASE("a reduce whose accumulators do not fit VMEM is cut along a kept dim", "[run][passes]") {
