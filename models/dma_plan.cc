@@ -317,18 +317,58 @@ bool SameEndpoint(const DmaEndpoint& a, const DmaEndpoint& b) {
   return a.memory == b.memory && a.base_address == b.base_address && a.start == b.start && a.shape == b.shape;
 }
 
+// Moves `endpoint`'s start back by whole periods of its layout (along a dim its first tile splits,
+// the tile's size there; along any other dim, 1) and its base address forward by the bytes that
+// moves every element: moving an index by whole tiles moves its element by the same bytes
+// wherever it lies, so the region's bytes keep their places relative to each other, and the plan
+// of the folded transfer, placed at the new base, is the transfer's. A dot kernel reads the same
+// panel at every block of rows, a loop body the same slice at every step: one plan each, not one
+// per start. Left alone where offsets are not a sum of one term per dim (tiles that combine dims,
+// padded or split layouts, sub-byte elements).
+void FoldStart(DmaEndpoint& endpoint) {
+  const isa::Shape& shape = endpoint.shape;
+  const auto rank = static_cast<std::size_t>(shape.rank());
+  std::vector<int64_t> period(rank, 1);
+  if (shape.layout) {
+    const isa::Layout& layout = *shape.layout;
+    if (!layout.padded_dimensions.empty() || !layout.split_configs.empty() || !layout.dim_level_types.empty() ||
+        (layout.element_size_in_bits != 0 && layout.element_size_in_bits % 8 != 0)) {
+      return;
+    }
+    if (!layout.tiles.empty()) {
+      const std::vector<int64_t>& tile = layout.tiles.front().dims;
+      if (tile.size() > rank) return;
+      for (std::size_t j = 0; j < tile.size(); ++j) {
+        if (tile[j] == isa::kCombineDimension) return;
+        // The tile's dims apply to the most minor physical dims: minor_to_major[0] is the last.
+        period[static_cast<std::size_t>(layout.minor_to_major[tile.size() - 1 - j])] = tile[j];
+      }
+    }
+  }
+  std::vector<int64_t> folded = endpoint.start;
+  for (std::size_t d = 0; d < rank; ++d) folded[d] %= period[d];
+  if (folded == endpoint.start) return;
+  const isa::LayoutMap map(shape);
+  endpoint.base_address += static_cast<uint64_t>(map.ByteOffset(endpoint.start) - map.ByteOffset(folded));
+  endpoint.start = std::move(folded);
+}
+
 }  // namespace
 
 PlacedDmaPlan DmaPlanCache::Plan(const DmaTransfer& transfer, uint64_t burst_bytes, DimTableCache* tables) {
   // The transfer with its base addresses reduced to their place in a burst window.
   DmaTransfer reduced = transfer;
+  FoldStart(reduced.source);
+  FoldStart(reduced.destination);
+  const uint64_t source_base = reduced.source.base_address;
+  const uint64_t destination_base = reduced.destination.base_address;
   reduced.source.base_address %= burst_bytes;
   reduced.destination.base_address %= burst_bytes;
   reduced.semaphore = nullptr;
   reduced.id = 0;
   PlacedDmaPlan placed;
-  placed.read_offset = transfer.source.base_address - reduced.source.base_address;
-  placed.write_offset = transfer.destination.base_address - reduced.destination.base_address;
+  placed.read_offset = source_base - reduced.source.base_address;
+  placed.write_offset = destination_base - reduced.destination.base_address;
   uint64_t hash = HashEndpoint(HashEndpoint(burst_bytes, reduced.source), reduced.destination);
   for (int64_t size : reduced.sizes) hash = Mix(hash, static_cast<uint64_t>(size) + 401);
   const auto [first, last] = entries_.equal_range(hash);

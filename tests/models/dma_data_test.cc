@@ -454,6 +454,29 @@ TEST_CASE("timing-only plans are kept by transfer and equal fresh ones", "[model
   CHECK(SameRequests(placed_requests(cache.Plan(slice, 512, &tables)), PlanDma(slice, 512, false)));
   CHECK(cache.Plan(transfer, 256, &tables).plan != first.plan);
   CHECK(SameRequests(placed_requests(cache.Plan(transfer, 256, &tables)), PlanDma(transfer, 256, false)));
+  // Starts moved by whole tiles (8 rows or 128 columns of T(8,128)) move every byte of the region
+  // by as much: the plan of the same region at the first start, placed further on. The source's
+  // rows [16:144] against [0:128]: 2 rows of tiles down, each 4 tiles of 2 KiB (16 KiB on). The
+  // destination, column-major (tiles of 8 columns x 128 rows), columns [256:384] against
+  // [128:256]: 16 rows of tiles over, each 2 tiles of 2 KiB (64 KiB on).
+  DmaTransfer rows = transfer;
+  rows.sizes = {128, 128};
+  rows.destination.start = {0, 128};
+  const PlacedDmaPlan top = cache.Plan(rows, 512, &tables);
+  DmaTransfer lower = rows;
+  lower.source.start = {16, 0};
+  lower.destination.start = {0, 256};
+  const PlacedDmaPlan folded = cache.Plan(lower, 512, &tables);
+  CHECK(folded.plan == top.plan);
+  CHECK(folded.read_offset == top.read_offset + 2 * 4 * 2048);
+  CHECK(folded.write_offset == top.write_offset + 16 * 2 * 2048);
+  CHECK(SameRequests(placed_requests(folded), PlanDma(lower, 512, false)));
+  // Not by whole tiles (4 rows of 8): another plan, still the transfer's requests.
+  DmaTransfer half = rows;
+  half.source.start = {4, 0};
+  const PlacedDmaPlan off_tile = cache.Plan(half, 512, &tables);
+  CHECK(off_tile.plan != top.plan);
+  CHECK(SameRequests(placed_requests(off_tile), PlanDma(half, 512, false)));
 }
 
 TEST_CASE("timing-only plans of element-granular walks equal plans that walk every run", "[models]") {
