@@ -69,7 +69,13 @@ isa::Shape PermutedView(const isa::Shape& shape, const std::vector<int64_t>& per
     view.dims[k] = shape.dims[perm[k]];
     inverse[perm[k]] = static_cast<int64_t>(k);
   }
+  if (!shape.dynamic_dims.empty()) {
+    for (std::size_t k = 0; k < perm.size(); ++k) view.dynamic_dims[k] = shape.dynamic_dims[perm[k]];
+  }
   for (int64_t& dim : view.layout->minor_to_major) dim = inverse[dim];
+  if (!view.layout->padded_dimensions.empty()) {
+    for (std::size_t k = 0; k < perm.size(); ++k) view.layout->padded_dimensions[k] = shape.layout->padded_dimensions[perm[k]];
+  }
   return view;
 }
 

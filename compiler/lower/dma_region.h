@@ -37,7 +37,8 @@ DmaArray BufferArray(const DeviceBuffer& buffer);
 isa::Shape WithoutMemorySpace(isa::Shape shape);
 
 // The same bytes with dims permuted: view dim k is `shape` dim perm[k] (a transpose's source seen
-// in the result's index space).
+// in the result's index space), with its dynamic dims and padded dims permuted alike; the memory
+// space cleared.
 isa::Shape PermutedView(const isa::Shape& shape, const std::vector<int64_t>& perm);
 
 // The same bytes as an array of rank `rank`: `shape` dim k becomes view dim dim_map[k], and the

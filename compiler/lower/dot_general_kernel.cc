@@ -91,22 +91,6 @@ isa::Shape RowMajorTpuArray(isa::ElementType type, const std::vector<int64_t>& d
   return WithoutMemorySpace(shape);
 }
 
-// `shape` seen with dim i being its dim order[i], over the same bytes (a bitcast transpose).
-isa::Shape Transposed(const isa::Shape& shape, const std::vector<int64_t>& order) {
-  isa::Shape view = shape;
-  view.dims = Pick(shape.dims, order);
-  if (!shape.dynamic_dims.empty()) {
-    for (std::size_t i = 0; i < order.size(); ++i) view.dynamic_dims[i] = shape.dynamic_dims[order[i]];
-  }
-  if (view.layout) {
-    std::vector<int64_t> position(order.size());
-    for (std::size_t i = 0; i < order.size(); ++i) position[order[i]] = static_cast<int64_t>(i);
-    for (int64_t& d : view.layout->minor_to_major) d = position[d];
-    if (!view.layout->padded_dimensions.empty()) view.layout->padded_dimensions = Pick(shape.layout->padded_dimensions, order);
-  }
-  return view;
-}
-
 // An operand the dot kernel reads in place: its buffer seen as the canonical [batch..., M, K] or
 // [batch..., K, N] array (or with the last two swapped), and which of those two contracts.
 struct InPlaceOperand {
@@ -132,7 +116,7 @@ std::optional<InPlaceOperand> InPlace(const DeviceBuffer& operand, const std::ve
     dims.insert(dims.end(), {Product(operand.shape.dims, first), Product(operand.shape.dims, second)});
     InPlaceOperand in_place{operand, free_first ? nb + 1 : nb};
     in_place.buffer.shape = TpuArray(operand.shape.element_type, dims);
-    if (SameRowMajorImage(Transposed(operand.shape, Cat(Cat(batch, first), second)), in_place.buffer.shape)) return in_place;
+    if (SameRowMajorImage(PermutedView(operand.shape, Cat(Cat(batch, first), second)), in_place.buffer.shape)) return in_place;
   }
   return std::nullopt;
 }
@@ -163,7 +147,7 @@ bool Transposes(const isa::Shape& result, const GeneralDims& g) {
   std::iota(order.begin(), order.end(), int64_t{0});
   for (int64_t d = nb + m_dims; d < rank; ++d) order.push_back(d);
   for (int64_t d = nb; d < nb + m_dims; ++d) order.push_back(d);
-  return SameRowMajorImage(Transposed(result, order), RowMajorTpuArray(result.element_type, Cat(g.batch, {g.n, g.m})));
+  return SameRowMajorImage(PermutedView(result, order), RowMajorTpuArray(result.element_type, Cat(g.batch, {g.n, g.m})));
 }
 
 // Weights whose free dims sit on both sides of their contracting run (Gemma 3's query projection
