@@ -29,7 +29,7 @@
 #include "compiler/lower/scalar_kernel.h"
 #include "compiler/lower/scatter_kernel.h"
 #include "compiler/lower/topk_kernel.h"
-#include "compiler/lower/unit_reduce_kernel.h"
+#include "compiler/passes/unit_reduces.h"
 #include "compiler/lower/reduce_window_kernel.h"
 #include "compiler/passes/pipeline.h"
 #include "compiler/passes/buffer_assignment.h"
@@ -94,11 +94,11 @@ void EmitKernel(KernelContext& context) {
       EmitGeneralDotKernel(context);
       return;
     case Opcode::kReduce:
+      // What ExpandUnitReduces left: a reducer it cannot write out over arrays.
       if (IsUnitReduce(instruction)) {
-        EmitUnitReduceKernel(context);
-      } else {
-        EmitReduceKernel(context);
+        CannotLower(instruction, "it reduces no dim above size 1 with a reducer that is not element-wise (not lowered)");
       }
+      EmitReduceKernel(context);
       return;
     case Opcode::kReduceWindow:
       EmitReduceWindowKernel(context);

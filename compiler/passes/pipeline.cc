@@ -23,6 +23,7 @@
 #include "compiler/passes/memory_spaces.h"
 #include "compiler/passes/reduce_split.h"
 #include "compiler/passes/strided_convolution.h"
+#include "compiler/passes/unit_reduces.h"
 #include "isa/error.h"
 
 namespace tpusim::compiler {
@@ -54,6 +55,7 @@ const std::vector<HloPass>& HloPasses() {
       {"f16-normalization", [](Module& m, const Options&) { NormalizeF16(m); }},
       {"layout-assignment", [](Module& m, const Options&) { AssignLayouts(m); }},
       {"degenerate-reduce-dims", [](Module& m, const Options&) { RemoveDegenerateReduceDims(m); }},
+      {"unit-reduces", [](Module& m, const Options&) { ExpandUnitReduces(m); }},
       {"layout-copies", [](Module& m, const Options&) { InsertLayoutCopies(m); }},
       {"dot-transpose-folding", [](Module& m, const Options&) { FoldTransposesIntoDots(m); }},
       // After the folding, which renames contracting dims, and the layouts it sorts by.

@@ -1,4 +1,4 @@
-// End-to-end runs of reduces over size-1 dims (compiler/lower/unit_reduce_kernel.h): reducer(init,
+// End-to-end runs of reduces over size-1 dims (compiler/passes/unit_reduces.h): reducer(init,
 // x) per element, for reducers and types the general reduce kernel does not take (pred, any
 // element-wise computation), with values computed here by hand and the evaluator's --check.
 #include <catch2/catch.hpp>
