@@ -325,7 +325,7 @@ int GeneralDotCoreParts(const KernelContext& context) {
 void EmitGeneralDotKernel(KernelContext& context) {
   const hlo::Instruction& dot = context.instruction;
   if (DotKernelTakesAsWritten(context)) {
-    EmitDotKernel(context);
+    EmitDotKernel(context, *CanonicalDot(dot, nullptr));
     return;
   }
   const auto [lb, rb, lc, rc, lf, rf, batch, m, k, n, swapped, outer_side] = DimsOf(context);
@@ -434,36 +434,27 @@ void EmitGeneralDotKernel(KernelContext& context) {
     e.WaitDmas();
   }
 
-  // The canonical dot, as instructions that live while it is emitted.
+  // The canonical dot of the copies (or of the operands in place).
   const auto hbm = [](isa::Shape shape) {
     shape.layout->memory_space = isa::kMemorySpaceHbm;
     return shape;
   };
-  hlo::Instruction lhs_leaf(dot.name() + ".lhs", Opcode::kParameter, hbm(lhs_canonical.shape));
-  hlo::Instruction rhs_leaf(dot.name() + ".rhs", Opcode::kParameter, hbm(rhs_canonical.shape));
-  hlo::Instruction canonical(dot.name(), Opcode::kDot, hbm(out_canonical.shape));
-  canonical.DescribeAs(dot);
-  canonical.AddOperand(&lhs_leaf);
-  canonical.AddOperand(&rhs_leaf);
   std::vector<int64_t> batch_dims;
   for (std::size_t i = 0; i < batch.size(); ++i) batch_dims.push_back(static_cast<int64_t>(i));
-  canonical.AddAttribute({"lhs_batch_dims", batch_dims, {}});
-  canonical.AddAttribute({"rhs_batch_dims", batch_dims, {}});
   const int64_t lhs_contracting = lhs_side ? lhs_side->contracting : replicate_lhs ? nb + replica->contracting : nb + 1;
   const int64_t rhs_contracting = rhs_side ? rhs_side->contracting : replicate_rhs ? nb + replica->contracting : nb;
-  canonical.AddAttribute({"lhs_contracting_dims", std::vector<int64_t>{lhs_contracting}, {}});
-  canonical.AddAttribute({"rhs_contracting_dims", std::vector<int64_t>{rhs_contracting}, {}});
   DeviceBuffer lhs_in = lhs_canonical, rhs_in = rhs_canonical, out = out_canonical;
-  lhs_in.shape = lhs_leaf.shape();
-  rhs_in.shape = rhs_leaf.shape();
-  out.shape = canonical.shape();
-  KernelGroup group;
-  group.root = &canonical;
-  group.members = {&canonical};
-  KernelContext inner{context.out, context.options, canonical, group, {{&lhs_in}, {&rhs_in}}, {&out},
+  lhs_in.shape = hbm(lhs_canonical.shape);
+  rhs_in.shape = hbm(rhs_canonical.shape);
+  out.shape = hbm(out_canonical.shape);
+  std::string why;
+  const std::optional<DotForm> form =
+      CanonicalDot(lhs_in.shape, rhs_in.shape, {batch_dims, batch_dims, {lhs_contracting}, {rhs_contracting}}, &why);
+  if (!form) CannotLower(dot, why);
+  KernelContext inner{context.out, context.options, dot, context.group, {{&lhs_in}, {&rhs_in}}, {&out},
                       scratch.next(), scratch.left(), context.part};
   if (split && copies_before) context.out.Emit("core.sync");  // the operands' copies are done
-  EmitDotKernel(inner);
+  EmitDotKernel(inner, *form);
   if (split && !out_in_place) context.out.Emit("core.sync");  // every core's part of the result is in
   if (!copier) return;
 

@@ -264,7 +264,8 @@ std::optional<MxuPlan> PlanMxus(const DotForm& form, const CompileOptions& optio
 class DotEmitter {
  public:
   // `group_mxus` > 0: at most that many MXUs an N group (PlanMxus), a candidate the tuner tries.
-  DotEmitter(KernelContext& context, int64_t group_mxus) : c_(context), out_(context.out), group_mxus_(group_mxus) {}
+  DotEmitter(KernelContext& context, const DotForm& form, int64_t group_mxus)
+      : c_(context), out_(context.out), group_mxus_(group_mxus), form_(form) {}
 
   void Run() {
     Plan();
@@ -287,7 +288,6 @@ class DotEmitter {
     l_ = target.lanes();
     r_ = target.mxu_rows();
     c_cols_ = target.mxu_columns();
-    const hlo::Instruction& dot = c_.instruction;
     const isa::Shape& lhs = c_.operands.at(0).at(0)->shape;
     const isa::Shape& rhs = c_.operands.at(1).at(0)->shape;
     const isa::Shape& result = c_.results.at(0)->shape;
@@ -312,9 +312,6 @@ class DotEmitter {
     if (both_f16 && result.element_type == isa::ElementType::kBF16) Refuse("f16 x f16 dots with a bf16 result are not lowered yet");
     in_type_ = in_f32_ ? "f32" : both_f16 ? "f16" : "bf16";
     std::string why;
-    const auto form = CanonicalDot(dot, &why);
-    if (!form) Refuse(why);
-    form_ = *form;
     batch_count_ = form_.batch;
     if (c_.part.count > 1) {
       // Megacore: this core's rows [row0_, + m), columns [col0_, + n) or batch elements
@@ -1596,13 +1593,11 @@ constexpr double kMostTunedNs = 64e3;
 
 // What the tuner remembers a dot's choice under: its operands' and result's shapes with layouts,
 // dimension numbers and core parts.
-std::string TuningKey(const KernelContext& context) {
+std::string TuningKey(const KernelContext& context, const DotForm& form) {
   std::string key = "dot";
   for (const auto& operand : context.operands) key += " " + isa::ToString(operand.at(0)->shape);
   key += " -> " + isa::ToString(context.results.at(0)->shape);
-  for (const char* numbers : {"lhs_batch_dims", "rhs_batch_dims", "lhs_contracting_dims", "rhs_contracting_dims"}) {
-    key += fmt::format(" {}={{{}}}", numbers, fmt::join(context.instruction.GetIntListOrEmpty(numbers), ","));
-  }
+  key += fmt::format(" lhs_perm={{{}}} rhs_perm={{{}}}", fmt::join(form.lhs_perm, ","), fmt::join(form.rhs_perm, ","));
   return key + fmt::format(" on {} of {} cores", context.part.count, isa::TensorCores(context.options.target));
 }
 
@@ -1613,20 +1608,18 @@ std::string TuningKey(const KernelContext& context) {
 // estimate's groups of 4 MXUs leave the fifth block's group on four MXUs for one block's columns,
 // its 54 K blocks a weight load each after the last bytes landed (21.8 us); groups of one MXU
 // with K in four sets pass it in a quarter of that.
-int64_t TunedGroupMxus(const KernelContext& context) {
+int64_t TunedGroupMxus(const KernelContext& context, const DotForm& form) {
   const CompileOptions& options = context.options;
   if (!options.kernel_tuner || options.mxu_rates.clock_mhz <= 0) return 0;
-  const auto form = CanonicalDot(context.instruction, nullptr);
-  if (!form) return 0;  // refused by the emitter
   const isa::ElementType in_type = context.operands.at(0).at(0)->shape.element_type;
   const int out_bytes = isa::ElementBitWidth(context.results.at(0)->shape.element_type) / 8;
-  const auto estimate = PlanMxus(*form, options, context.part.count, in_type, out_bytes, nullptr);
+  const auto estimate = PlanMxus(form, options, context.part.count, in_type, out_bytes, nullptr);
   if (!estimate || options.mxu_rates.Ns(estimate->cycles) / static_cast<double>(context.part.count) > kMostTunedNs) {
     return 0;
   }
   std::vector<int64_t> candidates = {0};
   for (int64_t mxus = options.target.mxu_count(); mxus >= 1; --mxus) candidates.push_back(mxus);
-  const std::size_t chosen = options.kernel_tuner->Choose(TuningKey(context), [&] {
+  const std::size_t chosen = options.kernel_tuner->Choose(TuningKey(context, form), [&] {
     std::vector<std::string> texts;
     for (int64_t mxus : candidates) {
       AsmBuilder trial("dot_candidate", options.target);
@@ -1634,7 +1627,7 @@ int64_t TunedGroupMxus(const KernelContext& context) {
         KernelContext copy{trial,          context.options,         context.instruction,
                            context.group,  context.operands,        context.results,
                            context.hbm_scratch_address, context.hbm_scratch_bytes, part};
-        DotEmitter(copy, mxus).Run();
+        DotEmitter(copy, form, mxus).Run();
       });
       trial.Emit("halt");
       texts.push_back(trial.TakeText());
@@ -1646,6 +1639,8 @@ int64_t TunedGroupMxus(const KernelContext& context) {
 
 }  // namespace
 
-void EmitDotKernel(KernelContext& context) { DotEmitter(context, TunedGroupMxus(context)).Run(); }
+void EmitDotKernel(KernelContext& context, const DotForm& form) {
+  DotEmitter(context, form, TunedGroupMxus(context, form)).Run();
+}
 
 }  // namespace tpusim::compiler

@@ -9,9 +9,10 @@
 
 namespace tpusim::compiler {
 
-// Emits the dot of context.instruction, or with context.part of several, that core's rows or
-// columns of it (DotCoreSlice).
-void EmitDotKernel(KernelContext& context);
+// Emits the dot `form` of context's operands into its result, or with context.part of several,
+// that core's rows or columns of it (DotCoreSlice); context.instruction names its labels and
+// errors (the HLO dot, or the general dot whose canonical copies these are).
+void EmitDotKernel(KernelContext& context, const DotForm& form);
 
 // Whether the dot kernel writes a result of this layout: row-major with 2-D tiles. Another (a
 // matrix-vector product's [M, 1]{0,1}, whose size-1 dim layout assignment moved major) goes

@@ -18,16 +18,22 @@ bool Tileable(int64_t side, int64_t lanes) { return side > 0 && (side <= lanes ?
 }  // namespace
 
 std::optional<DotForm> CanonicalDot(const hlo::Instruction& dot, std::string* why) {
+  return CanonicalDot(dot.operand(0)->shape(), dot.operand(1)->shape(),
+                      {dot.GetIntListOrEmpty("lhs_batch_dims"), dot.GetIntListOrEmpty("rhs_batch_dims"),
+                       dot.GetIntListOrEmpty("lhs_contracting_dims"), dot.GetIntListOrEmpty("rhs_contracting_dims")},
+                      why);
+}
+
+std::optional<DotForm> CanonicalDot(const isa::Shape& lhs, const isa::Shape& rhs, const DotDimensionNumbers& numbers,
+                                    std::string* why) {
   const auto fail = [&](std::string text) {
     Fail(why, std::move(text));
     return std::nullopt;
   };
-  const isa::Shape& lhs = dot.operand(0)->shape();
-  const isa::Shape& rhs = dot.operand(1)->shape();
-  const std::vector<int64_t> lhs_batch = dot.GetIntListOrEmpty("lhs_batch_dims");
-  const std::vector<int64_t> rhs_batch = dot.GetIntListOrEmpty("rhs_batch_dims");
-  const std::vector<int64_t> lhs_contracting = dot.GetIntListOrEmpty("lhs_contracting_dims");
-  const std::vector<int64_t> rhs_contracting = dot.GetIntListOrEmpty("rhs_contracting_dims");
+  const std::vector<int64_t>& lhs_batch = numbers.lhs_batch;
+  const std::vector<int64_t>& rhs_batch = numbers.rhs_batch;
+  const std::vector<int64_t>& lhs_contracting = numbers.lhs_contracting;
+  const std::vector<int64_t>& rhs_contracting = numbers.rhs_contracting;
   const int64_t nb = static_cast<int64_t>(lhs_batch.size());
   for (int64_t i = 0; i < nb; ++i) {
     if (lhs_batch[i] != i || rhs_batch.size() != lhs_batch.size() || rhs_batch[i] != i) {

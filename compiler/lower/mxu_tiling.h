@@ -33,8 +33,17 @@ struct DotForm {
   std::vector<int64_t> rhs_perm;
 };
 
+// A dot's dimension numbers (XLA's DotDimensionNumbers).
+struct DotDimensionNumbers {
+  std::vector<int64_t> lhs_batch, rhs_batch, lhs_contracting, rhs_contracting;
+};
+
 // The canonical form of `dot`, or the reason it has none the kernel lowers.
 std::optional<DotForm> CanonicalDot(const hlo::Instruction& dot, std::string* why);
+// The same for operands of these shapes and these dimension numbers (a dot the general dot
+// kernel computes on canonical copies, which is no HLO instruction).
+std::optional<DotForm> CanonicalDot(const isa::Shape& lhs, const isa::Shape& rhs, const DotDimensionNumbers& numbers,
+                                    std::string* why);
 
 struct MxuTiling {
   int64_t mxus = 1;            // Qa: MXUs used, each one C-column block of a job's N group
