@@ -158,14 +158,14 @@ std::vector<const Instruction*> ListSchedule(const std::vector<const Instruction
   // a reader is not ready.
   std::vector<bool> in_set(n, false);
   const auto reader_set = [&](std::size_t b) -> std::pair<std::vector<std::size_t>, int64_t> {
-    std::vector<std::size_t> set;
+    std::vector<std::size_t> readers;
     for (std::size_t r : readers_of[b]) {
       if (done[r]) continue;
       if (!is_ready[r]) return {};
-      set.push_back(r);
+      readers.push_back(r);
     }
-    int64_t net = 0, best_net = 0;
-    std::size_t best_size = 0;
+    std::vector<std::size_t> set;
+    int64_t net = 0;
     std::unordered_set<std::size_t> freed;
     const auto add = [&](std::size_t u) {
       set.push_back(u);
@@ -180,15 +180,9 @@ std::vector<const Instruction*> ListSchedule(const std::vector<const Instruction
         }
       }
     };
-    const std::vector<std::size_t> first = std::move(set);
-    set.clear();
-    for (std::size_t r : first) in_set[r] = true;
-    for (std::size_t r : first) {
-      in_set[r] = false;
-      add(r);
-    }
-    best_net = net;
-    best_size = set.size();
+    for (std::size_t r : readers) add(r);
+    int64_t best_net = net;
+    std::size_t best_size = set.size();
     for (std::size_t next = 0; next < set.size() && set.size() < kReaderSetUnits; ++next) {
       for (std::size_t d : dependents[set[next]]) {
         if (done[d] || in_set[d] || set.size() >= kReaderSetUnits) continue;

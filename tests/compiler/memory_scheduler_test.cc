@@ -64,32 +64,38 @@ std::string Names(const std::vector<const hlo::Instruction*>& order) {
   return names;
 }
 
+// The text's order of `module`'s entry (laid out), and the list scheduler's order of it.
+struct Orders {
+  std::string text;
+  std::string listed;
+};
+Orders ScheduleOf(hlo::Module& module) {
+  compiler::AssignLayouts(module);
+  const std::vector<const hlo::Instruction*> text = compiler::Schedule(*module.entry());
+  const std::vector<compiler::KernelGroup> groups = compiler::FuseElementwise(text);
+  return {Names(text), Names(compiler::ListSchedule(text, groups, [](const hlo::Instruction&) { return uint64_t{0}; }))};
+}
+
 }  // namespace
 
 TEST_CASE("memory scheduler: a kernel that frees more than it defines runs as soon as it can",
           "[memory_scheduler]") {
   auto module = hlo::ParseModule(kThreeTemporaries, "test.hlo");
-  compiler::AssignLayouts(*module);
-  const std::vector<const hlo::Instruction*> text = compiler::Schedule(*module->entry());
-  CHECK(Names(text) == "p a b c z ra rb rc t");
-  const std::vector<compiler::KernelGroup> groups = compiler::FuseElementwise(text);
+  const Orders orders = ScheduleOf(*module);
+  CHECK(orders.text == "p a b c z ra rb rc t");
   // The constant defines nothing: it goes first. Each reduce frees 4 MiB for 4 KiB: it follows
   // its temporary, before the next one is made.
-  CHECK(Names(compiler::ListSchedule(text, groups, [](const hlo::Instruction&) { return uint64_t{0}; })) ==
-        "p z a ra b rb c rc t");
+  CHECK(orders.listed == "p z a ra b rb c rc t");
 }
 
 TEST_CASE("memory scheduler: the readers of a buffer that free it together run together", "[memory_scheduler]") {
   auto module = hlo::ParseModule(kTwoReaders, "test.hlo");
-  compiler::AssignLayouts(*module);
-  const std::vector<const hlo::Instruction*> text = compiler::Schedule(*module->entry());
-  CHECK(Names(text) == "p big t z rt ra rb r");
-  const std::vector<compiler::KernelGroup> groups = compiler::FuseElementwise(text);
+  const Orders orders = ScheduleOf(*module);
+  CHECK(orders.text == "p big t z rt ra rb r");
   // Alone, ra and rb each define 4 KiB and free nothing (big has another reader), as t frees
   // nothing: the text's order would make t while big is live (p, big and t: 12 MiB). Together
   // they free big's 4 MiB for 8 KiB: they run before t is made.
-  CHECK(Names(compiler::ListSchedule(text, groups, [](const hlo::Instruction&) { return uint64_t{0}; })) ==
-        "p z big ra rb t rt r");
+  CHECK(orders.listed == "p z big ra rb t rt r");
   const compiler::CompiledModule compiled = compiler::Compile(*module, compiler_test::SmallTargetOptions());
   CHECK(compiled.hbm_peak_bytes <= (8u << 20) + (64u << 10));
 }
