@@ -290,7 +290,10 @@ class Emitter {
   // padding lanes fold as the fold's identity); an iota over row-major rows.
   void CheckStripBodies() {
     const char* what = row_folds_ ? "fold" : "compute an iota over";
-    if (pieces_ > 1 || grid_.strip_tiles > kScheduledTiles) {
+    // Iotas over strips in several bodies (pieces, or strips longer than a body) take each
+    // body's first column from its place in the strip and the tile loop's count (EmitIota); a
+    // row fold needs the whole strip in one body.
+    if (row_folds_ && (pieces_ > 1 || grid_.strip_tiles > kScheduledTiles)) {
       CannotLower(c_.instruction, std::string("its rows of ") + std::to_string(grid_.strip_tiles) + " tiles are too long to " +
                                       what + " in one body of the element-wise kernel");
     }
@@ -771,6 +774,10 @@ class Emitter {
       // A piece is part of one strip: its tiles share their lane broadcasts.
       const Variant base = IsPartialStrip(block / pieces_) ? kRow : kNone;
       const int64_t tiles = PieceTiles(block).second;
+      if (iotas_) {
+        out_->Emit("mov s{}, {}", kIotaStrip, block / pieces_);
+        iota_column_tile_ = (block % pieces_) * piece_tiles_;
+      }
       shared_tiles_ = copies_;
       const bool last_piece = block % pieces_ == pieces_ - 1;
       EmitStripTail(base, lane_masked && last_piece ? static_cast<Variant>(base | kLane) : base, tiles);
@@ -806,7 +813,9 @@ class Emitter {
       EmitLoop(kStripCounter, strips, [&] {
         // A strip fold runs through the strip's bodies in a register of its own.
         if (fold_ != nullptr) out_->Emit("vbcast v{}, {:#x}", fold_acc_reg_, fold_->identity);
+        iota_column_tile_ = 0;
         EmitStripTail(base, last, tiles);
+        if (iotas_) out_->Emit("add s{}, s{}, 1", kIotaStrip, kIotaStrip);
       });
       shared_tiles_ = 1;
       return;
@@ -1618,7 +1627,21 @@ class Emitter {
       out_->Emit("vadd.s32 v{}, v{}, v{}", d, d, t);
       vreg_used_[t] = false;
     };
-    if (dim == rank - 1 && tile == 0) {
+    if (dim == rank - 1 && (pieces_ > 1 || grid_.strip_tiles > copies_)) {
+      // A strip in several bodies: the body's first column tile is iota_column_tile_, plus, in
+      // the tile loop, copies_ tiles for each iteration done (the count minus kTileCounter's).
+      const int64_t first = (iota_column_tile_ + tile) * lanes_;
+      if (iota_loop_count_ > 0) {
+        out_->Emit("mov s{}, {}", kScalarTemp, iota_loop_count_);
+        out_->Emit("sub s{}, s{}, s{}", kScalarTemp, kScalarTemp, kTileCounter);
+        out_->Emit("mul s{}, s{}, {}", kScalarTemp, kScalarTemp, copies_ * lanes_);
+        out_->Emit("add s{}, s{}, {}", kScalarTemp, kScalarTemp, first);
+        out_->Emit("vbcast v{}, s{}", d, kScalarTemp);
+      } else {
+        out_->Emit("vbcast v{}, {}", d, first);
+      }
+      add_ids("vlaneid");
+    } else if (dim == rank - 1 && tile == 0) {
       out_->Emit("vlaneid v{}", d);
     } else if (dim == rank - 1) {
       out_->Emit("vbcast v{}, {}", d, tile * lanes_);
@@ -1769,8 +1792,12 @@ class Emitter {
 
   // `tiles` tiles of one variant: loops of `copies_` interleaved tiles, then the remainder.
   void EmitTiles(Variant variant, int64_t tiles) {
+    iota_loop_count_ = tiles / copies_ > 1 ? tiles / copies_ : 0;  // EmitLoop loops only then
     EmitLoop(kTileCounter, tiles / copies_, [&] { EmitBody(variant, copies_); });
+    iota_loop_count_ = 0;
+    iota_column_tile_ += tiles / copies_ * copies_;
     if (tiles % copies_ != 0) EmitBody(variant, static_cast<int>(tiles % copies_));
+    iota_column_tile_ += tiles % copies_;
   }
 
   void Release(int node) {
@@ -2045,6 +2072,10 @@ class Emitter {
   int depth_ = kBuffers;  // VMEM buffers each stream rotates through (3, or 2 where 3 do not fit)
   int64_t pieces_ = 1;      // blocks per strip (PlanPieces), 1: blocks of whole strips
   int64_t piece_tiles_ = 0;
+  // Iotas in pieces (EmitIota): the column tile of the body being emitted, counted from its
+  // strip's first, and the tile loop's iteration count while it is emitted in one (else 0).
+  int64_t iota_column_tile_ = 0;
+  int64_t iota_loop_count_ = 0;
   int buffer_ = 0;
   int copies_ = 1;  // tiles per unrolled body
   int max_in_flight_ = 1;

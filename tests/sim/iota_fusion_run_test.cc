@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/sim/exec_support.h"
@@ -120,18 +121,36 @@ ENTRY e {
   CHECK(reduce.ops == std::vector<std::string>{"r"});
 }
 
-TEST_CASE("iotas: where the kernel cannot compute one, the iota is a kernel of its own", "[iota_fusion]") {
-  // Rows of 65 tiles are longer than a body; a column-major layout's rows are not the iota's; a
-  // broadcast iota over rows that long stays a small iota kernel, its broadcast loaded.
-  const CheckedRun long_rows = RunCheckedWithReport("iota_long", R"(HloModule m
-ENTRY e {
-  x = s32[8,8320] parameter(0)
-  i = s32[8,8320] iota(), iota_dimension=1
-  ROOT r = s32[8,8320] add(x, i)
+TEST_CASE("iotas: over rows longer than a body, each body's first column from the tile loop", "[iota_fusion]") {
+  // Rows of 65 tiles (until 2026-11-28 an iota kernel of its own), of 40 (more than a body's
+  // tiles, which the emitter refused after fusion had let the iota in: "its rows of 40 tiles are
+  // too long"), a broadcast rank-1 iota over rows of 65, a column iota over such rows, and rows
+  // that do not fit VMEM twice (f32 [8,700000], 22 MB a row of tiles: pieces of a row, each
+  // piece's first column its place in the row; 700000 is not a multiple of 128: the last tile
+  // partial). Llama's one-hot iota `s32[1,8192,128256]` (rows of 1002 tiles) was a 4.2 GB array
+  // of its own.
+  for (const auto& [name, hlo] : std::vector<std::pair<std::string, std::string>>{
+           {"iota_long", "x = s32[8,8320] parameter(0)\n  i = s32[8,8320] iota(), iota_dimension=1\n"
+                         "  ROOT r = s32[8,8320] add(x, i)"},
+           {"iota_40_tiles", "x = s32[16,5000] parameter(0)\n  i = s32[16,5000] iota(), iota_dimension=1\n"
+                             "  ROOT r = s32[16,5000] add(x, i)"},
+           {"iota_broadcast_long", "x = s32[8,8320] parameter(0)\n  i = s32[8320] iota(), iota_dimension=0\n"
+                                   "  ib = s32[8,8320] broadcast(i), dimensions={1}\n  ROOT r = s32[8,8320] add(x, ib)"},
+           {"iota_rows_long", "x = s32[3,8,9000] parameter(0)\n  i = s32[3,8,9000] iota(), iota_dimension=0\n"
+                              "  j = s32[3,8,9000] iota(), iota_dimension=1\n  k = s32[3,8,9000] add(i, j)\n"
+                              "  ROOT r = s32[3,8,9000] add(x, k)"},
+           {"iota_pieces", "x = f32[8,700000] parameter(0)\n  i = f32[8,700000] iota(), iota_dimension=1\n"
+                           "  ROOT r = f32[8,700000] add(x, i)"},
+       }) {
+    INFO(name);
+    const CheckedRun run = RunCheckedWithReport(name, "HloModule m\nENTRY e {\n  " + hlo + "\n}\n");
+    CHECK_THAT(run.output, Catch::Contains("every element equal"));
+    CHECK(run.ops == std::vector<std::string>{"r"});
+  }
 }
-)");
-  CHECK_THAT(long_rows.output, Catch::Contains("every element equal"));
-  CHECK(long_rows.ops == std::vector<std::string>{"i", "r"});
+
+TEST_CASE("iotas: where the kernel cannot compute one, the iota is a kernel of its own", "[iota_fusion]") {
+  // A column-major layout's rows are not the iota's.
   const CheckedRun column_major = RunCheckedWithReport("iota_column_major", R"(HloModule m
 ENTRY e {
   x = s32[256,512]{0,1} parameter(0)
@@ -141,14 +160,4 @@ ENTRY e {
 )");
   CHECK_THAT(column_major.output, Catch::Contains("every element equal"));
   CHECK(column_major.ops == std::vector<std::string>{"i", "r"});
-  const CheckedRun broadcast = RunCheckedWithReport("iota_broadcast_long", R"(HloModule m
-ENTRY e {
-  x = s32[8,8320] parameter(0)
-  i = s32[8320] iota(), iota_dimension=0
-  ib = s32[8,8320] broadcast(i), dimensions={1}
-  ROOT r = s32[8,8320] add(x, ib)
-}
-)");
-  CHECK_THAT(broadcast.output, Catch::Contains("every element equal"));
-  CHECK(broadcast.ops == std::vector<std::string>{"i", "r"});
 }
