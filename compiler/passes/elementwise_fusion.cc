@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <iterator>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -123,15 +125,24 @@ bool IsInputFusibleReduce(const hlo::Instruction& x) {
   return false;
 }
 
+// (group root, iota): that group reads the iota from HBM, written by a kernel of its own, where
+// computing it in registers too does not fit the group's kernel. Per group: an iota several
+// kernels read (Llama's one-hot iota [1,8192,128256], 4.2 GB, which common subexpressions merged
+// from the step's embedding lookup and its loss) is computed in registers by those that can, and
+// written to HBM only for the others.
+using IotaReads = std::set<std::pair<const hlo::Instruction*, const hlo::Instruction*>>;
+
 // The groups, with input fusion into every reduce that allows it except those in `unfused`, row
 // folds of every reduce that allows it except those in `unfolded`, and iotas computed in their
-// readers' groups except those in `own_iotas`.
+// readers' groups except the groups (by root) that `read_iotas` says read an iota from HBM.
 std::vector<KernelGroup> Group(const std::vector<const hlo::Instruction*>& schedule,
                                const std::unordered_set<const hlo::Instruction*>& unfused,
                                const std::unordered_set<const hlo::Instruction*>& unfolded,
-                               const std::unordered_set<const hlo::Instruction*>& own_iotas) {
-  const auto duplicable = [&](const hlo::Instruction& x) {
-    return IsDuplicable(x) || (IsComputedIota(x) && !own_iotas.contains(IotaOf(x)));
+                               const IotaReads& read_iotas) {
+  const auto duplicable = [&](const hlo::Instruction& x) { return IsDuplicable(x) || IsComputedIota(x); };
+  // Whether the group rooted at `group` reads computed iota x from HBM instead of computing it.
+  const auto reads_iota = [&](const hlo::Instruction* group, const hlo::Instruction& x) {
+    return IsComputedIota(x) && read_iotas.contains({group, IotaOf(x)});
   };
   const auto fusing_reduce = [&](const hlo::Instruction& x) { return IsInputFusibleReduce(x) && !unfused.contains(&x); };
   std::unordered_map<const hlo::Instruction*, std::size_t> position;
@@ -240,10 +251,14 @@ std::vector<KernelGroup> Group(const std::vector<const hlo::Instruction*>& sched
     if (!duplicable(*x) || x->opcode() == Opcode::kConstant) continue;
     bool outside = x == root;
     for (const hlo::Instruction* u : users[x]) {
-      // A fused reduce reads its init from HBM.
-      const bool read_inside = groups_of.contains(u) && !(u->opcode() == Opcode::kReduce && u->operand(1) == x);
+      // A fused reduce reads its init from HBM; a group that cannot hold an iota, the iota.
+      const auto g = groups_of.find(u);
+      const bool read_inside = g != groups_of.end() && !(u->opcode() == Opcode::kReduce && u->operand(1) == x) &&
+                               std::none_of(g->second.begin(), g->second.end(),
+                                            [&](const hlo::Instruction* group) { return reads_iota(group, *x); });
       if (!read_inside && !duplicable(*u)) outside = true;
     }
+
     if (outside) own_kernel.insert(x);
   }
   for (const hlo::Instruction* x : own_kernel) members[x].push_back(x);
@@ -268,7 +283,7 @@ std::vector<KernelGroup> Group(const std::vector<const hlo::Instruction*>& sched
     for (std::size_t i = 0; i < list.size() && elementwise; ++i) {
       if (list[i] == group_root && reduce) continue;
       for (const hlo::Instruction* operand : list[i]->operands()) {
-        if (duplicable(*operand) && !inside.contains(operand)) {
+        if (duplicable(*operand) && !reads_iota(group_root, *operand) && !inside.contains(operand)) {
           inside.insert(operand);
           list.push_back(operand);
         }
@@ -291,6 +306,22 @@ std::vector<KernelGroup> Group(const std::vector<const hlo::Instruction*>& sched
     }
     groups.push_back(std::move(group));
   }
+  // A recomputed instruction that a group reads from HBM after all (an iota the group cannot
+  // hold, itself or as the source of a broadcast it loads) is written by a kernel of its own.
+  std::unordered_set<const hlo::Instruction*> roots;
+  for (const KernelGroup& group : groups) roots.insert(group.root);
+  std::vector<KernelGroup> written;
+  for (const KernelGroup& group : groups) {
+    for (const hlo::Instruction* operand : group.operands) {
+      if (!duplicable(*operand) || operand->opcode() == Opcode::kConstant || !roots.insert(operand).second) continue;
+      KernelGroup own;
+      own.root = operand;
+      own.members = {operand};
+      for (const hlo::Instruction* input : operand->operands()) own.operands.push_back(input);
+      written.push_back(std::move(own));
+    }
+  }
+  groups.insert(groups.end(), std::make_move_iterator(written.begin()), std::make_move_iterator(written.end()));
   std::sort(groups.begin(), groups.end(), [&](const KernelGroup& a, const KernelGroup& b) {
     return position.at(a.root) < position.at(b.root);
   });
@@ -307,9 +338,9 @@ std::vector<KernelGroup> FuseElementwise(const std::vector<const hlo::Instructio
   // Each round takes at least one reduce or iota out of a group.
   std::unordered_set<const hlo::Instruction*> unfused;
   std::unordered_set<const hlo::Instruction*> unfolded;
-  std::unordered_set<const hlo::Instruction*> own_iotas;
+  IotaReads read_iotas;
   while (true) {
-    std::vector<KernelGroup> groups = Group(schedule, unfused, unfolded, own_iotas);
+    std::vector<KernelGroup> groups = Group(schedule, unfused, unfolded, read_iotas);
     bool changed = false;
     for (const KernelGroup& group : groups) {
       std::vector<const hlo::Instruction*> row_folds;
@@ -324,7 +355,7 @@ std::vector<KernelGroup> FuseElementwise(const std::vector<const hlo::Instructio
       if (!row_folds.empty()) {
         unfolded.insert(row_folds.begin(), row_folds.end());
       } else if (!iotas.empty()) {
-        own_iotas.insert(iotas.begin(), iotas.end());
+        for (const hlo::Instruction* iota : iotas) read_iotas.insert({group.root, iota});
       } else {
         unfused.insert(group.root);
       }

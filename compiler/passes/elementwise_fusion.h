@@ -45,8 +45,9 @@ struct KernelGroup {
 // broadcasts of scalars are: the element-wise kernel computes their values in registers
 // (ExprNode::kIota), and the iota array is never written. Each of these only when
 // `fused_reduce_fits(group)` (the kernel can lower it; null: always); a group that does not goes
-// without its row folds, else without its iotas (each then a kernel of its own), else without
-// its root reduce's producers.
+// without its row folds, else without its iotas (it reads them from HBM, written by a kernel of
+// their own; the other groups that read them still compute them), else without its root
+// reduce's producers.
 // Operations not duplicated, as XLA's instruction fusion does not duplicate its "expensive" ones:
 // on the VPU they take many cycles per vector (the attention block's bf16 exponential, computed
 // for two kernels, cost more than writing it once and reading it twice).

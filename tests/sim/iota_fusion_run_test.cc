@@ -161,3 +161,31 @@ ENTRY e {
   CHECK_THAT(column_major.output, Catch::Contains("every element equal"));
   CHECK(column_major.ops == std::vector<std::string>{"i", "r"});
 }
+
+TEST_CASE("iotas: a kernel that cannot compute an iota reads it, the others still compute it", "[iota_fusion]") {
+  // c writes pred, 8-bit rows its body cannot compute an iota over: it reads i from HBM, written
+  // by a kernel of its own. a computes i in registers all the same: it moves x (256 KiB) and its
+  // result (256 KiB), not i's 256 KiB too (until 2026-11-28 one such reader took the iota out of
+  // every kernel: Llama's 4.2 GB one-hot iota, read by a reduce that could not hold it, was
+  // written whole for all its readers).
+  const CheckedRun run = RunCheckedWithReport("iota_per_kernel", R"(HloModule m
+ENTRY e {
+  x = s32[64,1024] parameter(0)
+  i = s32[64,1024] iota(), iota_dimension=1
+  a = s32[64,1024] add(x, i)
+  c = pred[64,1024] compare(x, i), direction=GE
+  ROOT t = (s32[64,1024], pred[64,1024]) tuple(a, c)
+}
+)");
+  CHECK_THAT(run.output, Catch::Contains("check passed: 2 output(s)"));
+  CHECK(run.ops == std::vector<std::string>{"i", "c", "a"});
+  // Each op's bytes, from its entry in the report (found by its name).
+  const std::string report = ReadText(TempDir("iota_per_kernel") / "r.json");
+  const auto bytes = [&](const std::string& name) {
+    const std::size_t at = report.find("\"name\": \"" + name + "\"");
+    REQUIRE(at != std::string::npos);
+    return JsonNumber(report, "bytes_accessed", at);
+  };
+  CHECK(bytes("a") == 2 * 64 * 1024 * 4);
+  CHECK(bytes("c") == 2 * 64 * 1024 * 4 + 64 * 1024);
+}
