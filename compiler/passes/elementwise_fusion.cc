@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <iterator>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -251,14 +250,10 @@ std::vector<KernelGroup> Group(const std::vector<const hlo::Instruction*>& sched
     if (!duplicable(*x) || x->opcode() == Opcode::kConstant) continue;
     bool outside = x == root;
     for (const hlo::Instruction* u : users[x]) {
-      // A fused reduce reads its init from HBM; a group that cannot hold an iota, the iota.
-      const auto g = groups_of.find(u);
-      const bool read_inside = g != groups_of.end() && !(u->opcode() == Opcode::kReduce && u->operand(1) == x) &&
-                               std::none_of(g->second.begin(), g->second.end(),
-                                            [&](const hlo::Instruction* group) { return reads_iota(group, *x); });
+      // A fused reduce reads its init from HBM.
+      const bool read_inside = groups_of.contains(u) && !(u->opcode() == Opcode::kReduce && u->operand(1) == x);
       if (!read_inside && !duplicable(*u)) outside = true;
     }
-
     if (outside) own_kernel.insert(x);
   }
   for (const hlo::Instruction* x : own_kernel) members[x].push_back(x);
@@ -271,57 +266,61 @@ std::vector<KernelGroup> Group(const std::vector<const hlo::Instruction*>& sched
     members[x].push_back(x);
   }
 
-  std::vector<KernelGroup> groups;
-  for (auto& [group_root, list] : members) {
-    KernelGroup group;
-    group.root = group_root;
-    std::unordered_set<const hlo::Instruction*> inside(list.begin(), list.end());
-    // Pull in the duplicable instructions the members read (not into kernels of other kinds; a
-    // fused reduce's own operands, its init, stay operands).
-    const bool reduce = fusing_reduce(*group_root) && list.size() > 1;
-    const bool elementwise = IsFusibleOp(*group_root) || duplicable(*group_root) || reduce;
-    for (std::size_t i = 0; i < list.size() && elementwise; ++i) {
-      if (list[i] == group_root && reduce) continue;
-      for (const hlo::Instruction* operand : list[i]->operands()) {
-        if (duplicable(*operand) && !reads_iota(group_root, *operand) && !inside.contains(operand)) {
-          inside.insert(operand);
-          list.push_back(operand);
+  // The groups of `members` (root -> the instructions computed in it), each with the
+  // recomputed instructions its members read pulled in.
+  const auto build = [&](std::unordered_map<const hlo::Instruction*, std::vector<const hlo::Instruction*>> members) {
+    std::vector<KernelGroup> groups;
+    for (auto& [group_root, list] : members) {
+      KernelGroup group;
+      group.root = group_root;
+      std::unordered_set<const hlo::Instruction*> inside(list.begin(), list.end());
+      // Pull in the duplicable instructions the members read (not into kernels of other kinds; a
+      // fused reduce's own operands, its init, stay operands).
+      const bool reduce = fusing_reduce(*group_root) && list.size() > 1;
+      const bool elementwise = IsFusibleOp(*group_root) || duplicable(*group_root) || reduce;
+      for (std::size_t i = 0; i < list.size() && elementwise; ++i) {
+        if (list[i] == group_root && reduce) continue;
+        for (const hlo::Instruction* operand : list[i]->operands()) {
+          if (duplicable(*operand) && !reads_iota(group_root, *operand) && !inside.contains(operand)) {
+            inside.insert(operand);
+            list.push_back(operand);
+          }
         }
       }
-    }
-    std::sort(list.begin(), list.end(), [&](const hlo::Instruction* a, const hlo::Instruction* b) {
-      return position.at(a) < position.at(b);
-    });
-    group.members = list;
-    std::unordered_set<const hlo::Instruction*> seen;
-    if (reduce) {
-      // The reduce kernel reads its init from HBM even where a member recomputes the same value.
-      group.operands.push_back(group_root->operand(1));
-      seen.insert(group_root->operand(1));
-    }
-    for (const hlo::Instruction* member : group.members) {
-      for (const hlo::Instruction* operand : member->operands()) {
-        if (!inside.contains(operand) && seen.insert(operand).second) group.operands.push_back(operand);
+      std::sort(list.begin(), list.end(), [&](const hlo::Instruction* a, const hlo::Instruction* b) {
+        return position.at(a) < position.at(b);
+      });
+      group.members = list;
+      std::unordered_set<const hlo::Instruction*> seen;
+      if (reduce) {
+        // The reduce kernel reads its init from HBM even where a member recomputes the same value.
+        group.operands.push_back(group_root->operand(1));
+        seen.insert(group_root->operand(1));
       }
+      for (const hlo::Instruction* member : group.members) {
+        for (const hlo::Instruction* operand : member->operands()) {
+          if (!inside.contains(operand) && seen.insert(operand).second) group.operands.push_back(operand);
+        }
+      }
+      groups.push_back(std::move(group));
     }
-    groups.push_back(std::move(group));
-  }
+    return groups;
+  };
+  std::vector<KernelGroup> groups = build(members);
   // A recomputed instruction that a group reads from HBM after all (an iota the group cannot
-  // hold, itself or as the source of a broadcast it loads) is written by a kernel of its own.
+  // hold, itself or as the source of a broadcast it loads) is written by a kernel of its own,
+  // which computes it and what it is computed from.
   std::unordered_set<const hlo::Instruction*> roots;
   for (const KernelGroup& group : groups) roots.insert(group.root);
-  std::vector<KernelGroup> written;
+  bool written = false;
   for (const KernelGroup& group : groups) {
     for (const hlo::Instruction* operand : group.operands) {
       if (!duplicable(*operand) || operand->opcode() == Opcode::kConstant || !roots.insert(operand).second) continue;
-      KernelGroup own;
-      own.root = operand;
-      own.members = {operand};
-      for (const hlo::Instruction* input : operand->operands()) own.operands.push_back(input);
-      written.push_back(std::move(own));
+      members[operand].push_back(operand);
+      written = true;
     }
   }
-  groups.insert(groups.end(), std::make_move_iterator(written.begin()), std::make_move_iterator(written.end()));
+  if (written) groups = build(members);
   std::sort(groups.begin(), groups.end(), [&](const KernelGroup& a, const KernelGroup& b) {
     return position.at(a.root) < position.at(b.root);
   });
