@@ -16,6 +16,7 @@
 #include "compiler/lower/megacore.h"
 #include "compiler/lower/vpu_issue_clock.h"
 #include "compiler/lower/vtile.h"
+#include "compiler/passes/layout_assignment.h"
 #include "isa/error.h"
 
 namespace tpusim::compiler {
@@ -352,10 +353,7 @@ class Emitter {
     stream.buffer = c_.operands.at(node.operand).at(0);
     stream.view = node.view;
     const isa::Shape& operand = stream.buffer->shape;
-    isa::Shape tiles = result;
-    tiles.element_type = operand.element_type;
-    tiles.layout->tiles = isa::DefaultTpuLayout(operand.element_type, result.rank()).tiles;
-    tiles.layout->element_size_in_bits = 0;
+    const isa::Shape tiles = AsType(result, operand.element_type);
     const auto geometry = GetVtileGeometry(tiles, sublanes_, lanes_);
     if (!geometry || result.rank() < 2 || operand.is_tuple || !operand.layout) {
       CannotLower(c_.instruction, std::string(hlo::OpcodeName(node.view->opcode())) + " '" + node.view->name() + "' of " +

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "compiler/lower/mxu_tiling.h"
+#include "compiler/passes/layout_assignment.h"
 #include "compiler/passes/new_instruction.h"
 #include "isa/shape.h"
 
@@ -18,13 +19,6 @@ using hlo::Opcode;
 using isa::ElementType;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-// `shape` as `type`, keeping its dims and dimension order, with `type`'s default tiles.
-isa::Shape As(isa::Shape shape, ElementType type) {
-  shape.element_type = type;
-  if (shape.layout) shape.layout->tiles = isa::DefaultTpuLayout(type, shape.rank()).tiles;
-  return shape;
-}
 
 int Bytes(ElementType type) {
   switch (type) {
@@ -123,7 +117,7 @@ class Splitter {
       const int64_t k1 = std::min(k, k0 + cut.step);
       Instruction* lhs = Slice(dot, 0, lhs_k, k0, k1, piece);
       Instruction* rhs = Slice(dot, 1, rhs_k, k0, k1, piece);
-      Instruction* partial = Add(dot, Opcode::kDot, As(dot.shape(), ElementType::kF32), "dot", piece);
+      Instruction* partial = Add(dot, Opcode::kDot, AsType(dot.shape(), ElementType::kF32), "dot", piece);
       partial->AddOperand(lhs);
       partial->AddOperand(rhs);
       for (const hlo::Attribute& attribute : dot.attributes()) partial->AddAttribute(attribute);
@@ -144,7 +138,7 @@ class Splitter {
   // not keep the f32 slices live until then.
   static std::unique_ptr<hlo::Computation> SumFusion(const Instruction& dot, int64_t pieces) {
     auto fused = std::make_unique<hlo::Computation>(dot.name() + ".k_split.fused_sum");
-    const isa::Shape f32 = As(dot.shape(), ElementType::kF32);
+    const isa::Shape f32 = AsType(dot.shape(), ElementType::kF32);
     std::vector<Instruction*> parameters;
     Instruction* sum = nullptr;
     for (int64_t i = 0; i < pieces; ++i) {
@@ -170,7 +164,6 @@ class Splitter {
     return fused;
   }
 
- private:
   // Operand `side` of `dot` restricted to [k0, k1) along its contracting dim `dim`.
   Instruction* Slice(const Instruction& dot, std::size_t side, int64_t dim, int64_t k0,
                      int64_t k1, int64_t piece) {
@@ -180,7 +173,7 @@ class Splitter {
     for (int64_t d = 0; d < shape.rank(); ++d) box.push_back({0, shape.dims[d], 1});
     box[dim] = {k0, k1, 1};
     shape.dims[dim] = k1 - k0;
-    shape = As(shape, shape.element_type);
+    shape = AsType(shape, shape.element_type);
     Instruction* slice = Add(dot, Opcode::kSlice, shape, side == 0 ? "lhs" : "rhs", piece);
     slice->AddOperand(operand);
     slice->AddAttribute({"slice", box, {}});

@@ -22,6 +22,15 @@ std::vector<int64_t> DegenerateDimsMajor(const std::vector<int64_t>& dims, const
 
 }  // namespace
 
+isa::Shape AsType(isa::Shape shape, isa::ElementType type) {
+  shape.element_type = type;
+  if (shape.layout) {
+    shape.layout->tiles = isa::DefaultTpuLayout(type, shape.rank()).tiles;
+    shape.layout->element_size_in_bits = 0;
+  }
+  return shape;
+}
+
 isa::Shape WithDefaultLayouts(const isa::Shape& shape) {
   isa::Shape result = shape;
   if (result.is_tuple) {

@@ -17,6 +17,10 @@ namespace tpusim::compiler {
 // `shape` with every array (tuple elements recursively) that has no layout given the default.
 isa::Shape WithDefaultLayouts(const isa::Shape& shape);
 
+// `shape` as `type`: its dims and dimension order, with `type`'s default TPU tiles (and element
+// size), as an instruction computing the same array in another type is laid out.
+isa::Shape AsType(isa::Shape shape, isa::ElementType type);
+
 // Applies WithDefaultLayouts to every instruction of every computation.
 void AssignLayouts(hlo::Module& module);
 

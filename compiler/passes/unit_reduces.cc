@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "compiler/lower/elementwise_expr.h"
+#include "compiler/passes/layout_assignment.h"
 #include "compiler/passes/new_instruction.h"
 
 namespace tpusim::compiler {
@@ -33,16 +34,7 @@ Instruction* Expand(Instruction& reduce) {
   const isa::Shape& result = reduce.shape();
   // The result's dims and dim order, with `type`'s default tiles (the result's own shape for its
   // type: the last instruction replaces the reduce).
-  const auto array = [&](isa::ElementType type) {
-    if (type == result.element_type) return result;
-    isa::Shape shape = result;
-    shape.element_type = type;
-    if (shape.layout) {
-      shape.layout->tiles = isa::DefaultTpuLayout(type, shape.rank()).tiles;
-      shape.layout->element_size_in_bits = 0;
-    }
-    return shape;
-  };
+  const auto array = [&](isa::ElementType type) { return type == result.element_type ? result : AsType(result, type); };
   const auto add = [&](const std::string& role, Opcode opcode, isa::Shape shape) {
     return AddInstructionFor(reduce, reduce.name() + ".unit_" + role, opcode, std::move(shape));
   };
