@@ -406,9 +406,8 @@ class ProgramEmitter final : public NestedEmitter {
       } else {
         out_.Comment(info.long_name);
       }
-      context.hbm_scratch_address = free_above;
-      context.hbm_scratch_bytes =
-          options_.hbm_capacity_bytes > context.hbm_scratch_address ? options_.hbm_capacity_bytes - context.hbm_scratch_address : 0;
+      std::tie(context.hbm_scratch_address, context.hbm_scratch_bytes) =
+          buffers.LargestFreeAt(position.at(instruction), free_above, options_.hbm_capacity_bytes);
       out_.Bind(info.begin_label);
       EmitOnCores(out_, CorePartsOf(context), [&](const CorePart& part) {
         context.part = part;

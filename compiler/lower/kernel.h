@@ -34,8 +34,9 @@ struct KernelContext {
   // group.operands.
   std::vector<std::vector<const DeviceBuffer*>> operands;
   std::vector<const DeviceBuffer*> results;  // the instruction's leaves
-  // HBM above every buffer (from the assignment's peak to the capacity) that a kernel may use
-  // for intermediates during its own run (a reshape's row-major copy when VMEM is too small).
+  // HBM free while the kernel runs (BufferAssignment::LargestFreeAt: above what is live, or the
+  // largest hole between the buffers live here) that a kernel may use for intermediates during
+  // its own run (a reshape's row-major copy when VMEM is too small).
   uint64_t hbm_scratch_address = 0;
   uint64_t hbm_scratch_bytes = 0;
   CorePart part;

@@ -47,6 +47,14 @@ struct DeviceBuffer {
   std::string_view space() const { return in_host_memory() ? "host" : "hbm"; }
 };
 
+// Sets the addresses of `placed` (sizes and lives given) from `base`, none overlapping another
+// live at the same time (4 KiB aligned), and returns the peak (highest end). Places them by both
+// orders, first write (first fit) and decreasing size (XLA's and TFLite's greedy by size), and
+// keeps the lower peak; where that is above `budget` (the module would not fit), also tries
+// greedy by size over randomly scaled sizes (seeded: the same buffers give the same addresses)
+// until one fits.
+uint64_t PlaceBuffers(const std::vector<DeviceBuffer*>& placed, uint64_t base, uint64_t budget);
+
 // The schedule position where the most HBM bytes are live (buffers written at or before it and
 // read at or after it; called computations' regions included), and the largest of them.
 struct LivePeak {
@@ -78,6 +86,12 @@ struct BufferAssignment {
   // The same for the host arrays (at least host_base_address): where a called computation's host
   // arrays may go.
   uint64_t HostLiveTopAt(std::size_t position) const;
+  // The largest HBM range free while the instruction at `position` runs, as {address, bytes}:
+  // from `top` (at least LiveTopAt(position), and above what callers have live) to `capacity`,
+  // or a hole between the buffers live there below peak_bytes (this assignment's own space, a
+  // called computation's region when nested), which buffers live before or after it leave. The
+  // range from `top` where it is as large: a kernel's scratch goes there as before holes counted.
+  std::pair<uint64_t, uint64_t> LargestFreeAt(std::size_t position, uint64_t top, uint64_t capacity) const;
 };
 
 // Whether two array shapes have the same byte image for the same row-major element order, so that
