@@ -240,6 +240,11 @@ class Assembler {
     c.SkipSpaces();
     if (c.AtEnd()) return;
     ExpectComma(c);
+    c.SkipSpaces();
+    const std::size_t key_at = c.pos();
+    const bool is_counter = c.ReadName() == "counter" && c.Peek('=');
+    c.set_pos(key_at);
+    if (is_counter) return LoopCounterLine(c, at, *program_.mutable_loops(it->second));
     Offsets& offsets = region_offsets_.at(it->second).emplace_back();
     offsets[""] = at;
     MemorySpace space = MEMORY_SPACE_HBM;
@@ -254,6 +259,45 @@ class Assembler {
       if (number.negative) c.Fail(key_at, "a region's size is >= 0");
       region->set_size_bytes(number.magnitude);
     });
+  }
+
+  // `.loop LABEL, counter=SPACE[ADDRESS], type=T, step=N, while=COMPARE, bound=N` (isa::LoopCounter).
+  void LoopCounterLine(LineCursor& c, std::size_t at, Loop& loop) {
+    if (loop.has_counter()) c.Fail(at, "the loop at '" + loop.label() + "' has a counter already");
+    LoopCounter& counter = *loop.mutable_counter();
+    Offsets offsets;  // the checker places a counter's errors at the loop's first line
+    std::optional<ElementType> type;
+    std::size_t type_at = 0;
+    Keywords(c, ".loop", {"counter", "type", "step", "while", "bound"}, offsets, [&](std::string_view key, std::size_t key_at) {
+      if (key == "counter") {
+        MemorySpace space = MEMORY_SPACE_HBM;
+        uint64_t address = 0;
+        Place(c, ".loop", offsets, &space, &address);
+        counter.mutable_place()->set_space(space);
+        counter.mutable_place()->set_address(address);
+      } else if (key == "type") {
+        type_at = c.pos();
+        type = ParseElementType(c.ReadName());
+        if (!type || !IsInteger(*type) || ElementBitWidth(*type) % 8 != 0) {
+          c.Fail(type_at, "a loop counter's type is an integer type of whole bytes (s8 .. s64, u8 .. u64)");
+        }
+      } else if (key == "while") {
+        const std::string_view compare = c.ReadName();
+        if (compare != "EQ" && compare != "NE" && compare != "LT" && compare != "LE" && compare != "GT" && compare != "GE") {
+          c.Fail(key_at, "`while` is one of EQ, NE, LT, LE, GT, GE");
+        }
+        counter.set_compare(std::string(compare));
+      } else {
+        const AsmNumber number = c.ReadNumber();
+        if (!number.negative && number.magnitude > static_cast<uint64_t>(INT64_MAX)) {
+          c.Fail(key_at, Quote(key) + " is a signed 64-bit number");
+        }
+        const int64_t value = number.negative ? static_cast<int64_t>(0 - number.magnitude) : static_cast<int64_t>(number.magnitude);
+        (key == "step" ? counter.set_step(value) : counter.set_bound(value));
+      }
+    });
+    counter.set_is_signed(IsSignedInt(*type));
+    counter.mutable_place()->set_size_bytes(static_cast<uint64_t>(ElementByteWidth(*type)));
   }
 
   // `key=value, ...` to the end of the line: each key once, each of `required` present. `read`

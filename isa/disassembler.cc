@@ -31,12 +31,18 @@ std::string DataLine(const DataSegment& d) {
   return ".data " + d.name() + ", " + Place(d.space(), d.address()) + ", bytes=" + hex;
 }
 
-// `.loop LABEL` alone for a loop without state, else one line per region.
+// `.loop LABEL` alone for a loop without state, else one line per region; then its counter's.
 std::string LoopLines(const Loop& loop) {
-  if (loop.state().empty()) return ".loop " + loop.label() + "\n";
   std::string out;
+  if (loop.state().empty()) out = ".loop " + loop.label() + "\n";
   for (const Region& r : loop.state()) {
     out += ".loop " + loop.label() + ", " + Place(r.space(), r.address()) + ", size=" + FormatHex(r.size_bytes()) + "\n";
+  }
+  if (loop.has_counter()) {
+    const LoopCounter& c = loop.counter();
+    const std::string type = (c.is_signed() ? "s" : "u") + std::to_string(8 * c.place().size_bytes());
+    out += ".loop " + loop.label() + ", counter=" + Place(c.place().space(), c.place().address()) + ", type=" + type +
+           ", step=" + std::to_string(c.step()) + ", while=" + c.compare() + ", bound=" + std::to_string(c.bound()) + "\n";
   }
   return out;
 }

@@ -177,6 +177,26 @@ void CheckLabels(const Program& program, std::set<std::string>& labels) {
   }
 }
 
+// A loop's counter: 1, 2, 4 or 8 bytes in a memory of the target; a comparison; a bound that the
+// counter's type holds.
+void CheckLoopCounter(const LoopCounter& counter, const Target& target, const ProgramLocation& at) {
+  const Region& place = counter.place();
+  CheckSpace(place.space(), target, at);
+  const uint64_t bytes = place.size_bytes();
+  if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8) Fail(at, "a loop counter is 1, 2, 4 or 8 bytes");
+  if (place.address() > UINT64_MAX - bytes) Fail(at, "the loop counter ends past 2^64");
+  const std::string& c = counter.compare();
+  if (c != "EQ" && c != "NE" && c != "LT" && c != "LE" && c != "GT" && c != "GE") {
+    Fail(at, "a loop counter's comparison is EQ, NE, LT, LE, GT or GE");
+  }
+  if (bytes < 8) {
+    const int64_t half = int64_t{1} << (8 * bytes - 1);
+    const bool fits = counter.is_signed() ? counter.bound() >= -half && counter.bound() < half
+                                          : counter.bound() >= 0 && counter.bound() < 2 * half;
+    if (!fits) Fail(at, "the loop counter's bound " + std::to_string(counter.bound()) + " is not a value of its type");
+  }
+}
+
 void CheckLoops(const Program& program, const std::set<std::string>& labels) {
   std::set<std::string> watched;
   for (int i = 0; i < program.loops_size(); ++i) {
@@ -193,6 +213,7 @@ void CheckLoops(const Program& program, const std::set<std::string>& labels) {
       if (region.size_bytes() == 0) Fail(in("size"), "a loop's state region holds at least one byte");
       if (region.address() > UINT64_MAX - region.size_bytes()) Fail(in("size"), "the region ends past 2^64");
     }
+    if (loop.has_counter()) CheckLoopCounter(loop.counter(), program.target(), ProgramLocation{.part = Part::kLoop, .index = i});
   }
 }
 

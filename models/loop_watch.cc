@@ -1,6 +1,8 @@
 #include "models/loop_watch.h"
 
+#include <cstdio>
 #include <unordered_map>
+#include <vector>
 
 #include "isa/error.h"
 #include "isa/instruction_set.h"
@@ -14,7 +16,80 @@ uint64_t StateBytes(const isa::Loop& loop) {
   return bytes;
 }
 
+// `bits` in the counter's order as an unsigned number: a signed counter's sign bit flipped.
+uint64_t OrderKey(uint64_t bits, bool is_signed, int width) { return is_signed ? bits ^ (uint64_t{1} << (width - 1)) : bits; }
+
+// Whether `value COMPARE bound` holds, both keys in the counter's order.
+bool Holds(const std::string& compare, uint64_t value, uint64_t bound) {
+  if (compare == "EQ") return value == bound;
+  if (compare == "NE") return value != bound;
+  if (compare == "LT") return value < bound;
+  if (compare == "LE") return value <= bound;
+  if (compare == "GT") return value > bound;
+  return value >= bound;  // GE
+}
+
+// The counter's type as HLO names it ("s32").
+std::string CounterType(const isa::LoopCounter& counter) {
+  return (counter.is_signed() ? "s" : "u") + std::to_string(8 * counter.place().size_bytes());
+}
+
+// `bits` as the counter's type prints it.
+std::string CounterValue(const isa::LoopCounter& counter, uint64_t bits) {
+  const int width = static_cast<int>(8 * counter.place().size_bytes());
+  if (!counter.is_signed() || width == 64) {
+    return counter.is_signed() ? std::to_string(static_cast<int64_t>(bits)) : std::to_string(bits);
+  }
+  const uint64_t sign = uint64_t{1} << (width - 1);
+  return std::to_string(static_cast<int64_t>(bits ^ sign) - static_cast<int64_t>(sign));
+}
+
 }  // namespace
+
+bool CounterEverEnds(const isa::LoopCounter& counter, uint64_t start) {
+  const int width = static_cast<int>(8 * counter.place().size_bytes());
+  const uint64_t mask = width == 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+  const bool is_signed = counter.is_signed();
+  const std::string& compare = counter.compare();
+  const uint64_t bound = OrderKey(static_cast<uint64_t>(counter.bound()) & mask, is_signed, width);
+  const uint64_t step = static_cast<uint64_t>(counter.step()) & mask;
+  start &= mask;
+  if (step == 0) return !Holds(compare, OrderKey(start, is_signed, width), bound);
+  // g = 2^t divides the sign bit, so flipping it keeps every value's residue modulo g: in the
+  // counter's order the values are still all numbers of `start`'s residue.
+  const uint64_t g = step & (~step + 1);
+  const uint64_t residue = start & (g - 1);
+  const uint64_t least = residue, greatest = (mask - (g - 1)) + residue;
+  if (compare == "EQ") return true;  // at least two values
+  if (compare == "NE") return (bound & (g - 1)) == residue;
+  if (compare == "LT") return greatest >= bound;
+  if (compare == "LE") return greatest > bound;
+  if (compare == "GT") return least <= bound;
+  return least < bound;  // GE
+}
+
+std::string LoopWatch::CounterNeverEnds(const isa::Loop& loop) const {
+  if (!loop.has_counter()) return "";
+  const isa::LoopCounter& counter = loop.counter();
+  const isa::Region& place = counter.place();
+  uint64_t start = 0;
+  std::vector<uint8_t> bytes(place.size_bytes());
+  memories_[place.space()]->contents().Read(place.address(), bytes);
+  for (std::size_t i = 0; i < bytes.size(); ++i) start |= uint64_t{bytes[i]} << (8 * i);
+  if (CounterEverEnds(counter, start)) return "";
+  const int width = static_cast<int>(8 * place.size_bytes());
+  const uint64_t mask = width == 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+  const uint64_t step = static_cast<uint64_t>(counter.step()) & mask;
+  const std::string values =
+      step == 0 ? "so it stays " + CounterValue(counter, start)
+                : "so it takes only the values congruent to " + CounterValue(counter, start & ((step & (~step + 1)) - 1)) +
+                      " modulo " + std::to_string(step & (~step + 1));
+  char address[32];
+  std::snprintf(address, sizeof address, "[0x%llx]", static_cast<unsigned long long>(place.address()));
+  return "its counter (" + CounterType(counter) + " at " + std::string(isa::MemorySpaceName(place.space())) + address + ") is " + CounterValue(counter, start) + " as the loop starts and adds " +
+         CounterValue(counter, step) + " each iteration, " + values + ", for each of which `counter " + counter.compare() +
+         " " + std::to_string(counter.bound()) + "` holds";
+}
 
 void LoopWatch::Start(const isa::Program& program, const MemoryMap& memories) {
   memories_ = memories;
@@ -35,6 +110,15 @@ void LoopWatch::Start(const isa::Program& program, const MemoryMap& memories) {
       }
       memory->CheckRange("loop '" + loop.label() + "''s state", region.address(), region.size_bytes());
     }
+    if (loop.has_counter()) {
+      const isa::Region& place = loop.counter().place();
+      const Memory* memory = static_cast<std::size_t>(place.space()) < memories.size() ? memories[place.space()] : nullptr;
+      if (memory == nullptr) {
+        throw Error("loop '" + loop.label() + "': its counter lies in " + std::string(isa::MemorySpaceName(place.space())) +
+                    ", which this machine does not have");
+      }
+      memory->CheckRange("loop '" + loop.label() + "''s counter", place.address(), place.size_bytes());
+    }
     loop_at_[it->second] = static_cast<int32_t>(watched_.size());
     watched_.push_back({.loop = &loop});
   }
@@ -53,7 +137,7 @@ std::string LoopWatch::Reached(uint64_t pc, bool by_branch) {
   Watched& w = watched_.at(static_cast<std::size_t>(loop_at_.at(pc)));
   const uint64_t hash = StateHash(*w.loop);
   if (!by_branch) {
-    w = {.loop = w.loop, .saved_hash = hash};
+    w = {.loop = w.loop, .never_ends = CounterNeverEnds(*w.loop), .saved_hash = hash};
     return "";
   }
   ++w.iteration;
@@ -68,6 +152,7 @@ std::string LoopWatch::Reached(uint64_t pc, bool by_branch) {
                                      : "iterations " + std::to_string(w.saved_iteration) + " to " + std::to_string(w.iteration - 1);
     return "the loop at '" + w.loop->label() + "' never ends: " + state + ", so it would repeat " + repeated + " forever";
   }
+  if (!w.never_ends.empty()) return "the loop at '" + w.loop->label() + "' never ends: " + w.never_ends;
   if (w.iteration - w.saved_iteration == w.power) {
     w.saved_hash = hash;
     w.saved_iteration = w.iteration;

@@ -64,10 +64,15 @@ void AsmBuilder::AddData(std::string_view name, std::string_view space, uint64_t
   directives_.push_back(fmt::format(".data {}, {}[{:#x}], bytes={}", UniqueName(name, symbols_), space, address, hex));
 }
 
-void AsmBuilder::AddLoop(std::string_view label, const std::vector<Region>& state) {
+void AsmBuilder::AddLoop(std::string_view label, const std::vector<Region>& state, const std::optional<Counter>& counter) {
   if (state.empty()) directives_.push_back(fmt::format(".loop {}", label));
   for (const Region& r : state) {
     directives_.push_back(fmt::format(".loop {}, {}[{:#x}], size={:#x}", label, r.space, r.address, r.size_bytes));
+  }
+  if (counter) {
+    directives_.push_back(fmt::format(".loop {}, counter={}[{:#x}], type={}, step={}, while={}, bound={}", label,
+                                      counter->place.space, counter->place.address, isa::ElementTypeName(counter->type),
+                                      counter->step, counter->compare, counter->bound));
   }
 }
 

@@ -6,12 +6,14 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "isa/element_type.h"
 #include "isa/program.pb.h"
 
 namespace tpusim::compiler {
@@ -45,7 +47,16 @@ class AsmBuilder {
     uint64_t address = 0;
     uint64_t size_bytes = 0;
   };
-  void AddLoop(std::string_view label, const std::vector<Region>& state);
+  // And its counter where it has one (isa::LoopCounter): `.loop LABEL, counter=SPACE[ADDRESS],
+  // type=T, step=N, while=COMPARE, bound=N`, `type` an integer type of the region's size.
+  struct Counter {
+    Region place;
+    isa::ElementType type = isa::ElementType::kS32;
+    int64_t step = 0;
+    std::string compare;
+    int64_t bound = 0;
+  };
+  void AddLoop(std::string_view label, const std::vector<Region>& state, const std::optional<Counter>& counter = std::nullopt);
 
   std::size_t instruction_count() const { return instructions_; }
   std::string Text() const;

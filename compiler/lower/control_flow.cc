@@ -192,6 +192,20 @@ std::vector<AsmBuilder::Region> EndingState(const hlo::Instruction& loop, const 
   return regions;
 }
 
+// The loop's counter (FindWhileCounter) where it has one, in its state buffer.
+std::optional<AsmBuilder::Counter> LoopCounterOf(const hlo::Instruction& loop, const std::vector<const DeviceBuffer*>& state) {
+  const std::optional<WhileCounter> counter = FindWhileCounter(loop);
+  if (!counter) return std::nullopt;
+  const DeviceBuffer* buffer = state.at(counter->leaf);
+  const uint64_t bytes = static_cast<uint64_t>(isa::ElementByteWidth(counter->type));
+  if (buffer == nullptr || buffer->size_bytes < bytes || isa::ElementBitWidth(counter->type) % 8 != 0) return std::nullopt;
+  return AsmBuilder::Counter{.place = {.space = buffer->space(), .address = buffer->address, .size_bytes = bytes},
+                             .type = counter->type,
+                             .step = counter->step,
+                             .compare = counter->compare,
+                             .bound = counter->bound};
+}
+
 void EmitWhile(ControlFlowContext& c) {
   const hlo::Instruction& x = c.instruction;
   const hlo::Computation& condition = *x.GetComputation("condition");
@@ -207,7 +221,7 @@ void EmitWhile(ControlFlowContext& c) {
   // init's end label must not be the loop's top, or every iteration would mark it again.
   out.Emit("nop");
   out.Bind(top);
-  out.AddLoop(top, EndingState(x, state));
+  out.AddLoop(top, EndingState(x, state), LoopCounterOf(x, state));
   const NestedResult predicate = c.nested.EmitNested(condition, {state}, c.nested_base, NestedPrefix(c, condition));
   if (predicate.root.size() != 1) CannotLower(x, "the condition must return one pred");
   c.nested.EmitReported(name + "/predicate", "while", x, 1, [&] { ReadScalar(c, predicate.root[0], "the condition's result"); }, true);

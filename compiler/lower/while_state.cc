@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "compiler/passes/tuple_leaves.h"
+#include "isa/element_type.h"
 
 namespace tpusim::compiler {
 namespace {
@@ -57,7 +58,72 @@ void AssignReads(const Instruction& value, std::size_t first, std::vector<std::s
   for (std::size_t leaf = first; leaf < first + LeafCount(value.shape()); ++leaf) reads.at(leaf) = value_reads;
 }
 
+// The value of a scalar integer constant.
+std::optional<int64_t> IntegerScalarConstant(const Instruction& x) {
+  if (x.opcode() != Opcode::kConstant || x.shape().is_tuple || x.shape().rank() != 0 || x.literal() == nullptr ||
+      !isa::IsInteger(x.shape().element_type)) {
+    return std::nullopt;
+  }
+  return x.literal()->GetInt(0);
+}
+
+// The one leaf of the parameter that a scalar integer `x` is.
+std::optional<std::size_t> ScalarParameterLeaf(const Instruction& x) {
+  if (x.shape().is_tuple || x.shape().rank() != 0 || !isa::IsInteger(x.shape().element_type)) return std::nullopt;
+  const std::optional<LeafRange> range = ParameterLeaves(x);
+  if (!range || range->second != range->first + 1) return std::nullopt;
+  return range->first;
+}
+
+// The instruction of the body's result that computes leaf `leaf`, through tuple instructions.
+const Instruction* LeafValue(const Instruction& value, std::size_t leaf) {
+  if (value.opcode() != Opcode::kTuple) return LeafCount(value.shape()) == 1 && leaf == 0 ? &value : nullptr;
+  for (int64_t e = 0; e < static_cast<int64_t>(value.operand_count()); ++e) {
+    const LeafRange range = ElementLeafRange(value.shape(), e);
+    if (leaf >= range.first && leaf < range.second) return LeafValue(*value.operand(e), leaf - range.first);
+  }
+  return nullptr;
+}
+
+// The direction that compares the same way with the operands swapped (K < c is c > K).
+std::string Mirrored(const std::string& direction) {
+  if (direction == "LT") return "GT";
+  if (direction == "GT") return "LT";
+  if (direction == "LE") return "GE";
+  if (direction == "GE") return "LE";
+  return direction;  // EQ, NE
+}
+
 }  // namespace
+
+std::optional<WhileCounter> FindWhileCounter(const hlo::Instruction& loop) {
+  const Instruction& compare = *loop.GetComputation("condition")->root();
+  if (compare.opcode() != Opcode::kCompare) return std::nullopt;
+  WhileCounter counter;
+  counter.compare = compare.GetIdentifier("direction");
+  std::optional<std::size_t> leaf = ScalarParameterLeaf(*compare.operand(0));
+  std::optional<int64_t> bound = IntegerScalarConstant(*compare.operand(1));
+  if (!leaf || !bound) {
+    leaf = ScalarParameterLeaf(*compare.operand(1));
+    bound = IntegerScalarConstant(*compare.operand(0));
+    counter.compare = Mirrored(counter.compare);
+  }
+  if (!leaf || !bound) return std::nullopt;
+  counter.leaf = *leaf;
+  counter.bound = *bound;
+  counter.type = compare.operand(0)->shape().element_type;
+  const Instruction* next = LeafValue(*loop.GetComputation("body")->root(), counter.leaf);
+  if (next == nullptr || (next->opcode() != Opcode::kAdd && next->opcode() != Opcode::kSubtract)) return std::nullopt;
+  for (int64_t side = 0; side < 2; ++side) {
+    const std::optional<std::size_t> read = ScalarParameterLeaf(*next->operand(side));
+    const std::optional<int64_t> step = IntegerScalarConstant(*next->operand(1 - side));
+    if (read != counter.leaf || !step || (side == 1 && next->opcode() == Opcode::kSubtract)) continue;
+    // -S wraps as the hardware's subtract does (two's complement in the type's width).
+    counter.step = next->opcode() == Opcode::kSubtract ? static_cast<int64_t>(0 - static_cast<uint64_t>(*step)) : *step;
+    return counter;
+  }
+  return std::nullopt;
+}
 
 std::vector<std::size_t> WhileEndingLeaves(const hlo::Instruction& loop) {
   const Instruction& condition_root = *loop.GetComputation("condition")->root();

@@ -3,9 +3,13 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "compiler/hlo/ir.h"
+#include "isa/element_type.h"
 
 namespace tpusim::compiler {
 
@@ -17,5 +21,20 @@ namespace tpusim::compiler {
 // to its elements; each leaf of an element that is not one is taken to depend on everything the
 // element reads. A condition that is a constant reads none.
 std::vector<std::size_t> WhileEndingLeaves(const hlo::Instruction& loop);
+
+// A while loop's counter (XLA's while-loop analysis: its induction variable): the condition is
+// `compare(c, K)` or `compare(K, c)` of a scalar integer leaf c of the state and a scalar constant
+// K, and the body's result sets that leaf to `add(c, S)`, `add(S, c)` or `subtract(c, S)` of a
+// scalar constant S. Then c alone decides whether the loop goes on, and it steps by S each
+// iteration, which lets the simulator tell from c's first value whether the loop can ever end
+// (isa::LoopCounter, models/loop_watch.h).
+struct WhileCounter {
+  std::size_t leaf = 0;         // the counter's leaf of the state (flattening order)
+  isa::ElementType type = isa::ElementType::kS32;
+  int64_t step = 0;             // S (negated for subtract), two's complement in the type's width
+  std::string compare;          // EQ, NE, LT, LE, GT or GE: the loop goes on while `c compare bound`
+  int64_t bound = 0;            // K
+};
+std::optional<WhileCounter> FindWhileCounter(const hlo::Instruction& loop);
 
 }  // namespace tpusim::compiler

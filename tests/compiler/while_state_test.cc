@@ -3,6 +3,7 @@
 // loop watch (models/loop_watch.h).
 #include <catch2/catch.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,16 @@ std::vector<std::size_t> EndingLeaves(const std::string& condition, const std::s
                            " while(x), condition=cond, body=body\n}\n";
   auto module = hlo::ParseModule(text, "w.hlo");
   return compiler::WhileEndingLeaves(*module->entry()->root());
+}
+
+// FindWhileCounter of the same loop.
+std::optional<compiler::WhileCounter> Counter(const std::string& condition, const std::string& body) {
+  const std::string state = "(s32[], s32[], f32[8,128], (s32[], f32[8,128]))";
+  const std::string text = "HloModule w\ncond {\n  s = " + state + " parameter(0)\n" + condition + "\n}\nbody {\n  s = " + state +
+                           " parameter(0)\n" + body + "\n}\nENTRY e {\n  x = " + state + " parameter(0)\n  ROOT w = " + state +
+                           " while(x), condition=cond, body=body\n}\n";
+  auto module = hlo::ParseModule(text, "w.hlo");
+  return compiler::FindWhileCounter(*module->entry()->root());
 }
 
 const std::string kGets = R"(  i = s32[] get-tuple-element(s), index=0
@@ -105,4 +116,34 @@ ENTRY e {
   CHECK(loop.state(0).space() == isa::MEMORY_SPACE_HBM);
   CHECK(loop.state(0).size_bytes() == 4);  // the s32 counter, not the 4 KiB array
   CHECK_THAT(compiled.assembly, Catch::Contains(".loop w.condition, hbm["));
+}
+
+TEST_CASE("while state: a counter compared with a constant and stepped by one (XLA's induction variable)", "[compiler][while_state]") {
+  // Leaves: i 0, j 1, a 2, k 3, b 4. The nested k counts down by 3; the condition is 7 > k.
+  const std::string k_below_seven = kGets + "\n  seven = s32[] constant(7)\n  ROOT c = pred[] compare(seven, k), direction=GT";
+  const std::string k_down_by_three = kGets + R"(
+  three = s32[] constant(3)
+  k1 = s32[] subtract(k, three)
+  t = (s32[], f32[8,128]) tuple(k1, b)
+  ROOT r = (s32[], s32[], f32[8,128], (s32[], f32[8,128])) tuple(i, j, a, t))";
+  const std::optional<compiler::WhileCounter> counter = Counter(k_below_seven, k_down_by_three);
+  REQUIRE(counter);
+  CHECK(counter->leaf == 3);
+  CHECK(counter->type == isa::ElementType::kS32);
+  CHECK(counter->step == -3);
+  CHECK(counter->compare == "LT");  // 7 > k is k < 7
+  CHECK(counter->bound == 7);
+  // Not a counter: a step that is no constant (k - j), 3 - k (not k minus a step), a bound that
+  // is no constant (k < i), a condition that is no comparison.
+  CHECK_FALSE(Counter(k_below_seven, kGets + R"(
+  k1 = s32[] subtract(k, j)
+  t = (s32[], f32[8,128]) tuple(k1, b)
+  ROOT r = (s32[], s32[], f32[8,128], (s32[], f32[8,128])) tuple(i, j, a, t))"));
+  CHECK_FALSE(Counter(k_below_seven, kGets + R"(
+  three = s32[] constant(3)
+  k1 = s32[] subtract(three, k)
+  t = (s32[], f32[8,128]) tuple(k1, b)
+  ROOT r = (s32[], s32[], f32[8,128], (s32[], f32[8,128])) tuple(i, j, a, t))"));
+  CHECK_FALSE(Counter(kGets + "\n  ROOT c = pred[] compare(k, i), direction=LT", k_down_by_three));
+  CHECK_FALSE(Counter("  ROOT c = pred[] constant(true)", k_down_by_three));
 }

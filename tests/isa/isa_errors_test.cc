@@ -330,3 +330,26 @@ TEST_CASE("loops: a label that names nothing, an empty or bad region", "[isa]") 
         "  .loop\n"
         "       ^");
 }
+
+TEST_CASE("loops: a counter's type, comparison and bound", "[isa]") {
+  // `.loop LABEL, counter=SPACE[ADDRESS], type=T, step=N, while=COMPARE, bound=N` (docs/isa.md).
+  CHECK(ErrorOf(".loop top, counter=hbm[0x0], type=f32, step=1, while=LT, bound=3\ntop:\n  nop\n") ==
+        "k.tpuasm:2:35: a loop counter's type is an integer type of whole bytes (s8 .. s64, u8 .. u64)\n"
+        "  .loop top, counter=hbm[0x0], type=f32, step=1, while=LT, bound=3\n"
+        "                                    ^");
+  CHECK(ErrorOf(".loop top, counter=hbm[0x0], type=s32, step=1, while=LESS, bound=3\ntop:\n  nop\n") ==
+        "k.tpuasm:2:54: `while` is one of EQ, NE, LT, LE, GT, GE\n"
+        "  .loop top, counter=hbm[0x0], type=s32, step=1, while=LESS, bound=3\n"
+        "                                                       ^");
+  CHECK(ErrorOf(".loop top, counter=hbm[0x0], type=u8, step=1, while=LT, bound=256\ntop:\n  nop\n") ==
+        "k.tpuasm:2:7: the loop counter's bound 256 is not a value of its type\n"
+        "  .loop top, counter=hbm[0x0], type=u8, step=1, while=LT, bound=256\n"
+        "        ^");
+  CHECK(ErrorOf(".loop top, counter=hbm[0x0], type=s32, step=1, while=LT\ntop:\n  nop\n").find("bound") !=
+        std::string::npos);
+  CHECK(ErrorOf(".loop top, counter=hbm[0x0], type=s8, step=1, while=LT, bound=3\n"
+                ".loop top, counter=hbm[0x4], type=s8, step=1, while=LT, bound=3\ntop:\n  nop\n") ==
+        "k.tpuasm:3:1: the loop at 'top' has a counter already\n"
+        "  .loop top, counter=hbm[0x4], type=s8, step=1, while=LT, bound=3\n"
+        "  ^");
+}

@@ -243,7 +243,7 @@ TEST_CASE("extreme values round trip", "[isa]") {
   CheckRoundTrip(program);
 }
 
-TEST_CASE("loops round trip: a bare line, and one line per region of one label", "[isa]") {
+TEST_CASE("loops round trip: a bare line, one line per region of one label, and a counter", "[isa]") {
   // Issue 21, item 5: lines of one label make one loop, in the order given; the disassembler
   // writes them after the data segments.
   const std::string text =
@@ -251,6 +251,7 @@ TEST_CASE("loops round trip: a bare line, and one line per region of one label",
       ".loop inner\n"
       ".loop outer, hbm[0x100], size=0x4\n"
       ".loop outer, host[0x40], size=0x1000\n"
+      ".loop outer, counter=hbm[0x100], type=u16, step=-3, while=LE, bound=65535\n"
       "\n"
       "outer:\n"
       "  nop\n"
@@ -264,5 +265,13 @@ TEST_CASE("loops round trip: a bare line, and one line per region of one label",
   CHECK(program.loops(1).state(1).space() == MEMORY_SPACE_HOST);
   CHECK(program.loops(1).state(1).address() == 0x40);
   CHECK(program.loops(1).state(1).size_bytes() == 0x1000);
+  // The counter: a u16 at hbm[0x100] (2 bytes), stepping by -3, going on while <= 65535.
+  CHECK_FALSE(program.loops(0).has_counter());
+  REQUIRE(program.loops(1).has_counter());
+  CHECK(program.loops(1).counter().place().size_bytes() == 2);
+  CHECK_FALSE(program.loops(1).counter().is_signed());
+  CHECK(program.loops(1).counter().step() == -3);
+  CHECK(program.loops(1).counter().compare() == "LE");
+  CHECK(program.loops(1).counter().bound() == 65535);
   CHECK(Disassemble(program) == text);
 }

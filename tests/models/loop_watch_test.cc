@@ -125,3 +125,71 @@ TEST_CASE("loop watch: a loop deciding on no state stops at its first branch bac
   CHECK_THROWS_WITH(watch.Start(LoopProgram(".loop top, host[0x0], size=0x4"), memories),
                     Catch::Contains("loop 'top': its state lies in host, which this machine does not have"));
 }
+
+TEST_CASE("loop counter: the values a counter takes from its start decide whether the loop can end", "[models][loop_watch]") {
+  // From start v by step s, a counter of w bits takes exactly v + k * g modulo 2^w, g the largest
+  // power of two dividing s: it ends where one of those makes `counter COMPARE bound` false.
+  const auto ends = [](const char* type, int64_t step, const char* compare, int64_t bound, uint64_t start) {
+    tpusim::isa::LoopCounter counter;
+    counter.set_is_signed(type[0] == 's');
+    counter.mutable_place()->set_size_bytes(static_cast<uint64_t>(std::stoi(type + 1) / 8));
+    counter.set_step(step);
+    counter.set_compare(compare);
+    counter.set_bound(bound);
+    return CounterEverEnds(counter, start);
+  };
+  // Even values never meet -1 (s32, 0, 2, 4, ...); 10 is met; an odd step meets every value.
+  CHECK_FALSE(ends("s32", 2, "NE", -1, 0));
+  CHECK(ends("s32", 2, "NE", 10, 0));
+  CHECK(ends("s32", 3, "NE", -1, 0));
+  CHECK(ends("s32", -2, "NE", 10, 0));  // down by 2 from 0, through the wrap, to 10
+  // Below INT32_MAX forever for even values (the greatest even one is 2^31 - 2); odd ones reach it.
+  CHECK_FALSE(ends("s32", 2, "LT", INT32_MAX, 0));
+  CHECK(ends("s32", 2, "LT", INT32_MAX, 1));
+  // u8 in steps of 4 from 0: 0, 4, .. 252; `<= 252` always holds, `<= 251` not at 252.
+  CHECK_FALSE(ends("u8", 4, "LE", 252, 0));
+  CHECK(ends("u8", 4, "LE", 251, 0));
+  // s8 in steps of 64 from 0: 0, 64, -128, -64; `>= -128` always holds, `>= -127` not at -128.
+  CHECK_FALSE(ends("s8", 64, "GE", -128, 0));
+  CHECK(ends("s8", 64, "GE", -127, 0));
+  // u16 from 3 in steps of 4: the least value is 3; `> 2` always holds, `> 3` not at 3.
+  CHECK_FALSE(ends("u16", 4, "GT", 2, 3));
+  CHECK(ends("u16", 4, "GT", 3, 3));
+  // A step of 0: one value, which the comparison decides; EQ ends with any other step.
+  CHECK_FALSE(ends("s32", 0, "LT", 10, 5));
+  CHECK(ends("s32", 0, "LT", 10, 10));
+  CHECK(ends("s32", 1, "EQ", 0, 0));
+  // 64 bits: even values never meet -1, any value is met by a step of 1.
+  CHECK_FALSE(ends("s64", 2, "NE", -1, 0));
+  CHECK(ends("s64", 1, "NE", -1, 0));
+  CHECK_FALSE(ends("u64", 2, "NE", -1, 6));
+}
+
+TEST_CASE("loop watch: a counter that can never end its loop faults at the first branch back", "[models][loop_watch]") {
+  Hbm hbm("hbm", SmallHbm());
+  MemoryMap memories{};
+  memories[tpusim::isa::MEMORY_SPACE_HBM] = &hbm;
+  LoopWatch watch;
+  const tpusim::isa::Program program = LoopProgram(
+      ".loop top, hbm[0x100], size=0x4\n.loop top, counter=hbm[0x100], type=s32, step=2, while=NE, bound=-1");
+  REQUIRE(program.loops(0).has_counter());
+  watch.Start(program, memories);
+  // Started at 1, the counter takes the odd values, -1 among them: the watch lets it run.
+  Put(hbm, 0x100, 1);
+  CHECK(watch.Reached(1, false).empty());
+  for (uint32_t i = 3; i < 100; i += 2) {
+    Put(hbm, 0x100, i);
+    CHECK(watch.Reached(1, true).empty());
+  }
+  // Started at -4 (as the loop starts: what the watch reads then decides), it never meets -1.
+  Put(hbm, 0x100, static_cast<uint32_t>(-4));
+  CHECK(watch.Reached(1, false).empty());
+  Put(hbm, 0x100, static_cast<uint32_t>(-2));
+  CHECK(watch.Reached(1, true) ==
+        "the loop at 'top' never ends: its counter (s32 at hbm[0x100]) is -4 as the loop starts and adds 2 each "
+        "iteration, so it takes only the values congruent to 0 modulo 2, for each of which `counter NE -1` holds");
+  // Its counter must lie in memory the machine has.
+  CHECK_THROWS_WITH(
+      watch.Start(LoopProgram(".loop top, counter=hbm[0xffffe], type=s32, step=1, while=LT, bound=10"), memories),
+      Catch::Contains("loop 'top''s counter of 4 bytes at address 0xffffe runs past the end"));
+}

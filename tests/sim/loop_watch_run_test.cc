@@ -12,20 +12,23 @@ namespace {
 
 using namespace tpusim::exec_test;
 
-// A loop over (s32 i, f32[8,128] a): the condition is i >= 0 (or CONDITION), i's next value
-// NEXT, a doubled every iteration (state the loop's ending does not depend on).
+// A loop over (s32 i, f32[8,128] a): the condition is i >= 0 (or CONDITION, which may name
+// `minus_one`), i's next value NEXT (which may name `one` and `two`), a doubled every iteration
+// (state the loop's ending does not depend on).
 std::string Loop(const std::string& next, const std::string& condition = "compare(i, zero), direction=GE") {
   return R"(HloModule loop
 cond {
   s = (s32[], f32[8,128]) parameter(0)
   i = s32[] get-tuple-element(s), index=0
   zero = s32[] constant(0)
+  minus_one = s32[] constant(-1)
   ROOT c = pred[] )" + condition + R"(
 }
 body {
   s = (s32[], f32[8,128]) parameter(0)
   i = s32[] get-tuple-element(s), index=0
   one = s32[] constant(1)
+  two = s32[] constant(2)
   n = s32[] )" + next + R"(
   a = f32[8,128] get-tuple-element(s), index=1
   a2 = f32[8,128] add(a, a)
@@ -75,6 +78,27 @@ TEST_CASE("loop watch: a condition that compares the counter with itself is a co
   CHECK_THAT(NeverEnds(Loop("add(i, one)", "compare(i, i), direction=EQ"), "--timing-only"),
              Catch::Contains("the loop at 'w.condition' never ends: whether it ends depends on no state (its condition is "
                              "a constant), so it would repeat iteration 0 forever"));
+}
+
+TEST_CASE("loop watch: a counter whose values never end the loop faults at iteration 1, naming it", "[run][loop_watch]") {
+  // i = 0, 2, 4, ... never equals -1 (it wraps through the even values only): the compiler names
+  // the counter (`.loop w.condition, counter=...`), the simulator reads its start and faults at
+  // once, where the state's hash would not come back for 2^31 iterations.
+  const std::string module = Loop("add(i, two)", "compare(i, minus_one), direction=NE");
+  const fs::path dir = TempDir("loop_watch");
+  WriteText(dir / "m.hlo", module);
+  const Result compiled = RunTpusimWithin("compile " + (dir / "m.hlo").string() + " -o " + (dir / "m.tpuasm").string(), 60);
+  REQUIRE(compiled.exit_code == 0);
+  CHECK_THAT(ReadText(dir / "m.tpuasm"),
+             Catch::Matches("(.|\n)*\n\\.loop w\\.condition, counter=hbm\\[0x[0-9a-f]+\\], type=s32, step=2, while=NE, "
+                            "bound=-1\n(.|\n)*"));
+  for (const char* flags : {"--timing-only", ""}) {
+    INFO(flags);
+    CHECK_THAT(NeverEnds(module, flags),
+               Catch::Matches("(.|\n)*fault at pc [0-9]+ \\(`[^`]+`\\): the loop at 'w.condition' never ends: its counter "
+                              "\\(s32 at hbm\\[0x[0-9a-f]+\\]\\) is 0 as the loop starts and adds 2 each iteration, so it "
+                              "takes only the values congruent to 0 modulo 2, for each of which `counter NE -1` holds(.|\n)*"));
+  }
 }
 
 TEST_CASE("loop watch: loops that end run to their end, a nested one entered afresh each time", "[run][loop_watch]") {

@@ -42,14 +42,14 @@ TEST_CASE("tpusim run shows its progress on a terminal, not with --quiet or into
           "[run][progress]") {
   // A while loop that never ends, stopped by --max-instructions: every 20 us of simulated time
   // the line is redrawn (--progress-after 0: from the first), counting the loop's kernel runs.
-  // Its counter (0, 2, 4, ... in timing-only) never meets -1 and comes back only after 2^31
-  // iterations, so the loop watch (models/loop_watch.h) does not stop it first.
+  // Its counter (0, 1, 2, ...) meets -1 only after 2^32 - 1 iterations, and its state comes
+  // back only then, so the loop watch (models/loop_watch.h) does not stop it first.
   const fs::path dir = TempDir("progress");
   WriteText(dir / "forever.hlo",
-            "HloModule forever\ncond {\n  a = s32[] parameter(0)\n  odd = s32[] constant(-1)\n"
-            "  ROOT c = pred[] compare(a, odd), direction=NE\n}\n"
-            "body {\n  b = s32[] parameter(0)\n  two = s32[] constant(2)\n  ROOT n = s32[] add(b, two)\n}\n"
-            "ENTRY e {\n  p = s32[] parameter(0)\n  ROOT w = s32[] while(p), condition=cond, body=body\n}\n");
+            "HloModule forever\ncond {\n  a = s32[] parameter(0)\n  last = s32[] constant(-1)\n"
+            "  ROOT c = pred[] compare(a, last), direction=NE\n}\n"
+            "body {\n  b = s32[] parameter(0)\n  one = s32[] constant(1)\n  ROOT n = s32[] add(b, one)\n}\n"
+            "ENTRY e {\n  zero = s32[] constant(0)\n  ROOT w = s32[] while(zero), condition=cond, body=body\n}\n");
   const std::string run = "run " + (dir / "forever.hlo").string() + " --timing-only --max-instructions 20000 --progress-after 0";
   const std::string shown = RunOnTerminal(run);
   CHECK_THAT(shown, Catch::Contains("kernels run (4 in the program)"));
