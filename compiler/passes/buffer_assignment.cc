@@ -53,7 +53,7 @@ bool IsIdentityCustomCall(const hlo::Instruction& instruction) {
 // Instructions whose value is their operand's bytes seen with another shape.
 bool IsView(const hlo::Instruction& instruction) {
   return instruction.opcode() == hlo::Opcode::kBitcast || IsAliasingReshape(instruction) ||
-         IsAliasingTranspose(instruction) || IsIdentityCustomCall(instruction);
+         IsAliasingTranspose(instruction) || IsAliasingSlice(instruction) || IsIdentityCustomCall(instruction);
 }
 
 // Where the most of `buffers`' bytes are live in `schedule`, and the largest there.
@@ -262,6 +262,42 @@ bool IsAliasingTranspose(const hlo::Instruction& instruction) {
   return view == plain_result || SameRowMajorImage(view, plain_result);
 }
 
+std::optional<uint64_t> AliasingSliceOffset(const hlo::Instruction& instruction) {
+  if (instruction.opcode() != hlo::Opcode::kSlice || instruction.operand_count() != 1) return std::nullopt;
+  const isa::Shape& operand = instruction.operand(0)->shape();
+  const isa::Shape& result = instruction.shape();
+  if (operand.is_tuple || result.is_tuple || !operand.layout || !result.layout || *operand.layout != *result.layout ||
+      !operand.dynamic_dims.empty() || !operand.layout->padded_dimensions.empty() || operand.rank() != result.rank()) {
+    return std::nullopt;
+  }
+  const std::vector<hlo::SliceDimension>& slice = instruction.GetSlice();
+  const std::vector<int64_t>& minor_to_major = operand.layout->minor_to_major;
+  if (slice.size() != static_cast<std::size_t>(operand.rank()) || minor_to_major.size() != slice.size()) return std::nullopt;
+  // The most major dim longer than 1, and how many of the most minor dims the first tile covers.
+  std::size_t major_at = 0;
+  for (std::size_t at = 0; at < minor_to_major.size(); ++at) {
+    if (operand.dims[minor_to_major[at]] > 1) major_at = at;
+  }
+  const int64_t major = minor_to_major.empty() ? 0 : minor_to_major[major_at];
+  const std::size_t tiled = operand.layout->tiles.empty() ? 0 : operand.layout->tiles[0].dims.size();
+  for (std::size_t d = 0; d < slice.size(); ++d) {
+    const bool whole = slice[d].start == 0 && slice[d].limit == operand.dims[d];
+    if (slice[d].stride != 1 || (static_cast<int64_t>(d) != major && !whole)) return std::nullopt;
+  }
+  if (minor_to_major.empty() || (major_at < tiled && slice[major].limit - slice[major].start != operand.dims[major])) {
+    return std::nullopt;
+  }
+  // Equal slabs of the major dim, the result as many of them as it keeps.
+  const uint64_t operand_bytes = static_cast<uint64_t>(isa::LayoutMap(operand).byte_size());
+  const uint64_t extent = static_cast<uint64_t>(operand.dims[major]);
+  if (extent == 0 || operand_bytes % extent != 0) return std::nullopt;
+  const uint64_t slab = operand_bytes / extent;
+  if (static_cast<uint64_t>(isa::LayoutMap(result).byte_size()) != static_cast<uint64_t>(slice[major].limit - slice[major].start) * slab) {
+    return std::nullopt;
+  }
+  return static_cast<uint64_t>(slice[major].start) * slab;
+}
+
 bool IsAliasingInstruction(const hlo::Instruction& instruction) {
   switch (instruction.opcode()) {
     case hlo::Opcode::kTuple:
@@ -275,6 +311,8 @@ bool IsAliasingInstruction(const hlo::Instruction& instruction) {
       return IsAliasingReshape(instruction);
     case hlo::Opcode::kTranspose:
       return IsAliasingTranspose(instruction);
+    case hlo::Opcode::kSlice:
+      return IsAliasingSlice(instruction);
     case hlo::Opcode::kCustomCall:
       return IsIdentityCustomCall(instruction);
     default:
@@ -365,6 +403,8 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
   const std::size_t end = schedule.size();
   std::unordered_map<const hlo::Instruction*, std::size_t> position;
   for (std::size_t i = 0; i < schedule.size(); ++i) position[schedule[i]] = i;
+  // Views of part of their source's bytes (aliasing slices), and where in the source they begin.
+  std::unordered_map<const DeviceBuffer*, uint64_t> view_offsets;
 
   // Values: new buffers for writing instructions, the operands' buffers for aliases.
   for (std::size_t i = 0; i < schedule.size(); ++i) {
@@ -408,19 +448,24 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
       case hlo::Opcode::kTranspose:
         if (instruction.opcode() == hlo::Opcode::kTranspose && !IsAliasingTranspose(instruction)) break;
         [[fallthrough]];
+      case hlo::Opcode::kSlice:
+        if (instruction.opcode() == hlo::Opcode::kSlice && !IsAliasingSlice(instruction)) break;
+        [[fallthrough]];
       case hlo::Opcode::kBitcast: {
         const DeviceBuffer* source = operand_leaves(0).at(0);
         const uint64_t size = isa::LayoutMap(instruction.shape()).byte_size();
-        if (source == nullptr || size > source->size_bytes) {
+        const uint64_t offset = AliasingSliceOffset(instruction).value_or(0);
+        if (source == nullptr || offset + size > source->size_bytes) {
           throw Error(instruction.Describe() + ": a bitcast to " + isa::ToString(instruction.shape()) +
                       " needs " + std::to_string(size) + " bytes but its operand's buffer holds " +
                       std::to_string(source ? source->size_bytes : 0));
         }
-        // The same bytes seen with another shape.
+        // The same bytes seen with another shape (a slice: some of them, from `offset` on).
         auto view = std::make_unique<DeviceBuffer>(*source);
         view->name = instruction.name();
         view->shape = instruction.shape();
         view->size_bytes = size;
+        if (offset != 0 || size != source->size_bytes) view_offsets[view.get()] = offset;
         leaves = {view.get()};
         result.buffers.push_back(std::move(view));
         continue;
@@ -484,6 +529,20 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
   const auto root_of = [&](const DeviceBuffer* buffer) {
     while (view_of.contains(buffer)) buffer = view_of.at(buffer);
     return buffer;
+  };
+  // Where a buffer's bytes begin in its root's, and whether it is only part of them (a slice).
+  const auto offset_in_root = [&](const DeviceBuffer* buffer) {
+    uint64_t offset = 0;
+    for (; view_of.contains(buffer); buffer = view_of.at(buffer)) {
+      if (const auto it = view_offsets.find(buffer); it != view_offsets.end()) offset += it->second;
+    }
+    return offset;
+  };
+  const auto is_part = [&](const DeviceBuffer* buffer) {
+    for (; view_of.contains(buffer); buffer = view_of.at(buffer)) {
+      if (view_offsets.contains(buffer)) return true;
+    }
+    return false;
   };
   // A dynamic-update-slice into an array that nothing reads afterwards updates it in place, as
   // XLA does with a scan's stacked activations: its result is the array it updates (the kernel
@@ -610,7 +669,7 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
     for (std::size_t k = 0; k < init.size() && k < state.size(); ++k) {
       if (init[k] == nullptr || state[k] == nullptr || !owned.contains(state[k])) continue;
       const DeviceBuffer* root = root_of(init[k]);
-      if (!owned.contains(root) || root->last != i || init[k]->shape != state[k]->shape) continue;
+      if (!owned.contains(root) || root->last != i || init[k]->shape != state[k]->shape || is_part(init[k])) continue;
       if (!taken_over.insert(root).second) continue;
       view_of[state[k]] = root;
       owned.at(root)->last = std::max(root->last, state[k]->last);
@@ -685,7 +744,7 @@ BufferAssignment AssignBuffers(const std::vector<const hlo::Instruction*>& sched
   if (result.host_peak_bytes > host_capacity_bytes) {
     fail(host, result.host_peak_bytes, host_capacity_bytes, "host memory for host arrays (S(5))", "host's", names.host);
   }
-  for (const auto& entry : view_of) owned.at(entry.first)->address = root_of(entry.first)->address;
+  for (const auto& entry : view_of) owned.at(entry.first)->address = root_of(entry.first)->address + offset_in_root(entry.first);
   // The regions are no values: only their addresses stay.
   for (const auto& [instruction, region] : regions) result.regions[instruction] = region->address;
   std::erase_if(result.buffers, [&](const std::unique_ptr<DeviceBuffer>& buffer) {

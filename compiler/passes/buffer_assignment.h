@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -113,12 +114,21 @@ bool IsAliasingReshape(const hlo::Instruction& instruction);
 // are [2][256][11] in memory).
 bool IsAliasingTranspose(const hlo::Instruction& instruction);
 
+// Where a slice's bytes begin in its operand's, where they are a contiguous range of them: both
+// in the same layout, every dim whole but the most major one longer than 1 in that layout, which
+// no tile covers, sliced in steps of 1 (the operand is then that dim's extent of equal slabs, one
+// after another). XLA reads such a slice as an offset into its operand's buffer (the contraction
+// split's K slices of MaxText's `[16,2048,...]` weight-gradient operands). nullopt otherwise.
+std::optional<uint64_t> AliasingSliceOffset(const hlo::Instruction& instruction);
+inline bool IsAliasingSlice(const hlo::Instruction& instruction) { return AliasingSliceOffset(instruction).has_value(); }
+
 // Parameters and constants: their buffers live for the whole program (parameters and outputs are
 // dumped after the run, constants written before it).
 bool LivesWholeProgram(const hlo::Instruction& instruction);
 
 // True for instructions that name existing buffers instead of writing new ones: parameter,
-// tuple, get-tuple-element, bitcast, reshapes that are bitcasts, optimization-barrier,
+// tuple, get-tuple-element, bitcast, reshapes and transposes that are bitcasts, slices that
+// are ranges of their operand's bytes (AliasingSliceOffset), optimization-barrier,
 // add-dependency, after-all, custom-call "Sharding" (a partitioning annotation), and a custom-call
 // "MoveToHost" or "MoveToDevice" whose operand already is where its result goes (equal shapes,
 // memory space included).

@@ -84,11 +84,13 @@ bool IsFusibleArrayViewStep(const hlo::Instruction& x) {
 
 // The top of an array view that a consumer of rank >= 2 reads: the element-wise kernel reads the
 // box of the view's source with DMAs into its tiles, and neither the view nor the steps below it
-// are written to HBM. A reshape or transpose that is its operand's bytes (IsAliasingReshape,
-// IsAliasingTranspose) is read as a plain stream of them, which a kernel loops over (a view's DMAs differ per block), unless it tops a
-// longer view.
+// are written to HBM. A reshape, transpose or slice that is its operand's bytes or a range of them
+// (IsAliasingReshape, IsAliasingTranspose, IsAliasingSlice) is read as a plain stream of them,
+// which a kernel loops over (a view's DMAs differ per block), unless it tops a longer view.
 bool IsFusibleArrayView(const hlo::Instruction& x) {
-  if ((IsAliasingReshape(x) || IsAliasingTranspose(x)) && !IsArrayViewStep(*x.operand(0))) return false;
+  if ((IsAliasingReshape(x) || IsAliasingTranspose(x) || IsAliasingSlice(x)) && !IsArrayViewStep(*x.operand(0))) {
+    return false;
+  }
   return IsFusibleArrayViewStep(x) && x.shape().rank() >= 2 && !InHostMemory(x.shape());
 }
 

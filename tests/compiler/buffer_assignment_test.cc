@@ -5,6 +5,7 @@
 
 #include <limits>
 #include <memory>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -238,6 +239,40 @@ TEST_CASE("placement tries randomized orders only where both greedy orders excee
   // Where no order fits the budget (11 pages, under the live bytes), the lowest peak found is kept.
   auto over = make();
   CHECK(PlaceBuffers(pointers(over), base, base + 11 * 4096) == base + 12 * 4096);
+}
+
+TEST_CASE("a slice of the most major dim above the tiles is a range of its operand's bytes", "[compiler][buffers]") {
+  // x = bf16[6,16,256]: its tiles T(8,128)(2,1) cover [16,256], 8 KiB a slab of dim 0, 48 KiB in
+  // all. s = x[2:5] is slabs 2..4 (offset 16 KiB); the other slices are not one range: a slice of a
+  // minor dim, a stride, a partial slice of a tiled dim (y's 128 rows are tiled).
+  auto module = tpusim::hlo::ParseModule(R"(HloModule s
+ENTRY e {
+  x = bf16[6,16,256] parameter(0)
+  y = bf16[128,256] parameter(1)
+  s = bf16[3,16,256] slice(x), slice={[2:5], [0:16], [0:256]}
+  m = bf16[6,16,128] slice(x), slice={[0:6], [0:16], [0:128]}
+  t = bf16[3,16,256] slice(x), slice={[0:6:2], [0:16], [0:256]}
+  u = bf16[64,256] slice(y), slice={[64:128], [0:256]}
+  ROOT r = (bf16[3,16,256], bf16[6,16,128], bf16[3,16,256], bf16[64,256]) tuple(s, m, t, u)
+}
+)", "s");
+  AssignLayouts(*module);
+  const auto* entry = module->entry();
+  using tpusim::compiler::AliasingSliceOffset;
+  CHECK(AliasingSliceOffset(*entry->FindInstruction("s")) == std::optional<uint64_t>(16384));
+  CHECK_FALSE(AliasingSliceOffset(*entry->FindInstruction("m")));
+  CHECK_FALSE(AliasingSliceOffset(*entry->FindInstruction("t")));
+  CHECK_FALSE(AliasingSliceOffset(*entry->FindInstruction("u")));
+  const BufferAssignment buffers = AssignBuffers(Schedule(*entry), 1 << 20);
+  CHECK(AddressOf(buffers, *module, "s") == AddressOf(buffers, *module, "x") + 16384);
+  CHECK(buffers.leaves.at(entry->FindInstruction("s")).at(0)->size_bytes == 3 * 8192);
+  // The copies are buffers of their own, apart from x's 48 KiB.
+  const uint64_t x = AddressOf(buffers, *module, "x");
+  for (const char* copy : {"m", "t", "u"}) {
+    INFO(copy);
+    const uint64_t at = AddressOf(buffers, *module, copy);
+    CHECK((at >= x + 49152 || at + buffers.leaves.at(entry->FindInstruction(copy)).at(0)->size_bytes <= x));
+  }
 }
 
 TEST_CASE("the schedule puts a broadcast just before its first reader", "[compiler][buffers]") {

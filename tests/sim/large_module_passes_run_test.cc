@@ -66,6 +66,20 @@ TEST_CASE("a dot whose K panels do not fit VMEM is summed over K slices", "[run]
   CHECK(consumed_names.size() == 17);
 }
 
+TEST_CASE("K slices of an operand's most major dim are ranges of its bytes, not copies", "[run][passes]") {
+  // MaxText's weight gradients contract their leading dims ([16,2048,...]): the contraction split
+  // cuts the outermost, dim 0, which lies above the tiles ([64,256] and [64,512] slabs one after
+  // another), so each slice is an offset into its operand's buffer (AliasingSliceOffset) and only
+  // the slices' dots and their sum run. With 1 MiB of VMEM: three slices.
+  const fs::path dir = TempDir("k_split_alias");
+  const std::string hlo =
+      "HloModule ksplit\nENTRY e {\n  a = bf16[16,64,256] parameter(0)\n  b = bf16[16,64,512] parameter(1)\n"
+      "  ROOT d = bf16[256,512] dot(a, b), lhs_contracting_dims={0,1}, rhs_contracting_dims={0,1}\n}\n";
+  CHECK_THAT(RunChecked(dir, hlo, " --set tensor_core.vmem.capacity_mib=1"), Catch::Contains(kCheckPassed));
+  CHECK(KernelNames(dir / "r.json") ==
+        std::vector<std::string>{"d.k_split.dot.0", "d.k_split.dot.1", "d.k_split.dot.2", "d.k_split.sum.0"});
+}
+
 TEST_CASE("a reduce whose accumulators do not fit VMEM is cut along a kept dim", "[run][passes]") {
   const fs::path dir = TempDir("reduce_split");
   const std::string hlo =
