@@ -3,6 +3,7 @@
 // loop watch (models/loop_watch.h).
 #include <catch2/catch.hpp>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,23 +19,20 @@ namespace {
 
 // A loop over (s32 i, s32 j, f32[8,128] a, (s32 k, f32[8,128] b)): CONDITION is the condition's
 // root, reading the parameter `s`; BODY the body's instructions and root, also reading `s`.
-std::vector<std::size_t> EndingLeaves(const std::string& condition, const std::string& body) {
+std::unique_ptr<hlo::Module> LoopModule(const std::string& condition, const std::string& body) {
   const std::string state = "(s32[], s32[], f32[8,128], (s32[], f32[8,128]))";
   const std::string text = "HloModule w\ncond {\n  s = " + state + " parameter(0)\n" + condition + "\n}\nbody {\n  s = " + state +
                            " parameter(0)\n" + body + "\n}\nENTRY e {\n  x = " + state + " parameter(0)\n  ROOT w = " + state +
                            " while(x), condition=cond, body=body\n}\n";
-  auto module = hlo::ParseModule(text, "w.hlo");
-  return compiler::WhileEndingLeaves(*module->entry()->root());
+  return hlo::ParseModule(text, "w.hlo");
 }
 
-// FindWhileCounter of the same loop.
+std::vector<std::size_t> EndingLeaves(const std::string& condition, const std::string& body) {
+  return compiler::WhileEndingLeaves(*LoopModule(condition, body)->entry()->root());
+}
+
 std::optional<compiler::WhileCounter> Counter(const std::string& condition, const std::string& body) {
-  const std::string state = "(s32[], s32[], f32[8,128], (s32[], f32[8,128]))";
-  const std::string text = "HloModule w\ncond {\n  s = " + state + " parameter(0)\n" + condition + "\n}\nbody {\n  s = " + state +
-                           " parameter(0)\n" + body + "\n}\nENTRY e {\n  x = " + state + " parameter(0)\n  ROOT w = " + state +
-                           " while(x), condition=cond, body=body\n}\n";
-  auto module = hlo::ParseModule(text, "w.hlo");
-  return compiler::FindWhileCounter(*module->entry()->root());
+  return compiler::FindWhileCounter(*LoopModule(condition, body)->entry()->root());
 }
 
 const std::string kGets = R"(  i = s32[] get-tuple-element(s), index=0
