@@ -1085,12 +1085,20 @@ class Emitter {
     }
   }
 
-  // Whether EmitScheduled orders the body: f16 and 8-bit values convert in multi-instruction
-  // steps that EmitPhased interleaves over the copies.
+  // Whether EmitScheduled orders the body: f16 values, s8 and u8 values and 8-bit results
+  // convert in multi-instruction steps that EmitPhased interleaves over the copies. Loaded pred
+  // arrays (a causal mask) are scheduled: their load and their widening to a mask are a value's
+  // two steps (EmitCompute, EmitFinish), as a bf16 load's unpack is.
   bool ScheduledBody() {
-    if (uses_f16_ || uses_8bit_) return false;
+    if (uses_f16_) return false;
+    for (const ExprNode& node : expr_.nodes) {
+      if (Is8Bit(node.type)) return false;
+    }
     for (const Stream* s : AllStreams()) {
       if (s->buffer->shape.element_type == isa::ElementType::kF16) return false;
+    }
+    for (const Stream& s : outputs_) {
+      if (s.geometry.element_bits == 8) return false;
     }
     return true;
   }
@@ -1374,7 +1382,13 @@ class Emitter {
             break;
           }
           const ExprNode& node = expr_.nodes[step.index];
-          if (node.kind == ExprNode::Kind::kLoad) {
+          if (node.kind == ExprNode::Kind::kLoad && inputs_[loads_.at(KeyOf(node))].geometry.element_bits == 8) {
+            // EmitLoad8: a load per word row of four sublanes' bytes, OR-ed together.
+            const int64_t word_rows = sublanes_ / 4;
+            value.ready = ready;
+            for (int64_t w = 0; w < word_rows; ++w) value.ready = clock.IssueLoad(ready, static_cast<double>(4 * lanes_ * 4));
+            if (word_rows > 1) value.ready = clock.Issue(VpuSlot::kElementwise, value.ready, static_cast<int>(word_rows - 1));
+          } else if (node.kind == ExprNode::Kind::kLoad) {
             const Stream& s = inputs_[loads_.at(KeyOf(node))];
             value.ready = clock.IssueLoad(ready, static_cast<double>(sublanes_ * lanes_ * s.geometry.element_bits / 8));
           } else {
@@ -1591,9 +1605,13 @@ class Emitter {
     if (node.kind == ExprNode::Kind::kLoad) {
       const Stream& s = inputs_[loads_.at(KeyOf(node))];
       const int r = AllocVreg();
-      out_->Emit("vld v{}, {}{}", r, Address(s), s.geometry.element_bits == 32 ? "" : ", sublanes=0xf");
+      if (s.geometry.element_bits == 8) {
+        EmitLoad8(s, r);
+      } else {
+        out_->Emit("vld v{}, {}{}", r, Address(s), s.geometry.element_bits == 32 ? "" : ", sublanes=0xf");
+      }
       Regs()[n] = r;
-      value.finish = s.geometry.element_bits == 16 || s.lanes_in_registers;
+      value.finish = s.geometry.element_bits != 32 || s.lanes_in_registers;
     } else if (node.kind == ExprNode::Kind::kIota) {
       Regs()[n] = EmitIota(node);
       value.finish = false;
@@ -1664,14 +1682,25 @@ class Emitter {
     return d;
   }
 
-  // A scheduled value's second step: a bf16 load's unpack and a lane broadcast's replication, or
-  // a bf16 operation's rounding.
+  // A scheduled value's second step: a bf16 load's unpack, a lane broadcast's replication and a
+  // pred load's widening to a mask (each row's byte shifted out, as EmitPhased does), or a bf16
+  // operation's rounding.
   void EmitFinish(int n) {
     const ExprNode& node = expr_.nodes[n];
     if (node.kind == ExprNode::Kind::kLoad) {
       const Stream& s = inputs_[loads_.at(KeyOf(node))];
       if (s.geometry.element_bits == 16) out_->Emit("vunpack.lo.bf16 v{}, v{}", Regs()[n], Regs()[n]);
       if (s.lanes_in_registers) out_->Emit("vperm v{}, v{}, v{}", Regs()[n], Regs()[n], zero_reg_);
+      if (s.geometry.element_bits == 8) {
+        const int byte = Regs()[n];
+        out_->Emit("vshl v{}, v{}, v{}", byte, byte, load_shift_reg_);
+        out_->Emit("vshr v{}, v{}, v{}", byte, byte, c24_reg_);
+        // A pred byte is 0 or 1: the mask is set where it is not 0.
+        const int mask = AllocMask();
+        out_->Emit("vcmp.ne.s32 m{}, v{}, v{}", mask, byte, zero_reg_);
+        vreg_used_[byte] = false;
+        Regs()[n] = mask;
+      }
     } else {
       out_->Emit("vcvt.bf16.f32 v{}, v{}", Regs()[n], Regs()[n]);
     }
