@@ -293,7 +293,11 @@ class Assembler {
           c.Fail(key_at, Quote(key) + " is a signed 64-bit number");
         }
         const int64_t value = number.negative ? static_cast<int64_t>(0 - number.magnitude) : static_cast<int64_t>(number.magnitude);
-        (key == "step" ? counter.set_step(value) : counter.set_bound(value));
+        if (key == "step") {
+          counter.set_step(value);
+        } else {
+          counter.set_bound(value);
+        }
       }
     });
     counter.set_is_signed(IsSignedInt(*type));

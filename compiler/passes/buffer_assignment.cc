@@ -131,12 +131,12 @@ uint64_t PlaceInOrder(const std::vector<DeviceBuffer*>& order, uint64_t base, st
 // smaller one move. A randomized greedy, as TVM's unified static memory planner tries orders
 // beyond greedy by size. Deterministic: the seed is fixed and the factors are computed from the
 // generator's raw bits. Llama's entry needs 35.68 GB by size (34.03 GB live at its worst point);
-// trials reach 34.32 GB within 20.
+// a trial fits it at 34.32 GB.
 constexpr int kRandomizedPlacementTrials = 256;
 constexpr double kRandomizedPlacementSpread = 1.5;  // log2 of the largest factor
 
-// Orders placed by sizes x 2^u until one peaks at or below `budget`; returns the lowest peak
-// found with its order and addresses, or a peak of UINT64_MAX where `placed` is empty.
+// Orders placed by sizes x 2^u until one peaks at or below `budget` (at most
+// kRandomizedPlacementTrials); returns the lowest peak found, with its order and addresses.
 uint64_t PlaceRandomizedBySize(const std::vector<DeviceBuffer*>& placed, uint64_t base, uint64_t budget,
                                std::vector<DeviceBuffer*>& best_order, std::vector<uint64_t>& best_addresses) {
   std::mt19937_64 generator(20261128);
