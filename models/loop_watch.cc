@@ -1,9 +1,9 @@
 #include "models/loop_watch.h"
 
-#include <cstdio>
 #include <unordered_map>
 #include <vector>
 
+#include "isa/asm_syntax.h"
 #include "isa/error.h"
 #include "isa/instruction_set.h"
 
@@ -29,6 +29,16 @@ bool Holds(const std::string& compare, uint64_t value, uint64_t bound) {
   return value >= bound;  // GE
 }
 
+// The counter's width as a mask of its bits, and its step in those bits.
+uint64_t WidthMask(const isa::LoopCounter& counter) {
+  const uint64_t width = 8 * counter.place().size_bytes();
+  return width == 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+}
+uint64_t StepBits(const isa::LoopCounter& counter) { return static_cast<uint64_t>(counter.step()) & WidthMask(counter); }
+
+// The largest power of two dividing a step other than 0: the spacing of the values it reaches.
+uint64_t Spacing(uint64_t step) { return step & (~step + 1); }
+
 // The counter's type as HLO names it ("s32").
 std::string CounterType(const isa::LoopCounter& counter) {
   return (counter.is_signed() ? "s" : "u") + std::to_string(8 * counter.place().size_bytes());
@@ -48,16 +58,16 @@ std::string CounterValue(const isa::LoopCounter& counter, uint64_t bits) {
 
 bool CounterEverEnds(const isa::LoopCounter& counter, uint64_t start) {
   const int width = static_cast<int>(8 * counter.place().size_bytes());
-  const uint64_t mask = width == 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+  const uint64_t mask = WidthMask(counter);
   const bool is_signed = counter.is_signed();
   const std::string& compare = counter.compare();
   const uint64_t bound = OrderKey(static_cast<uint64_t>(counter.bound()) & mask, is_signed, width);
-  const uint64_t step = static_cast<uint64_t>(counter.step()) & mask;
+  const uint64_t step = StepBits(counter);
   start &= mask;
   if (step == 0) return !Holds(compare, OrderKey(start, is_signed, width), bound);
   // g = 2^t divides the sign bit, so flipping it keeps every value's residue modulo g: in the
   // counter's order the values are still all numbers of `start`'s residue.
-  const uint64_t g = step & (~step + 1);
+  const uint64_t g = Spacing(step);
   const uint64_t residue = start & (g - 1);
   const uint64_t least = residue, greatest = (mask - (g - 1)) + residue;
   if (compare == "EQ") return true;  // at least two values
@@ -77,16 +87,13 @@ std::string LoopWatch::CounterNeverEnds(const isa::Loop& loop) const {
   memories_[place.space()]->contents().Read(place.address(), bytes);
   for (std::size_t i = 0; i < bytes.size(); ++i) start |= uint64_t{bytes[i]} << (8 * i);
   if (CounterEverEnds(counter, start)) return "";
-  const int width = static_cast<int>(8 * place.size_bytes());
-  const uint64_t mask = width == 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
-  const uint64_t step = static_cast<uint64_t>(counter.step()) & mask;
+  const uint64_t step = StepBits(counter);
   const std::string values =
       step == 0 ? "so it stays " + CounterValue(counter, start)
-                : "so it takes only the values congruent to " + CounterValue(counter, start & ((step & (~step + 1)) - 1)) +
-                      " modulo " + std::to_string(step & (~step + 1));
-  char address[32];
-  std::snprintf(address, sizeof address, "[0x%llx]", static_cast<unsigned long long>(place.address()));
-  return "its counter (" + CounterType(counter) + " at " + std::string(isa::MemorySpaceName(place.space())) + address + ") is " + CounterValue(counter, start) + " as the loop starts and adds " +
+                : "so it takes only the values congruent to " + CounterValue(counter, start & (Spacing(step) - 1)) +
+                      " modulo " + std::to_string(Spacing(step));
+  return "its counter (" + CounterType(counter) + " at " + std::string(isa::MemorySpaceName(place.space())) + "[" +
+         isa::FormatHex(place.address()) + "]) is " + CounterValue(counter, start) + " as the loop starts and adds " +
          CounterValue(counter, step) + " each iteration, " + values + ", for each of which `counter " + counter.compare() +
          " " + std::to_string(counter.bound()) + "` holds";
 }
@@ -102,23 +109,17 @@ void LoopWatch::Start(const isa::Program& program, const MemoryMap& memories) {
     if (it == labels.end() || it->second >= loop_at_.size()) {
       throw Error("loop '" + loop.label() + "': its label names no instruction");
     }
-    for (const isa::Region& region : loop.state()) {
+    // Each region the watch reads must lie in a memory of the machine.
+    const auto check = [&](const isa::Region& region, const std::string& what) {
       const Memory* memory = static_cast<std::size_t>(region.space()) < memories.size() ? memories[region.space()] : nullptr;
       if (memory == nullptr) {
-        throw Error("loop '" + loop.label() + "': its state lies in " + std::string(isa::MemorySpaceName(region.space())) +
-                    ", which this machine does not have");
+        throw Error("loop '" + loop.label() + "': its " + what + " lies in " +
+                    std::string(isa::MemorySpaceName(region.space())) + ", which this machine does not have");
       }
-      memory->CheckRange("loop '" + loop.label() + "''s state", region.address(), region.size_bytes());
-    }
-    if (loop.has_counter()) {
-      const isa::Region& place = loop.counter().place();
-      const Memory* memory = static_cast<std::size_t>(place.space()) < memories.size() ? memories[place.space()] : nullptr;
-      if (memory == nullptr) {
-        throw Error("loop '" + loop.label() + "': its counter lies in " + std::string(isa::MemorySpaceName(place.space())) +
-                    ", which this machine does not have");
-      }
-      memory->CheckRange("loop '" + loop.label() + "''s counter", place.address(), place.size_bytes());
-    }
+      memory->CheckRange("loop '" + loop.label() + "''s " + what, region.address(), region.size_bytes());
+    };
+    for (const isa::Region& region : loop.state()) check(region, "state");
+    if (loop.has_counter()) check(loop.counter().place(), "counter");
     loop_at_[it->second] = static_cast<int32_t>(watched_.size());
     watched_.push_back({.loop = &loop});
   }

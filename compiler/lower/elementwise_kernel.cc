@@ -1384,9 +1384,9 @@ class Emitter {
           const ExprNode& node = expr_.nodes[step.index];
           if (node.kind == ExprNode::Kind::kLoad && inputs_[loads_.at(KeyOf(node))].geometry.element_bits == 8) {
             // EmitLoad8: a load per word row of four sublanes' bytes, OR-ed together.
-            const int64_t word_rows = sublanes_ / 4;
+            const int64_t word_rows = WordRows8();
             value.ready = ready;
-            for (int64_t w = 0; w < word_rows; ++w) value.ready = clock.IssueLoad(ready, static_cast<double>(4 * lanes_ * 4));
+            for (int64_t w = 0; w < word_rows; ++w) value.ready = clock.IssueLoad(ready, static_cast<double>(lanes_ * 4 * 4));
             if (word_rows > 1) value.ready = clock.Issue(VpuSlot::kElementwise, value.ready, static_cast<int>(word_rows - 1));
           } else if (node.kind == ExprNode::Kind::kLoad) {
             const Stream& s = inputs_[loads_.at(KeyOf(node))];
@@ -1706,10 +1706,13 @@ class Emitter {
     }
   }
 
+  // The 32-bit rows an 8-bit tile's bytes fill: four sublanes' bytes a word.
+  int64_t WordRows8() const { return sublanes_ / 4; }
+
   // An 8-bit tile into `r` as 32-bit words, row s still in byte s%4 (the caller shifts it out):
   // sublanes 4w..4w+3 all read word row w (stride 0), one load per word row, OR-ed together.
   void EmitLoad8(const Stream& s, int r) {
-    const int64_t word_rows = sublanes_ / 4;
+    const int64_t word_rows = WordRows8();
     const int t = word_rows > 1 ? AllocVreg() : -1;
     for (int64_t w = 0; w < word_rows; ++w) {
       const uint64_t mask = uint64_t{0xf} << (4 * w);
@@ -1725,7 +1728,7 @@ class Emitter {
   void EmitStore8(const Stream& s, const std::vector<int>& values, const std::vector<int>& temps) {
     const int copies = static_cast<int>(values.size());
     const int64_t tile = sublanes_ * lanes_ * 4;
-    const int64_t word_rows = sublanes_ / 4;
+    const int64_t word_rows = WordRows8();
     const uint64_t rows_mask = (uint64_t{1} << word_rows) - 1;
     for (copy_ = 0; copy_ < copies; ++copy_) {
       out_->Emit("vand v{}, v{}, v{}", temps[copy_], values[copy_], c255_reg_);
