@@ -30,6 +30,7 @@
 #include "compiler/lower/scatter_kernel.h"
 #include "compiler/lower/topk_kernel.h"
 #include "compiler/lower/reduce_window_kernel.h"
+#include "compiler/passes/dot_output_fusion.h"
 #include "compiler/passes/pipeline.h"
 #include "compiler/passes/unit_reduces.h"
 #include "compiler/passes/buffer_assignment.h"
@@ -53,6 +54,7 @@ using hlo::Opcode;
 bool IsElementwiseGroup(const KernelGroup& group) {
   const hlo::Instruction& root = *group.root;
   if (root.opcode() == Opcode::kReduce) return false;  // a reduce with its operand fused is a reduce kernel
+  if (FusedDot(group) != nullptr) return false;         // a dot with its epilogue is a dot kernel
   return group.fused() || IsElementwiseOpcode(root.opcode()) || root.opcode() == Opcode::kFusion ||
          (root.opcode() == Opcode::kBroadcast && root.operand(0)->shape().rank() == 0);
 }
@@ -79,6 +81,10 @@ void EmitKernel(KernelContext& context) {
   }
   if (IsScalarCoreGroup(context.group)) {
     EmitScalarKernel(context);
+    return;
+  }
+  if (FusedDot(context.group) != nullptr) {
+    EmitDotOutputFusion(context);
     return;
   }
   if (IsElementwiseGroup(context.group)) {
@@ -135,6 +141,7 @@ int CorePartsOf(const KernelContext& context) {
       IsScalarCoreGroup(context.group)) {
     return 1;
   }
+  if (FusedDot(context.group) != nullptr) return DotCoreParts(context);
   if (IsElementwiseGroup(context.group)) return ElementwiseCoreParts(context);
   if (IsDataMovementOpcode(instruction.opcode())) return 1;
   if (instruction.opcode() == Opcode::kDot) return GeneralDotCoreParts(context);
@@ -195,6 +202,9 @@ ComputationPlan PlanComputation(const hlo::Computation& computation, const Compi
   plan.groups = FuseElementwise(plan.schedule, [&options](const KernelGroup& group) {
     return group.root->opcode() == Opcode::kReduce ? ReduceInputFusionFits(group, options)
                                                    : ElementwiseFusionFits(group, options);
+  });
+  plan.groups = FuseDotOutputs(std::move(plan.groups), plan.schedule, [&options](const KernelGroup& group) {
+    return DotOutputFusionFits(group, options);
   });
   for (const KernelGroup& group : plan.groups) {
     for (const hlo::Instruction* member : group.members) {

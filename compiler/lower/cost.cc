@@ -4,6 +4,7 @@
 
 #include "compiler/lower/array_view.h"
 #include "compiler/lower/elementwise_expr.h"
+#include "compiler/passes/dot_output_fusion.h"
 
 namespace tpusim::compiler {
 using hlo::Opcode;
@@ -131,8 +132,11 @@ KernelCost CostOf(const hlo::Instruction& instruction) {
 KernelCost CostOf(const KernelGroup& group) {
   if (!group.fused()) return CostOf(*group.root);
   KernelCost cost;
-  // A reduce with its operand's element-wise producers (XLA's input fusion) is a reduction.
-  cost.category = group.root->opcode() == Opcode::kReduce ? "reduction" : "loop fusion";
+  // A reduce with its operand's element-wise producers (XLA's input fusion) is a reduction; a dot
+  // with its element-wise consumers (output fusion), as XLA's profiler names it, a convolution
+  // fusion.
+  const hlo::Instruction* dot = FusedDot(group);
+  cost.category = group.root->opcode() == Opcode::kReduce ? "reduction" : dot != nullptr ? "convolution fusion" : "loop fusion";
   cost.bytes_accessed = LogicalBytes(group.root->shape());
   for (const hlo::Instruction* operand : group.operands) {
     // An operand read only through array views (compiler/lower/array_view.h): the boxes they read.
@@ -149,7 +153,9 @@ KernelCost CostOf(const KernelGroup& group) {
     }
     cost.bytes_accessed += only_viewed ? std::min(viewed, LogicalBytes(operand->shape())) : LogicalBytes(operand->shape());
   }
-  for (const hlo::Instruction* member : group.members) cost.flops += ElementwiseFlops(*member);
+  for (const hlo::Instruction* member : group.members) {
+    cost.flops += member == dot ? DotFlops(*member) : ElementwiseFlops(*member);
+  }
   return cost;
 }
 

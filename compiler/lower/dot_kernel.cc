@@ -11,9 +11,11 @@
 #include <vector>
 
 #include "compiler/lower/dma_region.h"
+#include "compiler/lower/dot_epilogue.h"
 #include "compiler/lower/f16_emulation.h"
 #include "compiler/lower/megacore.h"
 #include "compiler/lower/mxu_tiling.h"
+#include "compiler/passes/dot_output_fusion.h"
 #include "isa/element_type.h"
 #include "isa/instruction_set.h"
 
@@ -37,6 +39,9 @@ constexpr int64_t kMaxSlicesMxuBound = 16;
 // The weight panels' ring slots at most: 8 panels in flight cover a round trip to HBM with jobs
 // of a few hundred cycles each (PlanFirstRounds).
 constexpr int64_t kMaxRingSlots = 9;
+// Read registers a dot's epilogue runs over at once, at most: node by node over eight tiles, a
+// GELU's chain of dependent instructions (a 16-cycle tanh among them) hides its latencies.
+constexpr int kMaxEpilogueCopies = 8;
 // Vector registers the read-out's K sums rotate through (two: one partial is read while the one
 // before is added).
 constexpr int64_t kKSumVregs = 2;
@@ -66,6 +71,7 @@ constexpr int kNextGroup = 28;
 constexpr int kNextCol0 = 29;
 constexpr int kRingSem = 30;     // the semaphore of a later panel's ring slot
 constexpr int kReadJob = 31;     // pipelined: the job being read out
+constexpr int kBiasColumns = 0;  // epilogue: VMEM of the read-out job's first column in the first bias row
 constexpr int kMaxBatchDims = 4;
 // Mask registers for the partial output tiles.
 constexpr int kRowMask = 0;
@@ -264,12 +270,18 @@ std::optional<MxuPlan> PlanMxus(const DotForm& form, const CompileOptions& optio
 class DotEmitter {
  public:
   // `group_mxus` > 0: at most that many MXUs an N group (PlanMxus), a candidate the tuner tries.
-  DotEmitter(KernelContext& context, const DotForm& form, int64_t group_mxus)
-      : c_(context), out_(context.out), group_mxus_(group_mxus), form_(form) {}
+  // `epilogue`: the element-wise operations of a dot output fusion (dot_epilogue.h), or nullptr.
+  DotEmitter(KernelContext& context, const DotForm& form, int64_t group_mxus, const DotEpilogue* epilogue)
+      : c_(context), out_(context.out), epilogue_(epilogue), group_mxus_(group_mxus), form_(form) {}
+
+  void PlanOnly() { Plan(); }
 
   void Run() {
     Plan();
     EmitPrologue();
+    // The epilogue's bias rows (EmitBiasDmas) have landed before the first read-out, whose VPU
+    // wait shares their semaphore.
+    if (bias_dmas_ > 0) out_.Emit("sem.wait sem[{}], {}", kVpuSem, bias_dmas_);
     EmitJobLoop();
     for (int64_t stage = 0; stage < t_.stages; ++stage) out_.Emit("sem.wait sem[{}], {}", kOutSem + stage, out_pieces_);
     for (int64_t j = 1; j < slices_ && sliced_weights_; ++j) {
@@ -343,7 +355,20 @@ class DotEmitter {
     if (const auto problem = MxuTargetProblemFor(target, isa::ElementBitWidth(lhs.element_type) / 8)) {
       Refuse(problem->why + LimitNote(c_.options, problem->limit));
     }
-    const auto plan = PlanMxus(form_, c_.options, c_.part.count, lhs.element_type, out_bf16_ ? 2 : 4, &why, group_mxus_);
+    // The epilogue's bias rows sit at the top of VMEM: a row of f32 words per bias over this
+    // core's columns (a bf16 element in the low half of its word).
+    vmem_capacity_ = c_.options.vmem_capacity_bytes;
+    if (epilogue_ != nullptr) {
+      if (out_f16_) Refuse("a dot with an f16 result does not take an epilogue (not lowered yet)");
+      bias_stride_ = static_cast<uint64_t>(CeilDiv(form_.n, l_) * l_ * 4);
+      const uint64_t reserved = AlignUp(bias_stride_ * epilogue_->biases.size(), kBufferAlignmentBytes);
+      if (reserved >= vmem_capacity_) Refuse("its epilogue's bias rows do not fit VMEM");
+      vmem_capacity_ -= reserved;
+      bias_base_ = vmem_capacity_;
+    }
+    CompileOptions planning = c_.options;
+    planning.vmem_capacity_bytes = vmem_capacity_;
+    const auto plan = PlanMxus(form_, planning, c_.part.count, lhs.element_type, out_bf16_ ? 2 : 4, &why, group_mxus_);
     if (!plan) Refuse(why);
     t_ = plan->tiling;
     replicas_ = plan->replicas;
@@ -397,6 +422,29 @@ class DotEmitter {
     weight_reg0_ = lhs_reg0_ + lhs_vregs_;
     read_reg0_ = weight_reg0_ + weight_vregs_;
     read_vregs_ = registers.read_vregs;
+    if (epilogue_ != nullptr) {
+      // The epilogue's constants above the read registers, which give up what they need (at
+      // least 3 stay: the masks' setup, the clearing of unused tiles). Its temps in the operands'
+      // rotations, which no instruction reads between a job's last push and its read-out (the
+      // f16 rounding's read sets live there too). As many read registers at once as both allow
+      // (kMaxEpilogueCopies; pairs for a packed result).
+      const int64_t constants = DotEpilogueVregs(*epilogue_, 0);
+      read_vregs_ = std::min(read_vregs_, registers.k_sum_reg0 - read_reg0_ - constants);
+      const int step = out_bf16_ ? 2 : 1;
+      epilogue_copies_ = 0;
+      for (int copies = kMaxEpilogueCopies; copies >= step && epilogue_copies_ == 0; copies -= step) {
+        if (copies <= read_vregs_ && DotEpilogueVregs(*epilogue_, copies) - constants <= read_reg0_) epilogue_copies_ = copies;
+      }
+      if (read_vregs_ < 3 || epilogue_copies_ == 0) {
+        Refuse("the dot kernel's epilogue needs " + std::to_string(constants) + " vector registers for constants and " +
+               std::to_string(DotEpilogueVregs(*epilogue_, step) - constants) + " for values, more than the kernel has free" +
+               LimitNote(c_.options, TargetLimit::kVectorRegisters));
+      }
+      epilogue_regs_.temp0 = static_cast<int>(lhs_reg0_);
+      epilogue_regs_.constant0 = static_cast<int>(read_reg0_ + read_vregs_);
+      epilogue_regs_.column_base = kBiasColumns;
+      epilogue_regs_.bias_stride = bias_stride_;
+    }
     zero_reg_ = static_cast<int>(out_.target().vector_registers() - 1);
     if (out_f16_) {
       int next = zero_reg_ - 1;
@@ -707,7 +755,7 @@ class DotEmitter {
     const double panel_ns = c_.options.hbm_latency_ns + bytes * c_.part.count / c_.options.hbm_bytes_per_ns;
     const int64_t panels = Panels();
     const int64_t by_sems = out_.target().semaphores() - ring_sem0_;
-    const int64_t free_vmem = static_cast<int64_t>(c_.options.vmem_capacity_bytes) - static_cast<int64_t>(t_.vmem_bytes);
+    const int64_t free_vmem = static_cast<int64_t>(vmem_capacity_) - static_cast<int64_t>(t_.vmem_bytes);
     const int64_t by_vmem = 2 + std::max<int64_t>(0, free_vmem) / static_cast<int64_t>(t_.weight_panel_bytes);
     const int64_t wanted = 2 + static_cast<int64_t>(std::ceil(std::max(0.0, panel_ns - job_ns) / group_ns));
     ring_ = std::max<int64_t>(2, std::min({wanted, panels, by_sems, by_vmem, kMaxRingSlots}));
@@ -780,6 +828,30 @@ class DotEmitter {
     out_.Bind(done);
   }
 
+  // The epilogue's bias rows: this core's columns of each bias, one DMA each on the last engine
+  // (the first panels' go on the others first), signalling kVpuSem.
+  void EmitBiasDmas() {
+    const std::string ones = Ones(rank_ - 2);
+    const std::string mtm = MinorToMajor();
+    const int64_t padded = CeilDiv(form_.n, l_) * l_;
+    for (std::size_t b = 0; b < epilogue_->biases.size(); ++b) {
+      const ExprNode& node = epilogue_->expr.nodes.at(epilogue_->biases[b]);
+      const DeviceBuffer& bias = *c_.operands.at(node.operand + 1).at(0);
+      const isa::Shape source = ExpandedView(bias.shape, rank_, {rank_ - 1});
+      // A bf16 row as the first of two packed rows: element c in the low half of word c.
+      const std::string row = node.type == isa::ElementType::kBF16
+                                  ? fmt::format("bf16[{}2,{}]{{{}:T(2,{})(2,1)}}", ones, padded, mtm, l_)
+                                  : fmt::format("f32[{}1,{}]{{{}}}", ones, padded, mtm);
+      std::vector<std::string> start(rank_, "0"), at(rank_, "0"), size(rank_, "1");
+      start.back() = std::to_string(col0_);
+      size.back() = std::to_string(form_.n);
+      out_.Emit("dma hbm[{:#x}] -> vmem[{:#x}], src={}, dst={}, src_start={}, dst_start={}, size={}, sem=sem[{}], engine={}",
+                bias.address, bias_base_ + b * bias_stride_, isa::ToString(source), row, List(start), List(at), List(size),
+                kVpuSem, engines_ - 1);
+      ++bias_dmas_;
+    }
+  }
+
   // ---- code ----
   void EmitPrologue() {
     // Zero both lhs and weight panels where K has padding (K not a multiple of R, or K blocks
@@ -802,6 +874,10 @@ class DotEmitter {
     if (zeroed_before_dmas_) {
       out_.Emit("vpu.signal sem[{}], 1", kVpuSem);
       out_.Emit("sem.wait sem[{}], 1", kVpuSem);
+    }
+    if (epilogue_ != nullptr) {
+      EmitDotEpilogueConstants(out_, *epilogue_, epilogue_regs_);
+      EmitBiasDmas();
     }
     // Masks of the partial output tiles.
     const int temp = read_reg0_;
@@ -1290,12 +1366,18 @@ class DotEmitter {
   // Row vreg t of stage column tile ct into `reg`: the K sets' sums added in set order, masked
   // past M and N.
   void Read(int64_t t, int64_t ct, int reg) {
+    ReadSums(t, ct, reg);
+    Mask(t, ct, reg);
+  }
+  void ReadSums(int64_t t, int64_t ct, int reg) {
     out_.Emit("mxu.acc.read.clear mxu{}, v{}, {}, {}", ReadMxu(0, t, ct), reg, ReadRow(t), ct % t_.nc);
     for (int64_t j = 1; j < k_sets_; ++j) {
       const int partial = static_cast<int>(k_sum_reg0_ + (k_sum_count_++ % kKSumVregs));
       out_.Emit("mxu.acc.read.clear mxu{}, v{}, {}, {}", ReadMxu(j, t, ct), partial, ReadRow(t), ct % t_.nc);
       out_.Emit("vadd.f32 v{}, v{}, v{}", reg, reg, partial);
     }
+  }
+  void Mask(int64_t t, int64_t ct, int reg) {
     const bool rows = read_mask_.rows && t == read_mask_.row_vreg;
     const bool lanes = read_mask_.lanes && ct == read_mask_.lane_tile;
     if (rows || lanes) {
@@ -1331,6 +1413,12 @@ class DotEmitter {
       out_.Emit("mov s{}, 0", kStageSem);
     }
     out_.Emit("sem.wait sem[s{} + {}], {}", kStageSem, kOutSem, out_pieces_);
+    if (epilogue_ != nullptr && !epilogue_->biases.empty()) {
+      // The bias rows' words of this job's first column (kCol0 counts from the core's first).
+      out_.Emit("sub s{}, s{}, {}", kBiasColumns, kCol0, col0_);
+      out_.Emit("mul s{}, s{}, 4", kBiasColumns, kBiasColumns);
+      out_.Emit("add s{}, s{}, {:#x}", kBiasColumns, kBiasColumns, bias_base_);
+    }
     // Row vreg t of stage column tile ct into `reg`, masked past M and N.
     read_mask_ = {mask_rows, mask_lanes, row_vreg, lane_tile};
     auto read = [&](int64_t t, int64_t ct) {
@@ -1341,7 +1429,35 @@ class DotEmitter {
     // Row vregs [t0, t1) of the stage: read, rounded or packed, stored.
     int64_t batch = 0;  // f16: batches so far, alternating the read sets
     const auto emit_rows = [&](int64_t t0, int64_t t1) {
-      if (out_f16_) {
+      if (epilogue_ != nullptr) {
+        // (row vreg, column tile) in store order, epilogue_copies_ at a time: read, the epilogue
+        // over all of them, masked, stored (a packed result in lo/hi pairs, packed over lo).
+        std::vector<std::pair<int64_t, int64_t>> tiles_in_order;
+        for (int64_t u = t0; u < t1; u += out_bf16_ ? 2 : 1) {
+          for (int64_t ct = 0; ct < used; ++ct) {
+            tiles_in_order.push_back({u, ct});
+            if (out_bf16_) tiles_in_order.push_back({u + 1, ct});
+          }
+        }
+        for (std::size_t first = 0; first < tiles_in_order.size(); first += epilogue_copies_) {
+          const std::size_t end = std::min(tiles_in_order.size(), first + epilogue_copies_);
+          std::vector<int> reads;
+          std::vector<int64_t> column_tiles;
+          for (std::size_t i = first; i < end; ++i) {
+            reads.push_back(static_cast<int>(read_reg0_ + static_cast<int64_t>(i - first)));
+            column_tiles.push_back(tiles_in_order[i].second);
+            ReadSums(tiles_in_order[i].first, tiles_in_order[i].second, reads.back());
+          }
+          EmitDotEpilogue(out_, *epilogue_, epilogue_regs_, reads, column_tiles);
+          for (std::size_t i = first; i < end; ++i) Mask(tiles_in_order[i].first, tiles_in_order[i].second, reads[i - first]);
+          for (std::size_t i = first; i < end; i += out_bf16_ ? 2 : 1) {
+            const auto [t, ct] = tiles_in_order[i];
+            const int reg = reads[i - first];
+            if (out_bf16_) out_.Emit("vpack.bf16 v{}, v{}, v{}", reg, reg, reg + 1);
+            out_.Emit("vst v{}, vmem[s{} + {:#x}]", reg, kStage, ((out_bf16_ ? t / 2 : t) * tiles + ct) * vreg_bytes);
+          }
+        }
+      } else if (out_f16_) {
         // f32 sums -> f16 in register form, which vpack.bf16 packs unchanged (f16_emulation.h),
         // f16_copies_ tiles at a time: the in-order VPU overlaps one rounding's latencies with
         // the others' work. Read sets alternate between registers [0, c) and [c, 2c), scratch
@@ -1423,6 +1539,13 @@ class DotEmitter {
 
   KernelContext& c_;
   AsmBuilder& out_;
+  const DotEpilogue* epilogue_ = nullptr;
+  DotEpilogueRegisters epilogue_regs_;
+  int epilogue_copies_ = 1;     // read registers the epilogue runs over at once
+  uint64_t vmem_capacity_ = 0;  // VMEM for the panels and stages: all of it less the bias rows
+  uint64_t bias_base_ = 0;      // VMEM of the first bias row
+  uint64_t bias_stride_ = 0;    // bytes from one bias row to the next
+  int64_t bias_dmas_ = 0;
   int64_t s_ = 8, l_ = 128, r_ = 128, c_cols_ = 128;
   bool out_bf16_ = false;        // a packed 16-bit result: bf16, or f16 when out_f16_
   bool out_f16_ = false;
@@ -1576,7 +1699,8 @@ CoreSlice DotCoreSlice(const DotForm& form, const CompileOptions& options, const
 int DotCoreParts(const KernelContext& context) {
   const int cores = static_cast<int>(isa::TensorCores(context.options.target));
   std::string why;
-  const auto form = CanonicalDot(context.instruction, &why);
+  const hlo::Instruction* fused = FusedDot(context.group);
+  const auto form = CanonicalDot(fused != nullptr ? *fused : context.instruction, &why);
   if (cores <= 1 || !form || context.results.size() != 1 || !DotKernelWritesLayout(context.results[0]->shape)) return 1;
   const CoreSlice last = DotCoreSlice(*form, context.options, {cores - 1, cores}, *context.results[0],
                                       context.operands.at(0).at(0)->shape.element_type);
@@ -1592,10 +1716,16 @@ namespace {
 constexpr double kMostTunedNs = 64e3;
 
 // What the tuner remembers a dot's choice under: its operands' and result's shapes with layouts,
-// dimension numbers and core parts.
-std::string TuningKey(const KernelContext& context, const DotForm& form) {
+// dimension numbers, core parts and its epilogue's operations.
+std::string TuningKey(const KernelContext& context, const DotForm& form, const DotEpilogue* epilogue) {
   std::string key = "dot";
   for (const auto& operand : context.operands) key += " " + isa::ToString(operand.at(0)->shape);
+  if (epilogue != nullptr) {
+    key += " epilogue";
+    for (const ExprNode& node : epilogue->expr.nodes) {
+      key += " " + (node.hlo != nullptr ? std::string(hlo::OpcodeName(node.hlo->opcode())) : std::string("sums"));
+    }
+  }
   key += " -> " + isa::ToString(context.results.at(0)->shape);
   key += fmt::format(" lhs_perm={{{}}} rhs_perm={{{}}}", fmt::join(form.lhs_perm, ","), fmt::join(form.rhs_perm, ","));
   return key + fmt::format(" on {} of {} cores", context.part.count, isa::TensorCores(context.options.target));
@@ -1608,7 +1738,7 @@ std::string TuningKey(const KernelContext& context, const DotForm& form) {
 // estimate's groups of 4 MXUs leave the fifth block's group on four MXUs for one block's columns,
 // its 54 K blocks a weight load each after the last bytes landed (21.8 us); groups of one MXU
 // with K in four sets pass it in a quarter of that.
-int64_t TunedGroupMxus(const KernelContext& context, const DotForm& form) {
+int64_t TunedGroupMxus(const KernelContext& context, const DotForm& form, const DotEpilogue* epilogue) {
   const CompileOptions& options = context.options;
   if (!options.kernel_tuner || options.mxu_rates.clock_mhz <= 0) return 0;
   const isa::ElementType in_type = context.operands.at(0).at(0)->shape.element_type;
@@ -1619,7 +1749,7 @@ int64_t TunedGroupMxus(const KernelContext& context, const DotForm& form) {
   }
   std::vector<int64_t> candidates = {0};
   for (int64_t mxus = options.target.mxu_count(); mxus >= 1; --mxus) candidates.push_back(mxus);
-  const std::size_t chosen = options.kernel_tuner->Choose(TuningKey(context, form), [&] {
+  const std::size_t chosen = options.kernel_tuner->Choose(TuningKey(context, form, epilogue), [&] {
     std::vector<std::string> texts;
     for (int64_t mxus : candidates) {
       AsmBuilder trial("dot_candidate", options.target);
@@ -1627,7 +1757,7 @@ int64_t TunedGroupMxus(const KernelContext& context, const DotForm& form) {
         KernelContext copy{trial,          context.options,         context.instruction,
                            context.group,  context.operands,        context.results,
                            context.hbm_scratch_address, context.hbm_scratch_bytes, part};
-        DotEmitter(copy, form, mxus).Run();
+        DotEmitter(copy, form, mxus, epilogue).Run();
       });
       trial.Emit("halt");
       texts.push_back(trial.TakeText());
@@ -1640,7 +1770,30 @@ int64_t TunedGroupMxus(const KernelContext& context, const DotForm& form) {
 }  // namespace
 
 void EmitDotKernel(KernelContext& context, const DotForm& form) {
-  DotEmitter(context, form, TunedGroupMxus(context, form)).Run();
+  DotEmitter(context, form, TunedGroupMxus(context, form, nullptr), nullptr).Run();
+}
+
+void EmitDotOutputFusion(KernelContext& context) {
+  const DotEpilogue epilogue = BuildDotEpilogue(context.group);
+  std::string why;
+  const auto form = CanonicalDot(*FusedDot(context.group), &why);
+  if (!form) CannotLower(context.instruction, why);
+  DotEmitter(context, *form, TunedGroupMxus(context, *form, &epilogue), &epilogue).Run();
+}
+
+bool DotOutputFusionFits(const KernelGroup& group, const CompileOptions& options) {
+  std::string why;
+  const hlo::Instruction* dot = FusedDot(group);
+  if (dot == nullptr || !CanonicalDot(*dot, &why) || !DotKernelWritesLayout(group.root->shape())) return false;
+  return GroupPlans(group, options, [&](KernelContext& context) {
+    const DotEpilogue epilogue = BuildDotEpilogue(context.group);
+    const int cores = DotCoreParts(context);
+    for (int core = 0; core < cores; ++core) {
+      KernelContext part = context;
+      part.part = {core, cores};
+      DotEmitter(part, *CanonicalDot(*dot, nullptr), 0, &epilogue).PlanOnly();
+    }
+  });
 }
 
 }  // namespace tpusim::compiler

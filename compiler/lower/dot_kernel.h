@@ -14,6 +14,15 @@ namespace tpusim::compiler {
 // errors (the HLO dot, or the general dot whose canonical copies these are).
 void EmitDotKernel(KernelContext& context, const DotForm& form);
 
+// A dot output fusion (compiler/passes/dot_output_fusion.h): the group's dot, its element-wise
+// consumers applied to the sums as the kernel reads them out (dot_epilogue.h), into the group's
+// result.
+void EmitDotOutputFusion(KernelContext& context);
+
+// Whether the dot kernel lowers `group` as a dot output fusion: its dot canonical, its result
+// written as the dot kernel writes, its epilogue one the kernel holds, in VMEM and registers.
+bool DotOutputFusionFits(const KernelGroup& group, const CompileOptions& options);
+
 // Whether the dot kernel writes a result of this layout: row-major with 2-D tiles. Another (a
 // matrix-vector product's [M, 1]{0,1}, whose size-1 dim layout assignment moved major) goes
 // through EmitGeneralDotKernel's canonical copy.

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compiler/hlo/ir.h"
@@ -58,6 +59,11 @@ Domain DomainOf(isa::ElementType type);  // HeldDomain, or throws for a type the
 
 // Whether `opcode` is one the element-wise kernels compute.
 bool IsElementwiseOpcode(hlo::Opcode opcode);
+
+// The VPU instruction (without its ".f32") computing `opcode` on f32 words in one instruction of
+// one or two vector operands, in the HLO operands' order (add: "vadd", tanh: "vtanh"); empty
+// for an opcode that has none.
+std::string_view FloatVpuMnemonic(hlo::Opcode opcode);
 
 // Whether a reduce-precision keeps every value of its type (at least the type's own exponent and
 // mantissa widths): then it is the identity, lowered as such.

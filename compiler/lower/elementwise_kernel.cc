@@ -1911,17 +1911,9 @@ class Emitter {
       case Opcode::kNegate: out_->Emit("vneg.{} v{}, v{}", f, d, in(0)); round = false; break;
       case Opcode::kAbs: out_->Emit("vabs.{} v{}, v{}", f, d, in(0)); round = false; break;
       case Opcode::kExp: case Opcode::kLog: case Opcode::kRsqrt: case Opcode::kSqrt: case Opcode::kTanh:
-      case Opcode::kLogistic: {
+      case Opcode::kLogistic: case Opcode::kSin: case Opcode::kCos:
         if (domain != Domain::kFloat) CannotLower(c_.instruction, "a transcendental op on integers");
-        const std::string name = x.opcode() == Opcode::kExp ? "vexp" : x.opcode() == Opcode::kLog ? "vlog"
-                               : x.opcode() == Opcode::kRsqrt ? "vrsqrt" : x.opcode() == Opcode::kSqrt ? "vsqrt"
-                               : x.opcode() == Opcode::kTanh ? "vtanh" : "vlogistic";
-        out_->Emit("{}.f32 v{}, v{}", name, d, in(0));
-        break;
-      }
-      case Opcode::kSin: case Opcode::kCos:
-        if (domain != Domain::kFloat) CannotLower(c_.instruction, "a transcendental op on integers");
-        out_->Emit("{}.f32 v{}, v{}", x.opcode() == Opcode::kSin ? "vsin" : "vcos", d, in(0));
+        out_->Emit("{}.f32 v{}, v{}", FloatVpuMnemonic(x.opcode()), d, in(0));
         break;
       case Opcode::kPower:
         if (domain != Domain::kFloat) CannotLower(c_.instruction, "integer power (not lowered yet)");

@@ -1,0 +1,64 @@
+// A dot's epilogue (output fusion, compiler/passes/dot_output_fusion.h): the element-wise
+// operations the dot kernel applies to each vector register of accumulator sums as it reads them
+// out, before it masks, packs and stores them, so that a bias, an activation or a convert never
+// round-trips through HBM (XLA's TPU pipeline fuses a dot's element-wise consumers into its
+// "convolution fusion" the same way).
+//
+// What an epilogue holds: the dot's result (f32 or bf16: a bf16 dot's sums rounded once, as the
+// dot alone would store them), scalar constants, and rank-1 arrays broadcast along the result's
+// minor dim (a bias per output column), loaded once per kernel into VMEM and read per column tile
+// with a stride-0 load (every sublane the same row); operations on f32 and bf16 values (each bf16
+// result rounded to bf16, as the element-wise kernels do). Anything else (a second array of the
+// result's dims, a per-row vector, pred values, integers) is refused with the reason, and the
+// fusion pass then leaves the dot a kernel of its own.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "compiler/lower/asm_builder.h"
+#include "compiler/lower/elementwise_expr.h"
+#include "compiler/passes/elementwise_fusion.h"
+
+namespace tpusim::compiler {
+
+struct DotEpilogue {
+  // The operations over kernel operand 0, the dot's sums (kLoad), and the group's operands past
+  // the dot's two (expression operand k >= 1 is the kernel's operand k + 1).
+  ElementwiseExpr expr;
+  std::vector<int> biases;           // kLoad nodes of rank-1 arrays broadcast along the minor dim
+  std::vector<uint32_t> constants;   // distinct constant words, in first-use order
+  int temps = 0;                     // vector registers its values need at most at once
+  bool shifts_bf16 = false;          // a bf16 bias, widened by a shift of 16 (one more constant)
+};
+
+// The epilogue of `group`, a dot output fusion (FusedDot(group) != nullptr). Throws (CannotLower,
+// naming the group's root) where an operation or operand is not one an epilogue holds.
+DotEpilogue BuildDotEpilogue(const KernelGroup& group);
+
+// Where an epilogue keeps its values while the dot kernel reads out: `temps` vector registers
+// per copy from `temp0`, one per constant from `constant0` (the bf16 shift's last), and the scalar
+// register holding the VMEM address of this job's first column in the first bias's row (bias b
+// at `bias_stride` bytes after bias b - 1's).
+struct DotEpilogueRegisters {
+  int temp0 = 0;
+  int constant0 = 0;
+  int column_base = 0;
+  uint64_t bias_stride = 0;
+};
+
+// The vector register count an epilogue takes over `copies` read registers at once: its temps
+// for each, and its constants.
+int DotEpilogueVregs(const DotEpilogue& epilogue, int copies);
+
+// Sets the constant registers (once, before the first read-out).
+void EmitDotEpilogueConstants(AsmBuilder& out, const DotEpilogue& epilogue, const DotEpilogueRegisters& regs);
+
+// Applies the epilogue to each of v`reads[i]`, the sums of column tile `column_tiles[i]` of the
+// job's N group (lanes x 4 bytes into each bias row), leaving the root's values there. Copy i's
+// temps are `temps` registers from temp0 + i x temps.
+void EmitDotEpilogue(AsmBuilder& out, const DotEpilogue& epilogue, const DotEpilogueRegisters& regs,
+                     const std::vector<int>& reads, const std::vector<int64_t>& column_tiles);
+
+}  // namespace tpusim::compiler
