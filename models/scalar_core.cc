@@ -687,6 +687,15 @@ void ScalarCore::DispatchVectorMemory(const isa::Instruction& in,
   };
   if (block) {
     done = access(address, row_bytes * sublanes);
+  } else if (load && stride == 0) {
+    // A stride-0 load is a sublane broadcast: VMEM serves its one row once, and the row goes to
+    // every selected sublane (a store of stride 0 writes each selected sublane's masked words).
+    for (uint32_t s = 0; s < sublanes; ++s) {
+      if (selected(s)) {
+        done = access(row_address(s), row_bytes);
+        break;
+      }
+    }
   } else {
     for (uint32_t s = 0; s < sublanes; ++s) {
       if (selected(s)) done = std::max(done, access(row_address(s), row_bytes));

@@ -356,11 +356,14 @@ class DotEmitter {
       Refuse(problem->why + LimitNote(c_.options, problem->limit));
     }
     // The epilogue's bias rows sit at the top of VMEM: a row of f32 words per bias over this
-    // core's columns (a bf16 element in the low half of its word).
+    // core's columns (a bf16 element in the low half of its word); the words past them are
+    // never stored (lanes past N are masked, or past the N group's columns, not sent).
     vmem_capacity_ = c_.options.vmem_capacity_bytes;
     if (epilogue_ != nullptr) {
       if (out_f16_) Refuse("a dot with an f16 result does not take an epilogue (not lowered yet)");
-      bias_stride_ = static_cast<uint64_t>(CeilDiv(form_.n, l_) * l_ * 4);
+      // One lane tile more than the core's columns: an N group narrower than the lanes (an MXU of
+      // fewer columns than the lanes) reads a whole tile from its first column.
+      bias_stride_ = static_cast<uint64_t>((CeilDiv(form_.n, l_) + 1) * l_ * 4);
       const uint64_t reserved = AlignUp(bias_stride_ * epilogue_->biases.size(), kBufferAlignmentBytes);
       if (reserved >= vmem_capacity_) Refuse("its epilogue's bias rows do not fit VMEM");
       vmem_capacity_ -= reserved;

@@ -42,16 +42,16 @@ TEST_CASE("dot output fusion: a dense layer's bias, relu and convert run in the 
   // bf16[512,1024] x [1024,1024] -> f32, + bias, relu, -> bf16: one kernel, the f32 product never
   // written. Its epilogue (a bias load, an add, a maximum per tile, then the packing convert)
   // runs in the read-out, node by node over eight tiles. Against the same dot with a bf16 result
-  // alone (the same bytes out): at most 25% more (7.401 against 6.157 us when this was written:
-  // each bias load reads its row for every sublane from VMEM); before the fusion the layer was the
-  // f32 dot, 7.579 us, and a 4.287 us kernel of its own.
+  // alone (the same bytes out): at most 10% more (6.566 against 6.157 us when this was written;
+  // 7.401 while a stride-0 load read its row from VMEM once per sublane); before the fusion the
+  // layer was the f32 dot, 7.579 us, and a 4.287 us kernel of its own.
   double fused_us = 0, dot_us = 0;
   CHECK(RunChecked("dot_epilogue_dense", Dense(512, 1024, 1024, "  ROOT c = bf16[512,1024] convert(r)\n"), &fused_us) ==
         std::vector<std::string>{"c"});
   const std::string dot_only = "HloModule dot\nENTRY e {\n  x = bf16[512,1024] parameter(0)\n  w = bf16[1024,1024] parameter(1)\n"
                                "  ROOT d = bf16[512,1024] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
   CHECK(RunChecked("dot_epilogue_dot_only", dot_only, &dot_us) == std::vector<std::string>{"d"});
-  CHECK(fused_us <= 1.25 * dot_us);
+  CHECK(fused_us <= 1.10 * dot_us);
 }
 
 TEST_CASE("dot output fusion: odd shapes, an f32 result, and a split over the cores by columns, checked",
@@ -83,6 +83,25 @@ TEST_CASE("dot output fusion: a bf16 GELU with a bf16 bias, every bf16 step roun
             "  t2 = " + s + " add(a, t1)\n  t3 = " + s + " multiply(t2, kb)\n  t4 = " + s + " tanh(t3)\n" +
             "  t5 = " + s + " add(t4, oneb)\n  t6 = " + s + " multiply(t5, hb)\n  ROOT g = " + s + " multiply(a, t6)\n}\n";
   CHECK(RunChecked("dot_epilogue_gelu", module) == std::vector<std::string>{"g"});
+}
+
+TEST_CASE("dot output fusion: MXUs narrower than the lanes (tiny's), and 64 x 64 MXUs", "[dot_epilogue]") {
+  // On tiny an N group is narrower than a lane tile, so the read-out's bias load of the last
+  // group reaches past N (the bias row has a tile of slack; those lanes are not stored).
+  const std::string module =
+      "HloModule wide\nENTRY e {\n  x = bf16[8,512] parameter(0)\n  w = bf16[512,8192] parameter(1)\n"
+      "  b = bf16[8192] parameter(2)\n"
+      "  d = bf16[8,8192] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+      "  bb = bf16[8,8192] broadcast(b), dimensions={1}\n  a = bf16[8,8192] add(d, bb)\n"
+      "  ROOT l = bf16[8,8192] logistic(a)\n}\n";
+  for (const std::string flags : {"--config tiny", "--set tensor_core.mxu.row_count=64 --set tensor_core.mxu.column_count=64"}) {
+    INFO(flags);
+    const fs::path dir = TempDir("dot_epilogue_narrow");
+    WriteText(dir / "m.hlo", module);
+    CHECK_THAT(RunOk("run " + (dir / "m.hlo").string() + " --check " + flags + " --report " + (dir / "r.json").string()),
+               Catch::Contains("check passed"));
+    CHECK(KernelNames(dir / "r.json") == std::vector<std::string>{"l"});
+  }
 }
 
 TEST_CASE("dot output fusion: batch dims, the bias along the last dim", "[dot_epilogue]") {
