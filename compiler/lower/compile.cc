@@ -84,7 +84,7 @@ void EmitKernel(KernelContext& context) {
     return;
   }
   if (FusedDot(context.group) != nullptr) {
-    EmitDotOutputFusion(context);
+    EmitGeneralDotKernel(context);
     return;
   }
   if (IsElementwiseGroup(context.group)) {
@@ -141,7 +141,7 @@ int CorePartsOf(const KernelContext& context) {
       IsScalarCoreGroup(context.group)) {
     return 1;
   }
-  if (FusedDot(context.group) != nullptr) return DotCoreParts(context);
+  if (FusedDot(context.group) != nullptr) return GeneralDotCoreParts(context);
   if (IsElementwiseGroup(context.group)) return ElementwiseCoreParts(context);
   if (IsDataMovementOpcode(instruction.opcode())) return 1;
   if (instruction.opcode() == Opcode::kDot) return GeneralDotCoreParts(context);

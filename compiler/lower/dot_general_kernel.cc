@@ -8,9 +8,11 @@
 #include <vector>
 
 #include "compiler/lower/dma_region.h"
+#include "compiler/lower/dot_epilogue.h"
 #include "compiler/lower/dot_kernel.h"
 #include "compiler/lower/mxu_tiling.h"
 #include "compiler/passes/buffer_assignment.h"
+#include "compiler/passes/dot_output_fusion.h"
 #include "compiler/passes/layout_assignment.h"
 #include "isa/layout_index.h"
 #include "isa/program_check.h"
@@ -189,9 +191,16 @@ void BatchOuterFreeDims(const KernelContext& context, GeneralDims& g) {
   }
 }
 
+// The dot a kernel computes: the group's root, or the dot of a dot output fusion (whose operands
+// are the dot's two and then its epilogue's).
+const hlo::Instruction& DotOf(const KernelContext& context) {
+  const hlo::Instruction* fused = FusedDot(context.group);
+  return fused != nullptr ? *fused : context.instruction;
+}
+
 GeneralDims DimsOf(const KernelContext& context) {
-  const hlo::Instruction& dot = context.instruction;
-  if (context.operands.size() != 2 || context.results.size() != 1) CannotLower(dot, "expected two operands and one result");
+  const hlo::Instruction& dot = DotOf(context);
+  if (context.operands.size() < 2 || context.results.size() != 1) CannotLower(dot, "expected two operands and one result");
   const isa::Shape& lhs = context.operands[0].at(0)->shape;
   const isa::Shape& rhs = context.operands[1].at(0)->shape;
   GeneralDims g;
@@ -297,7 +306,7 @@ bool EmitMergeCopy(DmaEmitter& e, const DmaArray& split, const DmaArray& merged,
 
 bool DotKernelTakesAsWritten(const KernelContext& context) {
   std::string why;
-  return CanonicalDot(context.instruction, &why) && context.results.size() == 1 &&
+  return CanonicalDot(DotOf(context), &why) && context.results.size() == 1 &&
          DotKernelWritesLayout(context.results[0]->shape);
 }
 
@@ -323,9 +332,15 @@ int GeneralDotCoreParts(const KernelContext& context) {
 }
 
 void EmitGeneralDotKernel(KernelContext& context) {
-  const hlo::Instruction& dot = context.instruction;
+  const hlo::Instruction& dot = DotOf(context);
+  // A dot output fusion's epilogue runs in the canonical dot's read-out: only where the canonical
+  // result is the result in place (so the epilogue's values land as the root's), its columns the
+  // result's minor dim (a bias row along it).
+  std::optional<DotEpilogue> epilogue;
+  if (&dot != &context.instruction) epilogue = BuildDotEpilogue(context.group);
+  const DotEpilogue* epilogue_ptr = epilogue ? &*epilogue : nullptr;
   if (DotKernelTakesAsWritten(context)) {
-    EmitDotKernel(context, *CanonicalDot(dot, nullptr));
+    EmitDotKernel(context, *CanonicalDot(dot, nullptr), epilogue_ptr);
     return;
   }
   const auto [lb, rb, lc, rc, lf, rf, batch, m, k, n, swapped, outer_side] = DimsOf(context);
@@ -453,8 +468,14 @@ void EmitGeneralDotKernel(KernelContext& context) {
   if (!form) CannotLower(dot, why);
   KernelContext inner{context.out, context.options, dot, context.group, {{&lhs_in}, {&rhs_in}}, {&out},
                       scratch.next(), scratch.left(), context.part};
+  if (epilogue) {
+    if (!out_in_place || swapped || out_reordered || (!epilogue->biases.empty() && rf.size() != 1)) {
+      CannotLower(dot, "its epilogue needs the canonical result in place, its columns the result's minor dim");
+    }
+    inner.operands.insert(inner.operands.end(), context.operands.begin() + 2, context.operands.end());
+  }
   if (split && copies_before) context.out.Emit("core.sync");  // the operands' copies are done
-  EmitDotKernel(inner, *form);
+  EmitDotKernel(inner, *form, epilogue_ptr);
   if (split && !out_in_place) context.out.Emit("core.sync");  // every core's part of the result is in
   if (!copier) return;
 

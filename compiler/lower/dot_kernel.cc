@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "compiler/lower/dma_region.h"
+#include "compiler/lower/dot_general_kernel.h"
 #include "compiler/lower/dot_epilogue.h"
 #include "compiler/lower/f16_emulation.h"
 #include "compiler/lower/megacore.h"
@@ -1772,30 +1773,24 @@ int64_t TunedGroupMxus(const KernelContext& context, const DotForm& form, const 
 
 }  // namespace
 
-void EmitDotKernel(KernelContext& context, const DotForm& form) {
-  DotEmitter(context, form, TunedGroupMxus(context, form, nullptr), nullptr).Run();
-}
-
-void EmitDotOutputFusion(KernelContext& context) {
-  const DotEpilogue epilogue = BuildDotEpilogue(context.group);
-  std::string why;
-  const auto form = CanonicalDot(*FusedDot(context.group), &why);
-  if (!form) CannotLower(context.instruction, why);
-  DotEmitter(context, *form, TunedGroupMxus(context, *form, &epilogue), &epilogue).Run();
+void EmitDotKernel(KernelContext& context, const DotForm& form, const DotEpilogue* epilogue) {
+  DotEmitter(context, form, TunedGroupMxus(context, form, epilogue), epilogue).Run();
 }
 
 bool DotOutputFusionFits(const KernelGroup& group, const CompileOptions& options) {
-  std::string why;
-  const hlo::Instruction* dot = FusedDot(group);
-  if (dot == nullptr || !CanonicalDot(*dot, &why) || !DotKernelWritesLayout(group.root->shape())) return false;
-  return GroupPlans(group, options, [&](KernelContext& context) {
-    const DotEpilogue epilogue = BuildDotEpilogue(context.group);
-    const int cores = DotCoreParts(context);
-    for (int core = 0; core < cores; ++core) {
-      KernelContext part = context;
-      part.part = {core, cores};
-      DotEmitter(part, *CanonicalDot(*dot, nullptr), 0, &epilogue).PlanOnly();
-    }
+  if (FusedDot(group) == nullptr) return false;
+  // The whole kernel emitted on stand-ins, its candidates not tried (no tuner), with HBM scratch
+  // for the general dot's copies (at compile time, what is free around it).
+  CompileOptions planning = options;
+  planning.kernel_tuner = nullptr;
+  return GroupPlans(group, planning, [&](KernelContext& context) {
+    context.hbm_scratch_bytes = planning.hbm_capacity_bytes;
+    const int cores = GeneralDotCoreParts(context);
+    EmitOnCores(context.out, cores, [&](const CorePart& part) {
+      KernelContext core = context;
+      core.part = part;
+      EmitGeneralDotKernel(core);
+    });
   });
 }
 

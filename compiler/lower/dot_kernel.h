@@ -9,18 +9,18 @@
 
 namespace tpusim::compiler {
 
+struct DotEpilogue;
+
 // Emits the dot `form` of context's operands into its result, or with context.part of several,
 // that core's rows or columns of it (DotCoreSlice); context.instruction names its labels and
-// errors (the HLO dot, or the general dot whose canonical copies these are).
-void EmitDotKernel(KernelContext& context, const DotForm& form);
+// errors (the HLO dot, or the general dot whose canonical copies these are). With `epilogue`
+// (a dot output fusion, dot_epilogue.h), its operations are applied to the sums as the kernel
+// reads them out, its operands context's operands from the third on.
+void EmitDotKernel(KernelContext& context, const DotForm& form, const DotEpilogue* epilogue = nullptr);
 
-// A dot output fusion (compiler/passes/dot_output_fusion.h): the group's dot, its element-wise
-// consumers applied to the sums as the kernel reads them out (dot_epilogue.h), into the group's
-// result.
-void EmitDotOutputFusion(KernelContext& context);
-
-// Whether the dot kernel lowers `group` as a dot output fusion: its dot canonical, its result
-// written as the dot kernel writes, its epilogue one the kernel holds, in VMEM and registers.
+// Whether `group` lowers as a dot output fusion (compiler/passes/dot_output_fusion.h): its dot's
+// kernel (dot_general_kernel.h) writes the canonical result in place, and its epilogue is one
+// the dot kernel holds, in VMEM and registers.
 bool DotOutputFusionFits(const KernelGroup& group, const CompileOptions& options);
 
 // Whether the dot kernel writes a result of this layout: row-major with 2-D tiles. Another (a

@@ -104,6 +104,19 @@ TEST_CASE("dot output fusion: MXUs narrower than the lanes (tiny's), and 64 x 64
   }
 }
 
+TEST_CASE("dot output fusion: a general dot whose canonical result is its result in place", "[dot_epilogue]") {
+  // bf16[2,64,256] x [256,512]: two free dims on the lhs (merged into M = 128 in place), the
+  // result [2,64,512] the canonical [128,512]'s bytes, so the epilogue runs in the canonical dot's
+  // read-out (2.697 -> 1.696 us when this was written).
+  const std::string module =
+      "HloModule general\nENTRY e {\n  x = bf16[2,64,256] parameter(0)\n  w = bf16[256,512] parameter(1)\n"
+      "  b = bf16[512] parameter(2)\n"
+      "  d = bf16[2,64,512] dot(x, w), lhs_contracting_dims={2}, rhs_contracting_dims={0}\n"
+      "  bb = bf16[2,64,512] broadcast(b), dimensions={2}\n  a = bf16[2,64,512] add(d, bb)\n"
+      "  ROOT r = bf16[2,64,512] multiply(a, a)\n}\n";
+  CHECK(RunChecked("dot_epilogue_general", module) == std::vector<std::string>{"r"});
+}
+
 TEST_CASE("dot output fusion: batch dims, the bias along the last dim", "[dot_epilogue]") {
   const std::string module =
       "HloModule batched\nENTRY e {\n  x = bf16[4,64,128] parameter(0)\n  w = bf16[4,128,256] parameter(1)\n"
