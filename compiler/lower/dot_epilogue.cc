@@ -110,12 +110,16 @@ DotEpilogue BuildDotEpilogue(const KernelGroup& group) {
     switch (node.kind) {
       case ExprNode::Kind::kLoad: {
         if (IsDotSums(node)) continue;
-        const bool bias = node.view != nullptr && node.view->opcode() == Opcode::kBroadcast && !node.box &&
+        if (node.view == nullptr) {  // an array of the result's dims
+          epilogue.arrays.push_back(n);
+          continue;
+        }
+        const bool bias = node.view->opcode() == Opcode::kBroadcast && !node.box &&
                           node.view->operand(0)->shape().rank() == 1 &&
                           node.view->GetIntList("dimensions") == std::vector<int64_t>{rank - 1};
         if (!bias) {
-          CannotLower(root, what + " reads an array other than as a vector along the dot's columns (not in a dot's "
-                                   "epilogue yet)");
+          CannotLower(root, what + " reads an array other than as a vector along the dot's columns or of its "
+                                   "dims (not in a dot's epilogue yet)");
         }
         epilogue.biases.push_back(n);
         epilogue.shifts_bf16 = epilogue.shifts_bf16 || node.type == isa::ElementType::kBF16;
@@ -155,7 +159,7 @@ void EmitDotEpilogueConstants(AsmBuilder& out, const DotEpilogue& epilogue, cons
 }
 
 void EmitDotEpilogue(AsmBuilder& out, const DotEpilogue& epilogue, const DotEpilogueRegisters& regs,
-                     const std::vector<int>& reads, const std::vector<int64_t>& column_tiles) {
+                     const std::vector<int>& reads, const std::vector<StageTile>& tiles) {
   const ElementwiseExpr& expr = epilogue.expr;
   const Assignment a = Assign(epilogue);
   // Node by node over every read register: the in-order VPU overlaps one copy's latencies with
@@ -168,6 +172,7 @@ void EmitDotEpilogue(AsmBuilder& out, const DotEpilogue& epilogue, const DotEpil
     return regs.constant0 + (-2 - r);
   };
   const uint64_t tile_bytes = static_cast<uint64_t>(out.target().lanes()) * 4;
+  const uint64_t vreg_bytes = tile_bytes * static_cast<uint64_t>(out.target().sublanes());
   const int shift = regs.constant0 + static_cast<int>(epilogue.constants.size());
   for (int n = 0; n < static_cast<int>(expr.nodes.size()); ++n) {
     const ExprNode& node = expr.nodes[n];
@@ -184,13 +189,25 @@ void EmitDotEpilogue(AsmBuilder& out, const DotEpilogue& epilogue, const DotEpil
         if (bf16) out.Emit("vcvt.bf16.f32 v{}, v{}", d, d);
         continue;
       }
+      if (node.kind == ExprNode::Kind::kLoad && node.view == nullptr) {
+        // Array a's tile: f32 one vreg; bf16 the packed vreg of this row vreg and the next (or
+        // the one before), unpacked below.
+        const auto a = static_cast<uint64_t>(std::find(epilogue.arrays.begin(), epilogue.arrays.end(), n) -
+                                             epilogue.arrays.begin());
+        const StageTile& tile = tiles[copy];
+        const int64_t row = bf16 ? tile.row / 2 : tile.row;
+        out.Emit("vld v{}, vmem[s{} + {:#x}]", d, regs.array_base,
+                 a * regs.array_stride + static_cast<uint64_t>(row * regs.stage_tiles + tile.column) * vreg_bytes);
+        follows = bf16;
+        continue;
+      }
       if (node.kind == ExprNode::Kind::kLoad) {
         // Bias b's row: every sublane the same L words. A bf16 row holds each element in the low
         // half of its word, which a shift by 16 makes the f32 of the same value.
         const auto b = static_cast<uint64_t>(std::find(epilogue.biases.begin(), epilogue.biases.end(), n) -
                                              epilogue.biases.begin());
         out.Emit("vld v{}, vmem[s{} + {:#x}], stride=0", d, regs.column_base,
-                 b * regs.bias_stride + static_cast<uint64_t>(column_tiles[copy]) * tile_bytes);
+                 b * regs.bias_stride + static_cast<uint64_t>(tiles[copy].column) * tile_bytes);
         follows = bf16;
         continue;
       }
@@ -212,7 +229,9 @@ void EmitDotEpilogue(AsmBuilder& out, const DotEpilogue& epilogue, const DotEpil
     }
     for (std::size_t copy = 0; copy < reads.size() && follows; ++copy) {
       const int d = vreg(n, copy);
-      if (node.kind == ExprNode::Kind::kLoad) {
+      if (node.kind == ExprNode::Kind::kLoad && node.view == nullptr) {
+        out.Emit("vunpack.{}.bf16 v{}, v{}", tiles[copy].row % 2 == 0 ? "lo" : "hi", d, d);
+      } else if (node.kind == ExprNode::Kind::kLoad) {
         out.Emit("vshl v{}, v{}, v{}", d, d, shift);
       } else {
         out.Emit("vcvt.bf16.f32 v{}, v{}", d, d);

@@ -5,12 +5,13 @@
 // "convolution fusion" the same way).
 //
 // What an epilogue holds: the dot's result (f32 or bf16: a bf16 dot's sums rounded once, as the
-// dot alone would store them), scalar constants, and rank-1 arrays broadcast along the result's
-// minor dim (a bias per output column), loaded once per kernel into VMEM and read per column tile
-// with a stride-0 load (every sublane the same row); operations on f32 and bf16 values (each bf16
-// result rounded to bf16, as the element-wise kernels do). Anything else (a second array of the
-// result's dims, a per-row vector, pred values, integers) is refused with the reason, and the
-// fusion pass then leaves the dot a kernel of its own.
+// dot alone would store them), scalar constants, rank-1 arrays broadcast along the result's minor
+// dim (a bias per output column), loaded once per kernel into VMEM and read per column tile with a
+// stride-0 load (every sublane the same row), and arrays of the result's dims (a residual),
+// whose box of each job the kernel loads into VMEM as the job starts; operations on f32 and bf16
+// values (each bf16 result rounded to bf16, as the element-wise kernels do). Anything else (a
+// per-row vector, pred values, integers) is refused with the reason, and the fusion pass then
+// leaves the dot a kernel of its own.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,7 @@ struct DotEpilogue {
   // the dot's two (expression operand k >= 1 is the kernel's operand k + 1).
   ElementwiseExpr expr;
   std::vector<int> biases;           // kLoad nodes of rank-1 arrays broadcast along the minor dim
+  std::vector<int> arrays;           // kLoad nodes of arrays of the result's dims
   std::vector<uint32_t> constants;   // distinct constant words, in first-use order
   int temps = 0;                     // vector registers its values need at most at once
   bool shifts_bf16 = false;          // a bf16 bias, widened by a shift of 16 (one more constant)
@@ -41,11 +43,16 @@ DotEpilogue BuildDotEpilogue(const KernelGroup& group);
 // per copy from `temp0`, one per constant from `constant0` (the bf16 shift's last), and the scalar
 // register holding the VMEM address of this job's first column in the first bias's row (bias b
 // at `bias_stride` bytes after bias b - 1's).
+// Array a's tiles of the job: the job's output stage's layout in the array's type, from VMEM at
+// scalar register `array_base` + a x `array_stride`, `stage_tiles` column tiles a row of vregs.
 struct DotEpilogueRegisters {
   int temp0 = 0;
   int constant0 = 0;
   int column_base = 0;
   uint64_t bias_stride = 0;
+  int array_base = 0;
+  uint64_t array_stride = 0;
+  int64_t stage_tiles = 0;
 };
 
 // The vector register count an epilogue takes over `copies` read registers at once: its temps
@@ -55,10 +62,16 @@ int DotEpilogueVregs(const DotEpilogue& epilogue, int copies);
 // Sets the constant registers (once, before the first read-out).
 void EmitDotEpilogueConstants(AsmBuilder& out, const DotEpilogue& epilogue, const DotEpilogueRegisters& regs);
 
-// Applies the epilogue to each of v`reads[i]`, the sums of column tile `column_tiles[i]` of the
-// job's N group (lanes x 4 bytes into each bias row), leaving the root's values there. Copy i's
-// temps are `temps` registers from temp0 + i x temps.
+// A tile of the job's output stage: row vreg `row` (of S rows), column tile `column`.
+struct StageTile {
+  int64_t row = 0;
+  int64_t column = 0;
+};
+
+// Applies the epilogue to each of v`reads[i]`, the sums of stage tile `tiles[i]` (its column tile
+// lanes x 4 bytes into each bias row), leaving the root's values there. Copy i's temps are `temps`
+// registers from temp0 + i x temps.
 void EmitDotEpilogue(AsmBuilder& out, const DotEpilogue& epilogue, const DotEpilogueRegisters& regs,
-                     const std::vector<int>& reads, const std::vector<int64_t>& column_tiles);
+                     const std::vector<int>& reads, const std::vector<StageTile>& tiles);
 
 }  // namespace tpusim::compiler

@@ -372,7 +372,33 @@ class DotEmitter {
     }
     CompileOptions planning = c_.options;
     planning.vmem_capacity_bytes = vmem_capacity_;
-    const auto plan = PlanMxus(form_, planning, c_.part.count, lhs.element_type, out_bf16_ ? 2 : 4, &why, group_mxus_);
+    auto plan = PlanMxus(form_, planning, c_.part.count, lhs.element_type, out_bf16_ ? 2 : 4, &why, group_mxus_);
+    if (plan && epilogue_ != nullptr && !epilogue_->arrays.empty()) {
+      // The epilogue's arrays: a job's box of each in the job's stage layout, two slots (job
+      // parity: a job's box lands while the job before is read out), below the bias rows. Where
+      // the plan leaves too little VMEM, planned again without it (smaller chunks). Each array's
+      // stage has an f32 stage's bytes, so every array is the same stride from the one before.
+      const auto slots_bytes = [&](const MxuTiling& t) {
+        const uint64_t bytes = epilogue_->arrays.size() * static_cast<uint64_t>(t.chunk_rows * t.mxus * t.nc * l_) * 4;
+        return 2 * AlignUp(bytes, kBufferAlignmentBytes);
+      };
+      uint64_t need = slots_bytes(plan->tiling);
+      if (plan->tiling.vmem_bytes + need > vmem_capacity_ && need < vmem_capacity_) {
+        planning.vmem_capacity_bytes = vmem_capacity_ - need;
+        plan = PlanMxus(form_, planning, c_.part.count, lhs.element_type, out_bf16_ ? 2 : 4, &why, group_mxus_);
+        if (plan) need = slots_bytes(plan->tiling);
+      }
+      if (plan && plan->tiling.vmem_bytes + need > vmem_capacity_) Refuse("its epilogue's arrays do not fit VMEM");
+      if (target.semaphores() < kFirstSliceSem + 2 + 2) {
+        Refuse("the dot kernel with arrays in its epilogue needs " + std::to_string(kFirstSliceSem + 4) + " semaphores" +
+               LimitNote(c_.options, TargetLimit::kSemaphores));
+      }
+      vmem_capacity_ -= need;
+      array_base_ = vmem_capacity_;
+      array_slot_bytes_ = need / 2;
+      array_sem0_ = static_cast<int64_t>(target.semaphores()) - 2;
+      reserved_sems_ = 2;
+    }
     if (!plan) Refuse(why);
     t_ = plan->tiling;
     replicas_ = plan->replicas;
@@ -448,6 +474,9 @@ class DotEmitter {
       epilogue_regs_.constant0 = static_cast<int>(read_reg0_ + read_vregs_);
       epilogue_regs_.column_base = kBiasColumns;
       epilogue_regs_.bias_stride = bias_stride_;
+      epilogue_regs_.array_base = kTemp;
+      epilogue_regs_.stage_tiles = t_.mxus * t_.nc;
+      PlanArrayViews();
     }
     zero_reg_ = static_cast<int>(out_.target().vector_registers() - 1);
     if (out_f16_) {
@@ -482,7 +511,7 @@ class DotEmitter {
   // each prefetched during the group before. As many slices as the plan's (MxuPlan::slices)
   // where the semaphores allow (each costs three and a wait).
   void PlanSlices(const isa::Target& target, int64_t slices) {
-    slices = std::min<int64_t>(slices, (static_cast<int64_t>(target.semaphores()) - kFirstSliceSem - 2) / 3);
+    slices = std::min<int64_t>(slices, (static_cast<int64_t>(target.semaphores()) - kFirstSliceSem - 2 - reserved_sems_) / 3);
     slice_blocks_ = CeilDiv(t_.k_blocks, std::max<int64_t>(1, slices));
     slices_ = CeilDiv(t_.k_blocks, slice_blocks_);
     if (slices_ > 1 && t_.k_stride != r_) {
@@ -758,7 +787,7 @@ class DotEmitter {
     const double bytes = static_cast<double>(form_.k * t_.group_cols * in_bytes + job_bytes);
     const double panel_ns = c_.options.hbm_latency_ns + bytes * c_.part.count / c_.options.hbm_bytes_per_ns;
     const int64_t panels = Panels();
-    const int64_t by_sems = out_.target().semaphores() - ring_sem0_;
+    const int64_t by_sems = out_.target().semaphores() - ring_sem0_ - reserved_sems_;
     const int64_t free_vmem = static_cast<int64_t>(vmem_capacity_) - static_cast<int64_t>(t_.vmem_bytes);
     const int64_t by_vmem = 2 + std::max<int64_t>(0, free_vmem) / static_cast<int64_t>(t_.weight_panel_bytes);
     const int64_t wanted = 2 + static_cast<int64_t>(std::ceil(std::max(0.0, panel_ns - job_ns) / group_ns));
@@ -829,6 +858,59 @@ class DotEmitter {
     out_.Emit("br {}", done);
     out_.Bind(last);
     EmitLhsDmas(batch_reg, row0_reg, dst_reg, sem_reg, last_rows_);
+    out_.Bind(done);
+  }
+
+  // The epilogue's arrays as the DMAs see them: in HBM with the canonical result's dims (their
+  // bytes must be those of its row-major TPU layout in their type), and in a slot the job's
+  // output stage's layout in their type.
+  void PlanArrayViews() {
+    const std::string ones = Ones(rank_ - 2);
+    const std::string mtm = MinorToMajor();
+    epilogue_regs_.array_stride = static_cast<uint64_t>(t_.chunk_rows * width_) * 4;
+    for (int n : epilogue_->arrays) {
+      const ExprNode& node = epilogue_->expr.nodes[n];
+      const DeviceBuffer& array = *c_.operands.at(node.operand + 1).at(0);
+      isa::Shape view = isa::Shape::Array(node.type, c_.results[0]->shape.dims);
+      view.layout = isa::DefaultTpuLayout(node.type, view.rank());
+      view = WithoutMemorySpace(view);
+      if (!SameRowMajorImage(WithoutMemorySpace(array.shape), view)) {
+        Refuse("its epilogue's array " + isa::ToString(array.shape) + " is not laid out as the dot's result");
+      }
+      array_views_.push_back(isa::ToString(view));
+      const bool bf16 = node.type == isa::ElementType::kBF16;
+      array_stages_.push_back(bf16 ? fmt::format("bf16[{}{},{}]{{{}:T({},{})(2,1)}}", ones, t_.chunk_rows, width_, mtm, 2 * s_, l_)
+                                   : fmt::format("f32[{}{},{}]{{{}:T({},{})}}", ones, t_.chunk_rows, width_, mtm, s_, l_));
+    }
+  }
+
+  // The job's box of each epilogue array into its parity's slot, signalling array_sem0_ + parity:
+  // issued as the job starts, waited for by its read-out.
+  void EmitArrayDmas() {
+    const std::string odd = out_.NewLabel(c_.instruction.name() + ".arrays_odd");
+    const std::string done = out_.NewLabel(c_.instruction.name() + ".arrays_done");
+    out_.Emit("and s{}, s{}, 1", kBiasColumns, kJob);
+    out_.Emit("bne s{}, 0, {}", kBiasColumns, odd);
+    for (int64_t parity = 0; parity < 2; ++parity) {
+      EmitChunkGroupVariants("arrays" + std::to_string(parity), [&](bool last_chunk, bool last_group) {
+        const int64_t rows = last_chunk ? last_rows_ : t_.chunk_rows;
+        const int64_t cols = last_group ? last_cols_ : t_.group_cols;
+        for (std::size_t a = 0; a < epilogue_->arrays.size(); ++a) {
+          const ExprNode& node = epilogue_->expr.nodes[epilogue_->arrays[a]];
+          out_.Emit("dma hbm[{:#x}] -> vmem[{:#x}], src={}, dst={}, src_start={}, dst_start={}, size={}, sem=sem[{}], engine={}",
+                    c_.operands.at(node.operand + 1).at(0)->address,
+                    array_base_ + static_cast<uint64_t>(parity) * array_slot_bytes_ + a * epilogue_regs_.array_stride,
+                    array_views_[a],
+                    array_stages_[a], List(Start(kBatch, {Item(kRow0, 0), Item(kCol0, 0)})),
+                    List(Start(-1, {"0", "0"})), List(Size(rows, cols)), array_sem0_ + parity,
+                    static_cast<int64_t>(a + 2) % engines_);
+        }
+      });
+      if (parity == 0) {
+        out_.Emit("br {}", done);
+        out_.Bind(odd);
+      }
+    }
     out_.Bind(done);
   }
 
@@ -1087,6 +1169,7 @@ class DotEmitter {
   void EmitJobStart() {
     const int64_t jobs = Jobs();
     EmitJobIndices(kJob);
+    if (epilogue_ != nullptr && !epilogue_->arrays.empty()) EmitArrayDmas();
     // A new N group (row chunk 0): a later panel prefetched, then this one's ring slot, and its
     // weight panel waited for.
     const std::string same_group = out_.NewLabel(c_.instruction.name() + ".same_group");
@@ -1321,27 +1404,33 @@ class DotEmitter {
   }
 
   void EmitReadOutVariants() {
+    EmitChunkGroupVariants("read", [&](bool last_chunk, bool last_group) { EmitReadOut(last_chunk, last_group); });
+  }
+
+  // `emit`(last chunk, last group) for the job in kRowChunk and kGroup: branches where the last row
+  // chunk or N group differs from the others (its rows or columns), labels from `what`.
+  void EmitChunkGroupVariants(const std::string& what, const std::function<void(bool, bool)>& emit) {
     const bool m_branch = t_.m_chunks > 1 && last_m_special_;
     const bool n_branch = t_.n_groups > 1 && last_n_special_;
     const bool m_always = t_.m_chunks == 1 && last_m_special_;
     const bool n_always = t_.n_groups == 1 && last_n_special_;
-    const std::string done = out_.NewLabel(c_.instruction.name() + ".read_done");
+    const std::string done = out_.NewLabel(c_.instruction.name() + "." + what + "_done");
     auto for_n = [&](bool last_chunk) {
-      if (!n_branch) return EmitReadOut(last_chunk, n_always);
-      const std::string last = out_.NewLabel(c_.instruction.name() + ".read_last_group");
-      const std::string end = out_.NewLabel(c_.instruction.name() + ".read_group_done");
+      if (!n_branch) return emit(last_chunk, n_always);
+      const std::string last = out_.NewLabel(c_.instruction.name() + "." + what + "_last_group");
+      const std::string end = out_.NewLabel(c_.instruction.name() + "." + what + "_group_done");
       out_.Emit("beq s{}, {}, {}", kGroup, t_.n_groups - 1, last);
-      EmitReadOut(last_chunk, false);
+      emit(last_chunk, false);
       out_.Emit("br {}", end);
       out_.Bind(last);
-      EmitReadOut(last_chunk, true);
+      emit(last_chunk, true);
       out_.Bind(end);
     };
     if (!m_branch) {
       for_n(m_always);
       return;
     }
-    const std::string last = out_.NewLabel(c_.instruction.name() + ".read_last_chunk");
+    const std::string last = out_.NewLabel(c_.instruction.name() + "." + what + "_last_chunk");
     out_.Emit("beq s{}, {}, {}", kRowChunk, t_.m_chunks - 1, last);
     for_n(false);
     out_.Emit("br {}", done);
@@ -1417,6 +1506,13 @@ class DotEmitter {
       out_.Emit("mov s{}, 0", kStageSem);
     }
     out_.Emit("sem.wait sem[s{} + {}], {}", kStageSem, kOutSem, out_pieces_);
+    if (epilogue_ != nullptr && !epilogue_->arrays.empty()) {
+      // The job's arrays (EmitArrayDmas): its parity's slot, once its DMAs have landed.
+      out_.Emit("and s{}, s{}, 1", kTemp, read_stage_ >= 0 ? kReadJob : kJob);
+      out_.Emit("sem.wait sem[s{} + {}], {}", kTemp, array_sem0_, epilogue_->arrays.size());
+      out_.Emit("mul s{}, s{}, {:#x}", kTemp, kTemp, array_slot_bytes_);
+      out_.Emit("add s{}, s{}, {:#x}", kTemp, kTemp, array_base_);
+    }
     if (epilogue_ != nullptr && !epilogue_->biases.empty()) {
       // The bias rows' words of this job's first column (kCol0 counts from the core's first).
       out_.Emit("sub s{}, s{}, {}", kBiasColumns, kCol0, col0_);
@@ -1446,13 +1542,13 @@ class DotEmitter {
         for (std::size_t first = 0; first < tiles_in_order.size(); first += epilogue_copies_) {
           const std::size_t end = std::min(tiles_in_order.size(), first + epilogue_copies_);
           std::vector<int> reads;
-          std::vector<int64_t> column_tiles;
+          std::vector<StageTile> stage_tiles;
           for (std::size_t i = first; i < end; ++i) {
             reads.push_back(static_cast<int>(read_reg0_ + static_cast<int64_t>(i - first)));
-            column_tiles.push_back(tiles_in_order[i].second);
+            stage_tiles.push_back({tiles_in_order[i].first, tiles_in_order[i].second});
             ReadSums(tiles_in_order[i].first, tiles_in_order[i].second, reads.back());
           }
-          EmitDotEpilogue(out_, *epilogue_, epilogue_regs_, reads, column_tiles);
+          EmitDotEpilogue(out_, *epilogue_, epilogue_regs_, reads, stage_tiles);
           for (std::size_t i = first; i < end; ++i) Mask(tiles_in_order[i].first, tiles_in_order[i].second, reads[i - first]);
           for (std::size_t i = first; i < end; i += out_bf16_ ? 2 : 1) {
             const auto [t, ct] = tiles_in_order[i];
@@ -1550,6 +1646,11 @@ class DotEmitter {
   uint64_t bias_base_ = 0;      // VMEM of the first bias row
   uint64_t bias_stride_ = 0;    // bytes from one bias row to the next
   int64_t bias_dmas_ = 0;
+  uint64_t array_base_ = 0;       // VMEM of the epilogue arrays' two slots (job parity)
+  uint64_t array_slot_bytes_ = 0;
+  int64_t array_sem0_ = 0;        // + job parity: the semaphore of a slot's DMAs
+  int64_t reserved_sems_ = 0;     // semaphores at the top the arrays take
+  std::vector<std::string> array_views_, array_stages_;  // each array as its DMAs read and write it
   int64_t s_ = 8, l_ = 128, r_ = 128, c_cols_ = 128;
   bool out_bf16_ = false;        // a packed 16-bit result: bf16, or f16 when out_f16_
   bool out_f16_ = false;

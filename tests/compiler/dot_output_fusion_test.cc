@@ -34,6 +34,7 @@ std::vector<KernelGroup> Fused(tpusim::hlo::Module& module) {
   const std::vector<KernelGroup> groups = tpusim::fusion_test::Groups(module);
   auto options = tpusim::compiler_test::SmallTargetOptions();
   options.target.set_mxu_accumulator_rows(2048);  // the dot kernel sums in the MXUs' accumulators
+  options.target.set_semaphores(16);              // arrays in an epilogue take two of their own
   return tpusim::compiler::FuseDotOutputs(groups, tpusim::compiler::Schedule(*module.entry()),
                                           [&](const KernelGroup& g) { return tpusim::compiler::DotOutputFusionFits(g, options); });
 }
@@ -45,6 +46,19 @@ std::vector<std::string> Names(const std::vector<const tpusim::hlo::Instruction*
 }
 
 }  // namespace
+
+TEST_CASE("dot output fusion: a residual array joins too, an operand after the dot's", "[compiler][fusion]") {
+  auto module = tpusim::hlo::ParseModule(
+      "HloModule m\nENTRY e {\n  x = bf16[64,256] parameter(0)\n  w = bf16[256,512] parameter(1)\n"
+      "  y = f32[64,512] parameter(2)\n"
+      "  d = f32[64,512] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+      "  ROOT a = f32[64,512] add(d, y)\n}\n",
+      "t.hlo");
+  const std::vector<KernelGroup> groups = Fused(*module);
+  REQUIRE(Roots(groups) == std::vector<std::string>{"a"});
+  CHECK(Names(groups[0].operands) == std::vector<std::string>{"x", "w", "y"});
+  CHECK(tpusim::compiler::BuildDotEpilogue(groups[0]).arrays.size() == 1);
+}
 
 TEST_CASE("dot output fusion: the dot joins its consumers' group, its lhs and rhs the group's first operands",
           "[compiler][fusion]") {
@@ -78,12 +92,12 @@ TEST_CASE("dot output fusion: a dot read outside the group, or the root, stays a
         "t.hlo");
     CHECK(Roots(Fused(*module)) == std::vector<std::string>{"d"});
   }
-  SECTION("its epilogue reads an array of the result's dims (a residual)") {
+  SECTION("its epilogue reads a vector along the rows") {
     auto module = tpusim::hlo::ParseModule(
         "HloModule m\nENTRY e {\n  x = bf16[64,256] parameter(0)\n  w = bf16[256,512] parameter(1)\n"
-        "  y = f32[64,512] parameter(2)\n"
+        "  v = f32[64] parameter(2)\n"
         "  d = f32[64,512] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
-        "  ROOT a = f32[64,512] add(d, y)\n}\n",
+        "  vb = f32[64,512] broadcast(v), dimensions={0}\n  ROOT a = f32[64,512] add(d, vb)\n}\n",
         "t.hlo");
     CHECK(Roots(Fused(*module)) == std::vector<std::string>{"d", "a"});
   }

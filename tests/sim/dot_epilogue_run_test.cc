@@ -1,8 +1,9 @@
 // Dot output fusion run end to end (compiler/passes/dot_output_fusion.h, compiler/lower/dot_epilogue.h):
 // a dense layer's bias, activation and convert run in the dot kernel's read-out, one kernel whose
 // values `--check` compares with the reference evaluator (bf16 and f32 epilogues, odd shapes whose
-// last tiles are masked, a split over both TensorCores by columns, batch dims); an epilogue the
-// kernel does not hold (a second array of the result's dims) leaves the dot a kernel of its own.
+// last tiles are masked, a split over both TensorCores by columns, batch dims, arrays of the
+// result's dims); an epilogue the kernel does not hold (a vector along the rows) leaves the dot a
+// kernel of its own.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -127,14 +128,51 @@ TEST_CASE("dot output fusion: batch dims, the bias along the last dim", "[dot_ep
   CHECK(RunChecked("dot_epilogue_batch", module) == std::vector<std::string>{"a"});
 }
 
-TEST_CASE("dot output fusion: a residual add of an array of the result's dims stays a kernel of its own",
-          "[dot_epilogue]") {
-  // The epilogue holds vectors along the columns and constants; a second [M, N] array is not
-  // loaded in the read-out (yet), so the dot writes its result and the add reads it.
+TEST_CASE("dot output fusion: arrays of the result's dims (a residual) loaded per job, checked", "[dot_epilogue]") {
+  // Each job's box of the array lands in its parity's VMEM slot while the job before is read out.
+  // bf16 residual on a bf16 dot (one packed vreg unpacked per row vreg); an f32 array times the
+  // biased f32 product, converted to bf16 (odd shape: partial row vreg and lane tile); a general
+  // dot in place; batch dims; a short K whose jobs are pipelined (job j's passes before job j - 1's
+  // read-out, so the two slots hold two jobs' boxes at once).
+  const auto module = [](const std::string& body) { return "HloModule m\nENTRY e {\n" + body + "}\n"; };
+  CHECK(RunChecked("dot_epilogue_residual_bf16",
+                   module("  x = bf16[512,1024] parameter(0)\n  w = bf16[1024,1024] parameter(1)\n"
+                          "  y = bf16[512,1024] parameter(2)\n"
+                          "  d = bf16[512,1024] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                          "  ROOT a = bf16[512,1024] add(d, y)\n")) == std::vector<std::string>{"a"});
+  CHECK(RunChecked("dot_epilogue_residual_f32",
+                   module("  x = bf16[300,700] parameter(0)\n  w = bf16[700,900] parameter(1)\n"
+                          "  y = f32[300,900] parameter(2)\n  b = f32[900] parameter(3)\n"
+                          "  d = f32[300,900] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                          "  bb = f32[300,900] broadcast(b), dimensions={1}\n  a = f32[300,900] add(d, bb)\n"
+                          "  m = f32[300,900] multiply(a, y)\n  ROOT c = bf16[300,900] convert(m)\n")) ==
+        std::vector<std::string>{"c"});
+  CHECK(RunChecked("dot_epilogue_residual_general",
+                   module("  x = bf16[2,64,256] parameter(0)\n  w = bf16[256,512] parameter(1)\n"
+                          "  y = bf16[2,64,512] parameter(2)\n"
+                          "  d = bf16[2,64,512] dot(x, w), lhs_contracting_dims={2}, rhs_contracting_dims={0}\n"
+                          "  ROOT a = bf16[2,64,512] add(d, y)\n")) == std::vector<std::string>{"a"});
+  CHECK(RunChecked("dot_epilogue_residual_batch",
+                   module("  x = bf16[4,64,128] parameter(0)\n  w = bf16[4,128,256] parameter(1)\n"
+                          "  y = bf16[4,64,256] parameter(2)\n"
+                          "  d = bf16[4,64,256] dot(x, w), lhs_batch_dims={0}, rhs_batch_dims={0}, "
+                          "lhs_contracting_dims={2}, rhs_contracting_dims={1}\n"
+                          "  ROOT a = bf16[4,64,256] multiply(d, y)\n")) == std::vector<std::string>{"a"});
+  CHECK(RunChecked("dot_epilogue_residual_pipelined",
+                   module("  x = bf16[200,64] parameter(0)\n  w = bf16[64,3000] parameter(1)\n"
+                          "  y = f32[200,3000] parameter(2)\n"
+                          "  d = f32[200,3000] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                          "  s = f32[200,3000] subtract(d, y)\n  ROOT a = f32[200,3000] abs(s)\n")) ==
+        std::vector<std::string>{"a"});
+}
+
+TEST_CASE("dot output fusion: a vector along the rows stays a kernel of its own", "[dot_epilogue]") {
+  // The epilogue holds vectors along the columns, arrays of the result's dims and constants; a
+  // per-row scale is not loaded in the read-out (yet), so the dot writes its result.
   const std::string module =
-      "HloModule residual\nENTRY e {\n  x = bf16[128,256] parameter(0)\n  w = bf16[256,256] parameter(1)\n"
-      "  y = f32[128,256] parameter(2)\n"
+      "HloModule rows\nENTRY e {\n  x = bf16[128,256] parameter(0)\n  w = bf16[256,256] parameter(1)\n"
+      "  v = f32[128] parameter(2)\n"
       "  d = f32[128,256] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
-      "  ROOT a = f32[128,256] add(d, y)\n}\n";
-  CHECK(RunChecked("dot_epilogue_residual", module) == std::vector<std::string>{"d", "a"});
+      "  vb = f32[128,256] broadcast(v), dimensions={0}\n  ROOT a = f32[128,256] multiply(d, vb)\n}\n";
+  CHECK(RunChecked("dot_epilogue_rows", module) == std::vector<std::string>{"d", "a"});
 }
