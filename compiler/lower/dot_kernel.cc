@@ -72,7 +72,7 @@ constexpr int kNextGroup = 28;
 constexpr int kNextCol0 = 29;
 constexpr int kRingSem = 30;     // the semaphore of a later panel's ring slot
 constexpr int kReadJob = 31;     // pipelined: the job being read out
-constexpr int kBiasColumns = 0;  // epilogue: VMEM of the read-out job's first column in the first bias row
+constexpr int kBiasColumns = 0;  // epilogue: the read-out job's first column in the bias rows (VMEM); a starting job's parity
 constexpr int kMaxBatchDims = 4;
 // Mask registers for the partial output tiles.
 constexpr int kRowMask = 0;
