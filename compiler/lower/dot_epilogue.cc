@@ -32,6 +32,7 @@ struct Assignment {
   int temps = 0;
 };
 int ConstantSlot(int index) { return -2 - index; }
+int ConstantIndex(int slot) { return -2 - slot; }
 
 Assignment Assign(const DotEpilogue& epilogue) {
   const ElementwiseExpr& expr = epilogue.expr;
@@ -169,7 +170,7 @@ void EmitDotEpilogue(AsmBuilder& out, const DotEpilogue& epilogue, const DotEpil
     const int r = a.reg[n];
     if (r == kRead) return reads[copy];
     if (r >= 0) return regs.temp0 + static_cast<int>(copy) * epilogue.temps + r;
-    return regs.constant0 + (-2 - r);
+    return regs.constant0 + ConstantIndex(r);
   };
   const uint64_t tile_bytes = static_cast<uint64_t>(out.target().lanes()) * 4;
   const uint64_t vreg_bytes = tile_bytes * static_cast<uint64_t>(out.target().sublanes());
