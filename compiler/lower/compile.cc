@@ -54,7 +54,7 @@ using hlo::Opcode;
 bool IsElementwiseGroup(const KernelGroup& group) {
   const hlo::Instruction& root = *group.root;
   if (root.opcode() == Opcode::kReduce) return false;  // a reduce with its operand fused is a reduce kernel
-  if (FusedDot(group) != nullptr) return false;         // a dot with its epilogue is a dot kernel
+  if (FusedContraction(group) != nullptr) return false;  // a dot or convolution with its epilogue
   return group.fused() || IsElementwiseOpcode(root.opcode()) || root.opcode() == Opcode::kFusion ||
          (root.opcode() == Opcode::kBroadcast && root.operand(0)->shape().rank() == 0);
 }
@@ -85,6 +85,10 @@ void EmitKernel(KernelContext& context) {
   }
   if (FusedDot(context.group) != nullptr) {
     EmitGeneralDotKernel(context);
+    return;
+  }
+  if (FusedConvolution(context.group) != nullptr) {
+    EmitConvolutionKernel(context);
     return;
   }
   if (IsElementwiseGroup(context.group)) {
@@ -142,6 +146,7 @@ int CorePartsOf(const KernelContext& context) {
     return 1;
   }
   if (FusedDot(context.group) != nullptr) return GeneralDotCoreParts(context);
+  if (FusedConvolution(context.group) != nullptr) return ConvolutionCoreParts(context);
   if (IsElementwiseGroup(context.group)) return ElementwiseCoreParts(context);
   if (IsDataMovementOpcode(instruction.opcode())) return 1;
   if (instruction.opcode() == Opcode::kDot) return GeneralDotCoreParts(context);

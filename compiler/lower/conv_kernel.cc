@@ -1,14 +1,17 @@
 #include "compiler/lower/conv_kernel.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "compiler/lower/dma_region.h"
+#include "compiler/lower/dot_epilogue.h"
 #include "compiler/lower/megacore.h"
 #include <fmt/format.h>
 
+#include "compiler/passes/dot_output_fusion.h"
 #include "isa/element_type.h"
 
 namespace tpusim::compiler {
@@ -33,8 +36,15 @@ struct ConvForm {
   std::vector<int64_t> in_perm, kernel_perm, out_perm;
 };
 
+// The convolution a kernel computes: the group's root, or the convolution of an output fusion
+// (whose operands are the convolution's two, then its epilogue's).
+const hlo::Instruction& ConvOf(const KernelContext& c) {
+  const hlo::Instruction* fused = FusedConvolution(c.group);
+  return fused != nullptr ? *fused : c.instruction;
+}
+
 ConvForm Analyze(const KernelContext& c) {
-  const hlo::Instruction& conv = c.instruction;
+  const hlo::Instruction& conv = ConvOf(c);
   const auto& dn = conv.GetConvolutionDimensionNumbers();
   if (dn.input_spatial_dimensions.size() != 2) {
     CannotLower(conv, "only convolutions with 2 spatial dims are lowered");
@@ -131,7 +141,11 @@ bool HasPadding(const DeviceBuffer& buffer) {
 // partial sums go into the same register accumulators by mxu.pop.acc.
 class MxuConvEmitter {
  public:
-  MxuConvEmitter(KernelContext& c, ConvForm f) : c_(c), out_(c.out), f_(std::move(f)) {}
+  // `epilogue`: an output fusion's operations on the accumulators before they are stored, or nullptr.
+  MxuConvEmitter(KernelContext& c, ConvForm f, const DotEpilogue* epilogue = nullptr)
+      : c_(c), out_(c.out), f_(std::move(f)), epilogue_(epilogue) {}
+
+  void PlanOnly() { Plan(); }
 
   void Run() {
     Plan();
@@ -180,7 +194,12 @@ class MxuConvEmitter {
     cout_blocks_ = CeilDiv(f_.cout, cc_);
     cout_p_ = cout_blocks_ * cc_;
     const int64_t v = t.vector_registers();
-    groups_ = std::min<int64_t>((v - 1 - kLhsRegs - kWeightRegs) / nc_, CeilDiv(f_.ho * f_.wp, s_));
+    // An epilogue's constants below the zero register, taken from the accumulators.
+    const int64_t constants = epilogue_ != nullptr ? DotEpilogueVregs(*epilogue_, 0) : 0;
+    if (epilogue_ != nullptr && !epilogue_->arrays.empty()) {
+      Refuse("an array of the result's dims in a convolution's epilogue (not lowered yet)");
+    }
+    groups_ = std::min<int64_t>((v - 1 - kLhsRegs - kWeightRegs - constants) / nc_, CeilDiv(f_.ho * f_.wp, s_));
     if (groups_ < 1) {
       Refuse("its accumulators do not fit the vector registers" + LimitNote(c_.options, TargetLimit::kVectorRegisters));
     }
@@ -208,6 +227,18 @@ class MxuConvEmitter {
     stage_base_[0] = weight_base_ + weight_bytes_;
     stage_base_[1] = stage_base_[0] + stage_bytes_;
     vmem_bytes_ = stage_base_[1] + stage_bytes_;
+    if (epilogue_ != nullptr) {
+      // The bias rows after the stages: each over all output features, f32 words (a bf16 element
+      // in the low half of its word).
+      bias_base_ = vmem_bytes_;
+      bias_stride_ = static_cast<uint64_t>(cout_p_) * 4;
+      vmem_bytes_ += bias_stride_ * epilogue_->biases.size();
+      // Its temps in the pushes' rotations (free once a chunk's last pop is done), over as many
+      // accumulators at once as they hold.
+      const int64_t temps = std::max(1, epilogue_->temps);
+      epilogue_copies_ = std::clamp<int64_t>((kLhsRegs + kWeightRegs) / temps, 1, 8);
+      if (epilogue_->temps > kLhsRegs + kWeightRegs) Refuse("its epilogue needs more vector registers than the kernel has free");
+    }
     if (vmem_bytes_ > c_.options.vmem_capacity_bytes) {
       Refuse(fmt::format("its padded images, weights and output stages need {} bytes of VMEM, more than the {} there are "
                          "(splitting images is not lowered yet)",
@@ -217,6 +248,12 @@ class MxuConvEmitter {
     lhs0_ = static_cast<int>(groups_ * nc_);
     weight0_ = lhs0_ + kLhsRegs;
     zero_reg_ = static_cast<int>(v - 1);
+    if (epilogue_ != nullptr) {
+      epilogue_regs_.temp0 = lhs0_;
+      epilogue_regs_.constant0 = zero_reg_ - static_cast<int>(constants);
+      epilogue_regs_.column_base = kBiasBase;
+      epilogue_regs_.bias_stride = bias_stride_;
+    }
     engines_ = t.dma_engines();
     taps_ = f_.kh * f_.kw;
     steps_ = taps_ * k_blocks_;
@@ -267,7 +304,11 @@ class MxuConvEmitter {
     out_.Emit("mov s{}, {:#x}", kImg, image_base_[first_group_ % 2]);
     out_.Emit("mov s{}, {}", kTemp2, first_group_ % 2);
     EmitImageDmas(kB, kImg, kTemp2);
-    out_.Emit("sem.wait sem[{}], 1", kWeightSem);
+    if (epilogue_ != nullptr) {
+      EmitDotEpilogueConstants(out_, *epilogue_, epilogue_regs_);
+      EmitBiasDmas();
+    }
+    out_.Emit("sem.wait sem[{}], {}", kWeightSem, 1 + (epilogue_ != nullptr ? epilogue_->biases.size() : 0));
     out_.Emit("sem.signal sem[{}], {}", kStageSem, StorePieces());  // the stages start free
     out_.Emit("sem.signal sem[{}], {}", kStageSem + 1, StorePieces());
   }
@@ -358,6 +399,23 @@ class MxuConvEmitter {
         for (int64_t c = 0; c < nc_; ++c) out_.Emit("mxu.pop.acc mxu{}, v{}", q, acc0_ + runs[q][j].second * nc_ + c);
       }
     }
+    if (epilogue_ != nullptr) {
+      // The epilogue on the accumulators, epilogue_copies_ at a time (column tile ob nc + j of
+      // the bias rows); rows past Wo are computed and never stored, like their sums.
+      std::vector<int> accumulators;
+      std::vector<StageTile> tiles;
+      for (int64_t g = 0; g < groups_; ++g) {
+        for (int64_t j = 0; j < nc_; ++j) {
+          accumulators.push_back(static_cast<int>(acc0_ + g * nc_ + j));
+          tiles.push_back({g, ob * nc_ + j});
+        }
+      }
+      for (std::size_t first = 0; first < accumulators.size(); first += static_cast<std::size_t>(epilogue_copies_)) {
+        const std::size_t end = std::min(accumulators.size(), first + static_cast<std::size_t>(epilogue_copies_));
+        EmitDotEpilogue(out_, *epilogue_, epilogue_regs_, {accumulators.begin() + first, accumulators.begin() + end},
+                        {tiles.begin() + first, tiles.begin() + end});
+      }
+    }
     // Stage rows are cout_p words apart: a stride of cout_p / L vreg rows.
     const int64_t stride = cout_p_ / l_;
     for (int64_t g = 0; g < groups_; ++g) {
@@ -400,9 +458,29 @@ class MxuConvEmitter {
     }
   }
 
+  // An epilogue's bias rows, one DMA each at the kernel's start beside the weights'.
+  void EmitBiasDmas() {
+    out_.Emit("mov s{}, {:#x}", kBiasBase, bias_base_);
+    for (std::size_t b = 0; b < epilogue_->biases.size(); ++b) {
+      const ExprNode& node = epilogue_->expr.nodes.at(epilogue_->biases[b]);
+      const DeviceBuffer& bias = *c_.operands.at(node.operand + 1).at(0);
+      const std::string row = node.type == isa::ElementType::kBF16 ? fmt::format("bf16[2,{}]{{1,0:T(2,{})(2,1)}}", cout_p_, l_)
+                                                                   : fmt::format("f32[1,{}]{{1,0}}", cout_p_);
+      out_.Emit("dma hbm[{:#x}] -> vmem[{:#x}], src={}, dst={}, src_start=[0, 0], dst_start=[0, 0], size=[1, {}], "
+                "sem=sem[{}], engine={}",
+                bias.address, bias_base_ + b * bias_stride_, isa::ToString(ExpandedView(bias.shape, 2, {1})), row, f_.cout,
+                kWeightSem, (b + 1) % static_cast<std::size_t>(engines_));
+    }
+  }
+
   KernelContext& c_;
   AsmBuilder& out_;
   ConvForm f_;
+  const DotEpilogue* epilogue_ = nullptr;
+  DotEpilogueRegisters epilogue_regs_;
+  int64_t epilogue_copies_ = 1;
+  uint64_t bias_base_ = 0, bias_stride_ = 0;
+  static constexpr int kBiasBase = 16;  // VMEM of the epilogue's first bias row
   int64_t s_ = 8, l_ = 128, r_ = 128, cc_ = 128, q_ = 1, nk_ = 1, nc_ = 1;
   int64_t k_blocks_ = 1, lane_blocks_ = 1, real_lane_blocks_ = 1, cin_p_ = 0, cout_blocks_ = 1, cout_p_ = 0;
   int64_t groups_ = 1, chunk_rows_ = 8, chunks_ = 1, max_shift_ = 0, image_h_ = 0, nb_ = 1;
@@ -713,7 +791,9 @@ int ConvolutionCoreParts(const KernelContext& context) {
     for (const DeviceBuffer* b : {context.operands[0][0], context.operands[1][0], context.results[0]}) {
       if (b->shape.element_type != isa::ElementType::kF32) return 1;
     }
-    return MxuConvEmitter(planned, std::move(form)).CoreParts();
+    std::optional<DotEpilogue> epilogue;
+    if (FusedConvolution(context.group) != nullptr) epilogue = BuildDotEpilogue(context.group, form.out_perm[3]);
+    return MxuConvEmitter(planned, std::move(form), epilogue ? &*epilogue : nullptr).CoreParts();
   }
   if (form.groups != form.cin || form.cout != form.cin) return 1;
   return DepthwiseEmitter(planned, std::move(form)).CoreParts();
@@ -721,6 +801,11 @@ int ConvolutionCoreParts(const KernelContext& context) {
 
 void EmitConvolutionKernel(KernelContext& context) {
   ConvForm form = Analyze(context);
+  std::optional<DotEpilogue> epilogue;
+  if (FusedConvolution(context.group) != nullptr) {
+    if (form.groups != 1) CannotLower(context.instruction, "an epilogue on a depthwise convolution (not lowered yet)");
+    epilogue = BuildDotEpilogue(context.group, form.out_perm[3]);
+  }
   if (form.groups == 1) {
     for (const DeviceBuffer* b : {context.operands[0][0], context.operands[1][0], context.results[0]}) {
       if (b->shape.element_type != isa::ElementType::kF32) {
@@ -729,7 +814,7 @@ void EmitConvolutionKernel(KernelContext& context) {
                                              " is not lowered yet)");
       }
     }
-    MxuConvEmitter(context, std::move(form)).Run();
+    MxuConvEmitter(context, std::move(form), epilogue ? &*epilogue : nullptr).Run();
     return;
   }
   if (form.groups == form.cin && form.cout == form.cin) {
@@ -739,6 +824,19 @@ void EmitConvolutionKernel(KernelContext& context) {
   CannotLower(context.instruction, fmt::format("feature_group_count={} with {} input and {} output features (only 1 and "
                                                "depthwise with one output per input feature are lowered)",
                                                form.groups, form.cin, form.cout));
+}
+
+bool ConvolutionOutputFusionFits(const KernelGroup& group, const CompileOptions& options) {
+  if (FusedConvolution(group) == nullptr) return false;
+  return GroupPlans(group, options, [](KernelContext& context) {
+    ConvForm form = Analyze(context);
+    if (form.groups != 1) CannotLower(context.instruction, "an epilogue on a depthwise convolution (not lowered yet)");
+    for (const DeviceBuffer* b : {context.operands[0][0], context.operands[1][0], context.results[0]}) {
+      if (b->shape.element_type != isa::ElementType::kF32) CannotLower(context.instruction, "not f32");
+    }
+    const DotEpilogue epilogue = BuildDotEpilogue(context.group, form.out_perm[3]);
+    MxuConvEmitter(context, std::move(form), &epilogue).PlanOnly();
+  });
 }
 
 }  // namespace tpusim::compiler

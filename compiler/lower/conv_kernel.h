@@ -5,6 +5,9 @@
 //   - depthwise (feature_group_count = input features = output features), f32 or bf16: on the
 //     VPU, one DMA-shifted copy of the input per tap, multiplied by the per-channel weight.
 // Everything else (strides, lhs dilation, reversal, other groupings and types) is refused.
+// A convolution output fusion (compiler/passes/dot_output_fusion.h) applies its epilogue
+// (dot_epilogue.h: biases along the output features, constants, f32/bf16 operations, an f32
+// result) to the MXU path's accumulators before they are stored.
 #pragma once
 
 #include "compiler/lower/kernel.h"
@@ -16,5 +19,8 @@ void EmitConvolutionKernel(KernelContext& context);
 // Megacore: the TensorCores a convolution splits over: its image groups (on the MXUs) or its
 // chunks of channels (depthwise) where every core gets one and none zeroes output padding.
 int ConvolutionCoreParts(const KernelContext& context);
+
+// Whether the MXU convolution kernel lowers `group` as a convolution output fusion.
+bool ConvolutionOutputFusionFits(const KernelGroup& group, const CompileOptions& options);
 
 }  // namespace tpusim::compiler

@@ -135,7 +135,7 @@ KernelCost CostOf(const KernelGroup& group) {
   // A reduce with its operand's element-wise producers (XLA's input fusion) is a reduction; a dot
   // with its element-wise consumers (output fusion), as XLA's profiler names it, a convolution
   // fusion.
-  const hlo::Instruction* dot = FusedDot(group);
+  const hlo::Instruction* dot = FusedContraction(group);
   cost.category = group.root->opcode() == Opcode::kReduce ? "reduction" : dot != nullptr ? "convolution fusion" : "loop fusion";
   cost.bytes_accessed = LogicalBytes(group.root->shape());
   for (const hlo::Instruction* operand : group.operands) {
@@ -154,7 +154,9 @@ KernelCost CostOf(const KernelGroup& group) {
     cost.bytes_accessed += only_viewed ? std::min(viewed, LogicalBytes(operand->shape())) : LogicalBytes(operand->shape());
   }
   for (const hlo::Instruction* member : group.members) {
-    cost.flops += member == dot ? DotFlops(*member) : ElementwiseFlops(*member);
+    cost.flops += member != dot                             ? ElementwiseFlops(*member)
+                  : member->opcode() == Opcode::kDot ? DotFlops(*member)
+                                                     : ConvolutionFlops(*member);
   }
   return cost;
 }

@@ -84,12 +84,12 @@ Assignment Assign(const DotEpilogue& epilogue) {
 
 }  // namespace
 
-DotEpilogue BuildDotEpilogue(const KernelGroup& group) {
-  const hlo::Instruction* dot = FusedDot(group);
+DotEpilogue BuildDotEpilogue(const KernelGroup& group, int64_t column_dim) {
+  const hlo::Instruction* dot = FusedContraction(group);
   const hlo::Instruction& root = *group.root;
   if (dot == nullptr || group.operands.size() < 2 || group.operands[0] != dot->operand(0) ||
       group.operands[1] != dot->operand(1)) {
-    CannotLower(root, "internal: not a dot output fusion with the dot's operands first");
+    CannotLower(root, "internal: not an output fusion with its dot's or convolution's operands first");
   }
   // The operations over the dot's result as an operand (operand 0), the group's others after it.
   KernelGroup epilogue_group;
@@ -103,7 +103,6 @@ DotEpilogue BuildDotEpilogue(const KernelGroup& group) {
   epilogue.expr = BuildElementwiseExpr(epilogue_group);
   const ElementwiseExpr& expr = epilogue.expr;
   if (expr.outputs.size() != 1) CannotLower(root, "a dot's epilogue with several results (not lowered yet)");
-  const int64_t rank = dot->shape().rank();
   for (int n = 0; n < static_cast<int>(expr.nodes.size()); ++n) {
     const ExprNode& node = expr.nodes[n];
     const std::string what = node.hlo ? std::string(hlo::OpcodeName(node.hlo->opcode())) + " '" + node.hlo->name() + "'" : "a value";
@@ -117,7 +116,7 @@ DotEpilogue BuildDotEpilogue(const KernelGroup& group) {
         }
         const bool bias = node.view->opcode() == Opcode::kBroadcast && !node.box &&
                           node.view->operand(0)->shape().rank() == 1 &&
-                          node.view->GetIntList("dimensions") == std::vector<int64_t>{rank - 1};
+                          node.view->GetIntList("dimensions") == std::vector<int64_t>{column_dim};
         if (!bias) {
           CannotLower(root, what + " reads an array other than as a vector along the dot's columns or of its "
                                    "dims (not in a dot's epilogue yet)");

@@ -35,9 +35,11 @@ struct DotEpilogue {
   bool shifts_bf16 = false;          // a bf16 bias, widened by a shift of 16 (one more constant)
 };
 
-// The epilogue of `group`, a dot output fusion (FusedDot(group) != nullptr). Throws (CannotLower,
-// naming the group's root) where an operation or operand is not one an epilogue holds.
-DotEpilogue BuildDotEpilogue(const KernelGroup& group);
+// The epilogue of `group`, a dot or convolution output fusion (FusedContraction(group) != nullptr),
+// whose biases are vectors along result dim `column_dim` (a dot's last, a convolution's output
+// feature dim). Throws (CannotLower, naming the group's root) where an operation or operand is not
+// one an epilogue holds.
+DotEpilogue BuildDotEpilogue(const KernelGroup& group, int64_t column_dim);
 
 // Where an epilogue keeps its values while the dot kernel reads out: `temps` vector registers
 // per copy from `temp0`, one per constant from `constant0` (the bf16 shift's last), and the scalar

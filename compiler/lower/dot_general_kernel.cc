@@ -337,7 +337,7 @@ void EmitGeneralDotKernel(KernelContext& context) {
   // result is the result in place (so the epilogue's values land as the root's), its columns the
   // result's minor dim (a bias row along it).
   std::optional<DotEpilogue> epilogue;
-  if (&dot != &context.instruction) epilogue = BuildDotEpilogue(context.group);
+  if (&dot != &context.instruction) epilogue = BuildDotEpilogue(context.group, dot.shape().rank() - 1);
   const DotEpilogue* epilogue_ptr = epilogue ? &*epilogue : nullptr;
   if (DotKernelTakesAsWritten(context)) {
     EmitDotKernel(context, *CanonicalDot(dot, nullptr), epilogue_ptr);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/lower/conv_kernel.h"
 #include "compiler/lower/dma_region.h"
 #include "compiler/lower/dot_general_kernel.h"
 #include "compiler/lower/dot_epilogue.h"
@@ -1879,6 +1880,7 @@ void EmitDotKernel(KernelContext& context, const DotForm& form, const DotEpilogu
 }
 
 bool DotOutputFusionFits(const KernelGroup& group, const CompileOptions& options) {
+  if (FusedConvolution(group) != nullptr) return ConvolutionOutputFusionFits(group, options);
   if (FusedDot(group) == nullptr) return false;
   // The whole kernel emitted on stand-ins, its candidates not tried (no tuner), with HBM scratch
   // for the general dot's copies (at compile time, what is free around it).

@@ -23,11 +23,22 @@ bool IsEpilogueCandidate(const KernelGroup& group) {
 
 }  // namespace
 
-const hlo::Instruction* FusedDot(const KernelGroup& group) {
+namespace {
+
+const hlo::Instruction* FusedOf(const KernelGroup& group, Opcode opcode) {
   if (!group.fused()) return nullptr;
-  const auto dot = std::find_if(group.members.begin(), group.members.end(),
-                                [](const hlo::Instruction* member) { return member->opcode() == Opcode::kDot; });
-  return dot == group.members.end() ? nullptr : *dot;
+  const auto found = std::find_if(group.members.begin(), group.members.end(),
+                                  [&](const hlo::Instruction* member) { return member->opcode() == opcode; });
+  return found == group.members.end() ? nullptr : *found;
+}
+
+}  // namespace
+
+const hlo::Instruction* FusedDot(const KernelGroup& group) { return FusedOf(group, Opcode::kDot); }
+const hlo::Instruction* FusedConvolution(const KernelGroup& group) { return FusedOf(group, Opcode::kConvolution); }
+const hlo::Instruction* FusedContraction(const KernelGroup& group) {
+  const hlo::Instruction* dot = FusedDot(group);
+  return dot != nullptr ? dot : FusedConvolution(group);
 }
 
 std::vector<KernelGroup> FuseDotOutputs(std::vector<KernelGroup> groups,
@@ -41,10 +52,11 @@ std::vector<KernelGroup> FuseDotOutputs(std::vector<KernelGroup> groups,
     for (const hlo::Instruction* operand : schedule[i]->operands()) users[operand].push_back(schedule[i]);
   }
   const hlo::Instruction* root = schedule.back()->parent()->root();
-  // Dots that are kernels of their own.
+  // Dots and convolutions that are kernels of their own.
   std::unordered_set<const hlo::Instruction*> lone_dots;
   for (const KernelGroup& group : groups) {
-    if (!group.fused() && group.root->opcode() == Opcode::kDot) lone_dots.insert(group.root);
+    const Opcode opcode = group.root->opcode();
+    if (!group.fused() && (opcode == Opcode::kDot || opcode == Opcode::kConvolution)) lone_dots.insert(group.root);
   }
   std::unordered_set<const hlo::Instruction*> fused_dots;
   for (KernelGroup& group : groups) {

@@ -5,6 +5,9 @@
 // written to HBM and read back (a dense layer's bias and relu were a kernel of their own, about
 // a third of the layer's time).
 //
+// A convolution joins its consumers the same way (its epilogue in the MXU convolution kernel's
+// stores, compiler/lower/conv_kernel.h).
+//
 // Runs after element-wise fusion, over its groups. The dot joins where it is a kernel of its own,
 // not the computation's root, the kernel lowers it as written (a canonical dot: mxu_tiling.h),
 // nothing else in the group reads its operands, and `fits(merged)` (the dot kernel plans with the
@@ -22,6 +25,10 @@ namespace tpusim::compiler {
 
 // The dot of a dot output fusion group, or nullptr for any other group.
 const hlo::Instruction* FusedDot(const KernelGroup& group);
+// The convolution of a convolution output fusion group, or nullptr for any other group.
+const hlo::Instruction* FusedConvolution(const KernelGroup& group);
+// Either of them: the contraction whose epilogue the group is.
+const hlo::Instruction* FusedContraction(const KernelGroup& group);
 
 std::vector<KernelGroup> FuseDotOutputs(std::vector<KernelGroup> groups,
                                         const std::vector<const hlo::Instruction*>& schedule,

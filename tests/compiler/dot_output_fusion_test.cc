@@ -57,7 +57,7 @@ TEST_CASE("dot output fusion: a residual array joins too, an operand after the d
   const std::vector<KernelGroup> groups = Fused(*module);
   REQUIRE(Roots(groups) == std::vector<std::string>{"a"});
   CHECK(Names(groups[0].operands) == std::vector<std::string>{"x", "w", "y"});
-  CHECK(tpusim::compiler::BuildDotEpilogue(groups[0]).arrays.size() == 1);
+  CHECK(tpusim::compiler::BuildDotEpilogue(groups[0], 1).arrays.size() == 1);
 }
 
 TEST_CASE("dot output fusion: the dot joins its consumers' group, its lhs and rhs the group's first operands",
@@ -69,7 +69,7 @@ TEST_CASE("dot output fusion: the dot joins its consumers' group, its lhs and rh
   CHECK(HasMember(groups[0], "d"));
   CHECK(Names(groups[0].operands) == std::vector<std::string>{"x", "w", "b"});
   // The epilogue: the sums, the bias row, the constant 0, the add, the maximum, the convert.
-  const tpusim::compiler::DotEpilogue epilogue = tpusim::compiler::BuildDotEpilogue(groups[0]);
+  const tpusim::compiler::DotEpilogue epilogue = tpusim::compiler::BuildDotEpilogue(groups[0], 1);
   CHECK(epilogue.biases.size() == 1);
   CHECK(epilogue.constants == std::vector<uint32_t>{0});
   CHECK_FALSE(epilogue.shifts_bf16);
@@ -126,7 +126,7 @@ TEST_CASE("dot output fusion: what an epilogue refuses names the operation", "[c
   for (const tpusim::hlo::Instruction* operand : groups.back().operands) {
     if (operand != dot) merged.operands.push_back(operand);
   }
-  CHECK_THROWS_WITH(tpusim::compiler::BuildDotEpilogue(merged),
+  CHECK_THROWS_WITH(tpusim::compiler::BuildDotEpilogue(merged, 1),
                     Catch::Contains("convert 'c' of a dot's epilogue is not f32 or bf16"));
   CHECK(Roots(Fused(*module)) == std::vector<std::string>{"d", "c"});
 }

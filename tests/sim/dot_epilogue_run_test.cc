@@ -176,3 +176,36 @@ TEST_CASE("dot output fusion: a vector along the rows stays a kernel of its own"
       "  vb = f32[128,256] broadcast(v), dimensions={0}\n  ROOT a = f32[128,256] multiply(d, vb)\n}\n";
   CHECK(RunChecked("dot_epilogue_rows", module) == std::vector<std::string>{"d", "a"});
 }
+
+TEST_CASE("convolution output fusion: bias and activation in the MXU convolution's stores, NHWC and NCHW, checked",
+          "[dot_epilogue]") {
+  // f32 3x3 convolutions, a bias along the output features (dim 3 of b01f, dim 1 of bf01), relu or
+  // tanh: one kernel each, the epilogue on the accumulators before the stage stores (69.564 ->
+  // 64.879 us and 64.409 -> 55.726 us when this was written: the activation kernel's read and
+  // write of the output gone).
+  CHECK(RunChecked("conv_epilogue_nhwc",
+                   "HloModule c\nENTRY e {\n  x = f32[8,16,16,64] parameter(0)\n  w = f32[3,3,64,128] parameter(1)\n"
+                   "  b = f32[128] parameter(2)\n"
+                   "  c = f32[8,16,16,128] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f\n"
+                   "  bb = f32[8,16,16,128] broadcast(b), dimensions={3}\n  a = f32[8,16,16,128] add(c, bb)\n"
+                   "  z = f32[] constant(0)\n  zb = f32[8,16,16,128] broadcast(z), dimensions={}\n"
+                   "  ROOT r = f32[8,16,16,128] maximum(a, zb)\n}\n") == std::vector<std::string>{"r"});
+  CHECK(RunChecked("conv_epilogue_nchw",
+                   "HloModule c\nENTRY e {\n  x = f32[4,32,15,15] parameter(0)\n  w = f32[48,32,3,3] parameter(1)\n"
+                   "  b = f32[48] parameter(2)\n"
+                   "  c = f32[4,48,15,15] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01\n"
+                   "  bb = f32[4,48,15,15] broadcast(b), dimensions={1}\n  a = f32[4,48,15,15] add(c, bb)\n"
+                   "  ROOT t = f32[4,48,15,15] tanh(a)\n}\n") == std::vector<std::string>{"t"});
+}
+
+TEST_CASE("convolution output fusion: a depthwise convolution keeps its consumers in a kernel of their own",
+          "[dot_epilogue]") {
+  // The depthwise path runs on the VPU and takes no epilogue (yet): two kernels, still checked.
+  CHECK(RunChecked("conv_epilogue_depthwise",
+                   "HloModule c\nENTRY e {\n  x = f32[1,32,32,64] parameter(0)\n  w = f32[3,3,1,64] parameter(1)\n"
+                   "  b = f32[64] parameter(2)\n"
+                   "  c = f32[1,32,32,64] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, "
+                   "feature_group_count=64\n"
+                   "  bb = f32[1,32,32,64] broadcast(b), dimensions={3}\n  ROOT a = f32[1,32,32,64] add(c, bb)\n}\n") ==
+        std::vector<std::string>{"c", "a"});
+}
