@@ -23,6 +23,7 @@
 #include "compiler/lower/gather_kernel.h"
 #include "compiler/lower/kernel.h"
 #include "compiler/lower/megacore.h"
+#include "compiler/lower/output_fusion_trial.h"
 #include "compiler/lower/mxu_tiling.h"
 #include "compiler/lower/reduce_kernel.h"
 #include "compiler/lower/sort_kernel.h"
@@ -208,9 +209,10 @@ ComputationPlan PlanComputation(const hlo::Computation& computation, const Compi
     return group.root->opcode() == Opcode::kReduce ? ReduceInputFusionFits(group, options)
                                                    : ElementwiseFusionFits(group, options);
   });
-  plan.groups = FuseDotOutputs(std::move(plan.groups), plan.schedule, [&options](const KernelGroup& group) {
-    return DotOutputFusionFits(group, options);
-  });
+  plan.groups = FuseDotOutputs(std::move(plan.groups), plan.schedule,
+                               [&options](const KernelGroup& merged, const KernelGroup& consumers) {
+                                 return DotOutputFusionFits(merged, options) && OutputFusionPays(merged, consumers, options);
+                               });
   for (const KernelGroup& group : plan.groups) {
     for (const hlo::Instruction* member : group.members) {
       if (member != group.root && member->opcode() != Opcode::kConstant) plan.computed_inside[member] = group.root;

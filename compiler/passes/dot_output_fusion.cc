@@ -41,9 +41,9 @@ const hlo::Instruction* FusedContraction(const KernelGroup& group) {
   return dot != nullptr ? dot : FusedConvolution(group);
 }
 
-std::vector<KernelGroup> FuseDotOutputs(std::vector<KernelGroup> groups,
-                                        const std::vector<const hlo::Instruction*>& schedule,
-                                        const std::function<bool(const KernelGroup&)>& fits) {
+std::vector<KernelGroup> FuseDotOutputs(
+    std::vector<KernelGroup> groups, const std::vector<const hlo::Instruction*>& schedule,
+    const std::function<bool(const KernelGroup& merged, const KernelGroup& consumers)>& fits) {
   if (schedule.empty()) return groups;
   std::unordered_map<const hlo::Instruction*, std::size_t> position;
   std::unordered_map<const hlo::Instruction*, std::vector<const hlo::Instruction*>> users;
@@ -83,7 +83,7 @@ std::vector<KernelGroup> FuseDotOutputs(std::vector<KernelGroup> groups,
       for (const hlo::Instruction* operand : operands) {
         if (operand != dot) merged.operands.push_back(operand);
       }
-      if (!fits(merged)) continue;
+      if (!fits(merged, group)) continue;
       group = std::move(merged);
       fused_dots.insert(dot);
       break;

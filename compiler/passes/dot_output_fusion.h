@@ -30,8 +30,10 @@ const hlo::Instruction* FusedConvolution(const KernelGroup& group);
 // Either of them: the contraction whose epilogue the group is.
 const hlo::Instruction* FusedContraction(const KernelGroup& group);
 
-std::vector<KernelGroup> FuseDotOutputs(std::vector<KernelGroup> groups,
-                                        const std::vector<const hlo::Instruction*>& schedule,
-                                        const std::function<bool(const KernelGroup&)>& fits);
+// `fits(merged, consumers)`: whether to make `merged` of the contraction and `consumers`, the
+// element-wise group that holds its users.
+std::vector<KernelGroup> FuseDotOutputs(
+    std::vector<KernelGroup> groups, const std::vector<const hlo::Instruction*>& schedule,
+    const std::function<bool(const KernelGroup& merged, const KernelGroup& consumers)>& fits);
 
 }  // namespace tpusim::compiler

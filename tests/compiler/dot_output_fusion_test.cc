@@ -36,7 +36,9 @@ std::vector<KernelGroup> Fused(tpusim::hlo::Module& module) {
   options.target.set_mxu_accumulator_rows(2048);  // the dot kernel sums in the MXUs' accumulators
   options.target.set_semaphores(16);              // arrays in an epilogue take two of their own
   return tpusim::compiler::FuseDotOutputs(groups, tpusim::compiler::Schedule(*module.entry()),
-                                          [&](const KernelGroup& g) { return tpusim::compiler::DotOutputFusionFits(g, options); });
+                                          [&](const KernelGroup& g, const KernelGroup&) {
+                                            return tpusim::compiler::DotOutputFusionFits(g, options);
+                                          });
 }
 
 std::vector<std::string> Names(const std::vector<const tpusim::hlo::Instruction*>& list) {
