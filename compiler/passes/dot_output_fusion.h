@@ -9,10 +9,10 @@
 // stores, compiler/lower/conv_kernel.h).
 //
 // Runs after element-wise fusion, over its groups. The dot joins where it is a kernel of its own,
-// not the computation's root, the kernel lowers it as written (a canonical dot: mxu_tiling.h),
-// nothing else in the group reads its operands, and `fits(merged)` (the dot kernel plans with the
-// epilogue: dot_kernel.h's DotOutputFusionFits). The merged group's operands are the dot's lhs
-// and rhs, then the group's others.
+// not the computation's root, nothing else in the group reads its operands, and `fits(merged,
+// consumers)` says so (compile.cc: the kernel lowers the merged group, dot_kernel.h's
+// DotOutputFusionFits, and runs faster than the two kernels, output_fusion_trial.h). The merged
+// group's operands are the dot's lhs and rhs, then the group's others.
 #pragma once
 
 #include <functional>
