@@ -22,6 +22,7 @@
 #include "compiler/lower/elementwise_kernel.h"
 #include "compiler/lower/gather_kernel.h"
 #include "compiler/lower/kernel.h"
+#include "compiler/lower/kernel_dispatch.h"
 #include "compiler/lower/megacore.h"
 #include "compiler/lower/output_fusion_trial.h"
 #include "compiler/lower/mxu_tiling.h"
@@ -49,112 +50,6 @@ namespace {
 
 using hlo::Opcode;
 
-
-// Whether the group is computed by the element-wise kernel: fused element-wise operations, a
-// broadcast of a scalar, or a `fusion` instruction of the module.
-bool IsElementwiseGroup(const KernelGroup& group) {
-  const hlo::Instruction& root = *group.root;
-  if (root.opcode() == Opcode::kReduce) return false;  // a reduce with its operand fused is a reduce kernel
-  if (FusedContraction(group) != nullptr) return false;  // a dot or convolution with its epilogue
-  return group.fused() || IsElementwiseOpcode(root.opcode()) || root.opcode() == Opcode::kFusion ||
-         (root.opcode() == Opcode::kBroadcast && root.operand(0)->shape().rank() == 0);
-}
-
-// Whether a kernel reads or writes host memory (host offload): the pass allows only byte movers
-// there, and the data-movement kernels DMA them over PCIe.
-bool TouchesHostMemory(const KernelContext& context) {
-  const auto host = [](const DeviceBuffer* buffer) { return buffer != nullptr && buffer->in_host_memory(); };
-  for (const auto& operand : context.operands) {
-    if (std::any_of(operand.begin(), operand.end(), host)) return true;
-  }
-  return std::any_of(context.results.begin(), context.results.end(), host);
-}
-
-void EmitKernel(KernelContext& context) {
-  const hlo::Instruction& instruction = context.instruction;
-  if (TouchesHostMemory(context) || IsMoveToHost(instruction) || IsMoveToDevice(instruction)) {
-    EmitDataMovementKernel(context);
-    return;
-  }
-  if (IsCollectiveKernelOpcode(instruction.opcode())) {
-    EmitCollectiveKernel(context);
-    return;
-  }
-  if (IsScalarCoreGroup(context.group)) {
-    EmitScalarKernel(context);
-    return;
-  }
-  if (FusedDot(context.group) != nullptr) {
-    EmitGeneralDotKernel(context);
-    return;
-  }
-  if (FusedConvolution(context.group) != nullptr) {
-    EmitConvolutionKernel(context);
-    return;
-  }
-  if (IsElementwiseGroup(context.group)) {
-    EmitElementwiseKernel(context);
-    return;
-  }
-  if (IsDataMovementOpcode(instruction.opcode())) {
-    EmitDataMovementKernel(context);
-    return;
-  }
-  switch (instruction.opcode()) {
-    case Opcode::kDot:
-      EmitGeneralDotKernel(context);
-      return;
-    case Opcode::kReduce:
-      // What ExpandUnitReduces left: a reducer it cannot write out over arrays.
-      if (IsUnitReduce(instruction)) {
-        CannotLower(instruction, "it reduces no dim above size 1 with a reducer that is not element-wise (not lowered)");
-      }
-      EmitReduceKernel(context);
-      return;
-    case Opcode::kReduceWindow:
-      EmitReduceWindowKernel(context);
-      return;
-    case Opcode::kSort:
-      EmitSortKernel(context);
-      return;
-    case Opcode::kGather:
-      EmitGatherKernel(context);
-      return;
-    case Opcode::kScatter:
-      EmitScatterKernel(context);
-      return;
-    case Opcode::kConvolution:
-      EmitConvolutionKernel(context);
-      return;
-    case Opcode::kTopK:
-      EmitTopKKernel(context);
-      return;
-    default:
-      break;
-  }
-  CannotLower(instruction, "no kernel lowers this operation yet");
-}
-
-// Megacore: the TensorCores a kernel splits over. Dot, element-wise and convolution kernels split
-// their parallel work (rows or columns, blocks, image groups or channel chunks) where every core
-// gets a share worth its fixed costs (DotCoreParts, ElementwiseCoreParts, ConvolutionCoreParts);
-// the others run on core 0.
-int CorePartsOf(const KernelContext& context) {
-  const hlo::Instruction& instruction = context.instruction;
-  if (isa::TensorCores(context.options.target) == 1 || TouchesHostMemory(context) ||
-      IsMoveToHost(instruction) || IsMoveToDevice(instruction) || IsCollectiveKernelOpcode(instruction.opcode()) ||
-      IsScalarCoreGroup(context.group)) {
-    return 1;
-  }
-  if (FusedDot(context.group) != nullptr) return GeneralDotCoreParts(context);
-  if (FusedConvolution(context.group) != nullptr) return ConvolutionCoreParts(context);
-  if (IsElementwiseGroup(context.group)) return ElementwiseCoreParts(context);
-  if (IsDataMovementOpcode(instruction.opcode())) return 1;
-  if (instruction.opcode() == Opcode::kDot) return GeneralDotCoreParts(context);
-  if (instruction.opcode() == Opcode::kConvolution) return ConvolutionCoreParts(context);
-  if (instruction.opcode() == Opcode::kReduce && !IsUnitReduce(instruction)) return ReduceCoreParts(context);
-  return 1;
-}
 
 // Writes the host <-> HBM copies of `arrays` and waits for them.
 void EmitHostCopies(AsmBuilder& out, const std::vector<ModuleArray>& arrays, bool to_device,
@@ -211,7 +106,7 @@ ComputationPlan PlanComputation(const hlo::Computation& computation, const Compi
   });
   plan.groups = FuseDotOutputs(std::move(plan.groups), plan.schedule,
                                [&options](const KernelGroup& merged, const KernelGroup& consumers) {
-                                 return DotOutputFusionFits(merged, options) && OutputFusionPays(merged, consumers, options);
+                                 return OutputFusionFits(merged, options) && OutputFusionPays(merged, consumers, options);
                                });
   for (const KernelGroup& group : plan.groups) {
     for (const hlo::Instruction* member : group.members) {
@@ -426,10 +321,7 @@ class ProgramEmitter final : public NestedEmitter {
       std::tie(context.hbm_scratch_address, context.hbm_scratch_bytes) =
           buffers.LargestFreeAt(position.at(instruction), free_above, options_.hbm_capacity_bytes);
       out_.Bind(info.begin_label);
-      EmitOnCores(out_, CorePartsOf(context), [&](const CorePart& part) {
-        context.part = part;
-        EmitKernel(context);
-      });
+      EmitKernelOnCores(context);
       out_.Bind(info.end_label);
       compiled_.kernels.push_back(std::move(info));
     }

@@ -36,15 +36,8 @@ struct ConvForm {
   std::vector<int64_t> in_perm, kernel_perm, out_perm;
 };
 
-// The convolution a kernel computes: the group's root, or the convolution of an output fusion
-// (whose operands are the convolution's two, then its epilogue's).
-const hlo::Instruction& ConvOf(const KernelContext& c) {
-  const hlo::Instruction* fused = FusedConvolution(c.group);
-  return fused != nullptr ? *fused : c.instruction;
-}
-
 ConvForm Analyze(const KernelContext& c) {
-  const hlo::Instruction& conv = ConvOf(c);
+  const hlo::Instruction& conv = ContractionOf(c);
   const auto& dn = conv.GetConvolutionDimensionNumbers();
   if (dn.input_spatial_dimensions.size() != 2) {
     CannotLower(conv, "only convolutions with 2 spatial dims are lowered");
@@ -144,8 +137,6 @@ class MxuConvEmitter {
   // `epilogue`: an output fusion's operations on the accumulators before they are stored, or nullptr.
   MxuConvEmitter(KernelContext& c, ConvForm f, const DotEpilogue* epilogue = nullptr)
       : c_(c), out_(c.out), f_(std::move(f)), epilogue_(epilogue) {}
-
-  void PlanOnly() { Plan(); }
 
   void Run() {
     Plan();
@@ -463,13 +454,8 @@ class MxuConvEmitter {
     out_.Emit("mov s{}, {:#x}", kBiasBase, bias_base_);
     for (std::size_t b = 0; b < epilogue_->biases.size(); ++b) {
       const ExprNode& node = epilogue_->expr.nodes.at(epilogue_->biases[b]);
-      const DeviceBuffer& bias = *c_.operands.at(node.operand + 1).at(0);
-      const std::string row = node.type == isa::ElementType::kBF16 ? fmt::format("bf16[2,{}]{{1,0:T(2,{})(2,1)}}", cout_p_, l_)
-                                                                   : fmt::format("f32[1,{}]{{1,0}}", cout_p_);
-      out_.Emit("dma hbm[{:#x}] -> vmem[{:#x}], src={}, dst={}, src_start=[0, 0], dst_start=[0, 0], size=[1, {}], "
-                "sem=sem[{}], engine={}",
-                bias.address, bias_base_ + b * bias_stride_, isa::ToString(ExpandedView(bias.shape, 2, {1})), row, f_.cout,
-                kWeightSem, (b + 1) % static_cast<std::size_t>(engines_));
+      EmitBiasRowDma(out_, *c_.operands.at(node.operand + 1).at(0), 0, f_.cout, cout_p_, bias_base_ + b * bias_stride_,
+                     kWeightSem, static_cast<uint32_t>((b + 1) % static_cast<std::size_t>(engines_)));
     }
   }
 
@@ -780,6 +766,14 @@ class DepthwiseEmitter {
   int64_t copies_ = 1;  // output tiles computed together
 };
 
+// An output fusion's epilogue (its biases along the output features), which only the MXU path
+// takes; nullopt for a convolution of its own.
+std::optional<DotEpilogue> EpilogueOf(const KernelContext& context, const ConvForm& form) {
+  if (FusedConvolution(context.group) == nullptr) return std::nullopt;
+  if (form.groups != 1) CannotLower(context.instruction, "an epilogue on a depthwise convolution (not lowered yet)");
+  return BuildDotEpilogue(context.group, form.out_perm[3]);
+}
+
 }  // namespace
 
 int ConvolutionCoreParts(const KernelContext& context) {
@@ -791,8 +785,7 @@ int ConvolutionCoreParts(const KernelContext& context) {
     for (const DeviceBuffer* b : {context.operands[0][0], context.operands[1][0], context.results[0]}) {
       if (b->shape.element_type != isa::ElementType::kF32) return 1;
     }
-    std::optional<DotEpilogue> epilogue;
-    if (FusedConvolution(context.group) != nullptr) epilogue = BuildDotEpilogue(context.group, form.out_perm[3]);
+    const std::optional<DotEpilogue> epilogue = EpilogueOf(context, form);
     return MxuConvEmitter(planned, std::move(form), epilogue ? &*epilogue : nullptr).CoreParts();
   }
   if (form.groups != form.cin || form.cout != form.cin) return 1;
@@ -801,11 +794,7 @@ int ConvolutionCoreParts(const KernelContext& context) {
 
 void EmitConvolutionKernel(KernelContext& context) {
   ConvForm form = Analyze(context);
-  std::optional<DotEpilogue> epilogue;
-  if (FusedConvolution(context.group) != nullptr) {
-    if (form.groups != 1) CannotLower(context.instruction, "an epilogue on a depthwise convolution (not lowered yet)");
-    epilogue = BuildDotEpilogue(context.group, form.out_perm[3]);
-  }
+  const std::optional<DotEpilogue> epilogue = EpilogueOf(context, form);
   if (form.groups == 1) {
     for (const DeviceBuffer* b : {context.operands[0][0], context.operands[1][0], context.results[0]}) {
       if (b->shape.element_type != isa::ElementType::kF32) {
@@ -824,19 +813,6 @@ void EmitConvolutionKernel(KernelContext& context) {
   CannotLower(context.instruction, fmt::format("feature_group_count={} with {} input and {} output features (only 1 and "
                                                "depthwise with one output per input feature are lowered)",
                                                form.groups, form.cin, form.cout));
-}
-
-bool ConvolutionOutputFusionFits(const KernelGroup& group, const CompileOptions& options) {
-  if (FusedConvolution(group) == nullptr) return false;
-  return GroupPlans(group, options, [](KernelContext& context) {
-    ConvForm form = Analyze(context);
-    if (form.groups != 1) CannotLower(context.instruction, "an epilogue on a depthwise convolution (not lowered yet)");
-    for (const DeviceBuffer* b : {context.operands[0][0], context.operands[1][0], context.results[0]}) {
-      if (b->shape.element_type != isa::ElementType::kF32) CannotLower(context.instruction, "not f32");
-    }
-    const DotEpilogue epilogue = BuildDotEpilogue(context.group, form.out_perm[3]);
-    MxuConvEmitter(context, std::move(form), &epilogue).PlanOnly();
-  });
 }
 
 }  // namespace tpusim::compiler

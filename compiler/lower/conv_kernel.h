@@ -20,7 +20,4 @@ void EmitConvolutionKernel(KernelContext& context);
 // chunks of channels (depthwise) where every core gets one and none zeroes output padding.
 int ConvolutionCoreParts(const KernelContext& context);
 
-// Whether the MXU convolution kernel lowers `group` as a convolution output fusion.
-bool ConvolutionOutputFusionFits(const KernelGroup& group, const CompileOptions& options);
-
 }  // namespace tpusim::compiler

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "compiler/lower/dma_region.h"
 #include "compiler/lower/kernel.h"
 #include "compiler/passes/dot_output_fusion.h"
 
@@ -23,12 +24,12 @@ bool IsDotSums(const ExprNode& node) {
   return node.kind == ExprNode::Kind::kLoad && node.operand == 0 && node.view == nullptr;
 }
 
-// The epilogue's registers as the emitter assigns them, node by node: the dot's sums in the read
+// The epilogue's registers (DotEpilogue::registers), node by node: the dot's sums in the read
 // register, constants in theirs, identities in their input's, every other value in a temp freed
 // after its last use (the root in the read register). kRead for the read register.
 constexpr int kRead = -1;
 struct Assignment {
-  std::vector<int> reg;  // per node: kRead, a temp (0..), or -2 - constant index
+  std::vector<int> reg;
   int temps = 0;
 };
 int ConstantSlot(int index) { return -2 - index; }
@@ -83,6 +84,11 @@ Assignment Assign(const DotEpilogue& epilogue) {
 }
 
 }  // namespace
+
+const hlo::Instruction& ContractionOf(const KernelContext& context) {
+  const hlo::Instruction* fused = FusedContraction(context.group);
+  return fused != nullptr ? *fused : context.instruction;
+}
 
 DotEpilogue BuildDotEpilogue(const KernelGroup& group, int64_t column_dim) {
   const hlo::Instruction* dot = FusedContraction(group);
@@ -143,12 +149,25 @@ DotEpilogue BuildDotEpilogue(const KernelGroup& group, int64_t column_dim) {
       if (!IsF32OrBf16(expr.nodes.at(input).type)) CannotLower(root, what + " reads a value that is not f32 or bf16");
     }
   }
-  epilogue.temps = Assign(epilogue).temps;
+  Assignment assignment = Assign(epilogue);
+  epilogue.registers = std::move(assignment.reg);
+  epilogue.temps = assignment.temps;
   return epilogue;
 }
 
 int DotEpilogueVregs(const DotEpilogue& epilogue, int copies) {
   return copies * epilogue.temps + static_cast<int>(epilogue.constants.size()) + (epilogue.shifts_bf16 ? 1 : 0);
+}
+
+void EmitBiasRowDma(AsmBuilder& out, const DeviceBuffer& bias, int64_t first_column, int64_t columns, int64_t row_words,
+                    uint64_t vmem, uint32_t semaphore, uint32_t engine) {
+  const int64_t lanes = out.target().lanes();
+  const std::string row = bias.shape.element_type == isa::ElementType::kBF16
+                              ? fmt::format("bf16[2,{}]{{1,0:T(2,{})(2,1)}}", row_words, lanes)
+                              : fmt::format("f32[1,{}]{{1,0}}", row_words);
+  out.Emit("dma hbm[{:#x}] -> vmem[{:#x}], src={}, dst={}, src_start=[0, {}], dst_start=[0, 0], size=[1, {}], sem=sem[{}], "
+           "engine={}",
+           bias.address, vmem, isa::ToString(ExpandedView(bias.shape, 2, {1})), row, first_column, columns, semaphore, engine);
 }
 
 void EmitDotEpilogueConstants(AsmBuilder& out, const DotEpilogue& epilogue, const DotEpilogueRegisters& regs) {
@@ -161,12 +180,11 @@ void EmitDotEpilogueConstants(AsmBuilder& out, const DotEpilogue& epilogue, cons
 void EmitDotEpilogue(AsmBuilder& out, const DotEpilogue& epilogue, const DotEpilogueRegisters& regs,
                      const std::vector<int>& reads, const std::vector<StageTile>& tiles) {
   const ElementwiseExpr& expr = epilogue.expr;
-  const Assignment a = Assign(epilogue);
   // Node by node over every read register: the in-order VPU overlaps one copy's latencies with
   // the others' instructions (a tile at a time, a GELU's chain of 15 dependent instructions left
   // the MXUs idle for its latencies).
   const auto vreg = [&](int n, std::size_t copy) {
-    const int r = a.reg[n];
+    const int r = epilogue.registers[n];
     if (r == kRead) return reads[copy];
     if (r >= 0) return regs.temp0 + static_cast<int>(copy) * epilogue.temps + r;
     return regs.constant0 + ConstantIndex(r);

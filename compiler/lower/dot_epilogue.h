@@ -20,6 +20,8 @@
 
 #include "compiler/lower/asm_builder.h"
 #include "compiler/lower/elementwise_expr.h"
+#include "compiler/lower/kernel.h"
+#include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/elementwise_fusion.h"
 
 namespace tpusim::compiler {
@@ -32,8 +34,15 @@ struct DotEpilogue {
   std::vector<int> arrays;           // kLoad nodes of arrays of the result's dims
   std::vector<uint32_t> constants;   // distinct constant words, in first-use order
   int temps = 0;                     // vector registers its values need at most at once
+  // Per node, where its value lives (assigned once, dot_epilogue.cc): -1 the read register, a
+  // temp >= 0 (freed after the value's last use), or -2 - c for constant c.
+  std::vector<int> registers;
   bool shifts_bf16 = false;          // a bf16 bias, widened by a shift of 16 (one more constant)
 };
+
+// The dot or convolution a kernel computes: the group's root, or the contraction of an output
+// fusion (whose operands are the contraction's two, then its epilogue's).
+const hlo::Instruction& ContractionOf(const KernelContext& context);
 
 // The epilogue of `group`, a dot or convolution output fusion (FusedContraction(group) != nullptr),
 // whose biases are vectors along result dim `column_dim` (a dot's last, a convolution's output
@@ -60,6 +69,12 @@ struct DotEpilogueRegisters {
 // The vector register count an epilogue takes over `copies` read registers at once: its temps
 // for each, and its constants.
 int DotEpilogueVregs(const DotEpilogue& epilogue, int copies);
+
+// The DMA of a bias's columns [first_column, first_column + columns) into its row at VMEM `vmem`
+// (`row_words` words, at least `columns`): f32 words, a bf16 element in the low half of its word
+// (the first of two packed rows), as EmitDotEpilogue reads it.
+void EmitBiasRowDma(AsmBuilder& out, const DeviceBuffer& bias, int64_t first_column, int64_t columns, int64_t row_words,
+                    uint64_t vmem, uint32_t semaphore, uint32_t engine);
 
 // Sets the constant registers (once, before the first read-out).
 void EmitDotEpilogueConstants(AsmBuilder& out, const DotEpilogue& epilogue, const DotEpilogueRegisters& regs);

@@ -12,7 +12,6 @@
 #include "compiler/lower/dot_kernel.h"
 #include "compiler/lower/mxu_tiling.h"
 #include "compiler/passes/buffer_assignment.h"
-#include "compiler/passes/dot_output_fusion.h"
 #include "compiler/passes/layout_assignment.h"
 #include "isa/layout_index.h"
 #include "isa/program_check.h"
@@ -191,15 +190,8 @@ void BatchOuterFreeDims(const KernelContext& context, GeneralDims& g) {
   }
 }
 
-// The dot a kernel computes: the group's root, or the dot of a dot output fusion (whose operands
-// are the dot's two and then its epilogue's).
-const hlo::Instruction& DotOf(const KernelContext& context) {
-  const hlo::Instruction* fused = FusedDot(context.group);
-  return fused != nullptr ? *fused : context.instruction;
-}
-
 GeneralDims DimsOf(const KernelContext& context) {
-  const hlo::Instruction& dot = DotOf(context);
+  const hlo::Instruction& dot = ContractionOf(context);
   if (context.operands.size() < 2 || context.results.size() != 1) CannotLower(dot, "expected two operands and one result");
   const isa::Shape& lhs = context.operands[0].at(0)->shape;
   const isa::Shape& rhs = context.operands[1].at(0)->shape;
@@ -306,7 +298,7 @@ bool EmitMergeCopy(DmaEmitter& e, const DmaArray& split, const DmaArray& merged,
 
 bool DotKernelTakesAsWritten(const KernelContext& context) {
   std::string why;
-  return CanonicalDot(DotOf(context), &why) && context.results.size() == 1 &&
+  return CanonicalDot(ContractionOf(context), &why) && context.results.size() == 1 &&
          DotKernelWritesLayout(context.results[0]->shape);
 }
 
@@ -332,7 +324,7 @@ int GeneralDotCoreParts(const KernelContext& context) {
 }
 
 void EmitGeneralDotKernel(KernelContext& context) {
-  const hlo::Instruction& dot = DotOf(context);
+  const hlo::Instruction& dot = ContractionOf(context);
   // A dot output fusion's epilogue runs in the canonical dot's read-out: only where the canonical
   // result is the result in place (so the epilogue's values land as the root's), its columns the
   // result's minor dim (a bias row along it).

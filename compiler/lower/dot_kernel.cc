@@ -10,14 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "compiler/lower/conv_kernel.h"
 #include "compiler/lower/dma_region.h"
-#include "compiler/lower/dot_general_kernel.h"
 #include "compiler/lower/dot_epilogue.h"
 #include "compiler/lower/f16_emulation.h"
 #include "compiler/lower/megacore.h"
 #include "compiler/lower/mxu_tiling.h"
-#include "compiler/passes/dot_output_fusion.h"
 #include "isa/element_type.h"
 #include "isa/instruction_set.h"
 
@@ -275,8 +272,6 @@ class DotEmitter {
   // `epilogue`: the element-wise operations of a dot output fusion (dot_epilogue.h), or nullptr.
   DotEmitter(KernelContext& context, const DotForm& form, int64_t group_mxus, const DotEpilogue* epilogue)
       : c_(context), out_(context.out), epilogue_(epilogue), group_mxus_(group_mxus), form_(form) {}
-
-  void PlanOnly() { Plan(); }
 
   void Run() {
     Plan();
@@ -918,23 +913,10 @@ class DotEmitter {
   // The epilogue's bias rows: this core's columns of each bias, one DMA each on the last engine
   // (the first panels' go on the others first), signalling kVpuSem.
   void EmitBiasDmas() {
-    const std::string ones = Ones(rank_ - 2);
-    const std::string mtm = MinorToMajor();
-    const int64_t padded = CeilDiv(form_.n, l_) * l_;
     for (std::size_t b = 0; b < epilogue_->biases.size(); ++b) {
       const ExprNode& node = epilogue_->expr.nodes.at(epilogue_->biases[b]);
-      const DeviceBuffer& bias = *c_.operands.at(node.operand + 1).at(0);
-      const isa::Shape source = ExpandedView(bias.shape, rank_, {rank_ - 1});
-      // A bf16 row as the first of two packed rows: element c in the low half of word c.
-      const std::string row = node.type == isa::ElementType::kBF16
-                                  ? fmt::format("bf16[{}2,{}]{{{}:T(2,{})(2,1)}}", ones, padded, mtm, l_)
-                                  : fmt::format("f32[{}1,{}]{{{}}}", ones, padded, mtm);
-      std::vector<std::string> start(rank_, "0"), at(rank_, "0"), size(rank_, "1");
-      start.back() = std::to_string(col0_);
-      size.back() = std::to_string(form_.n);
-      out_.Emit("dma hbm[{:#x}] -> vmem[{:#x}], src={}, dst={}, src_start={}, dst_start={}, size={}, sem=sem[{}], engine={}",
-                bias.address, bias_base_ + b * bias_stride_, isa::ToString(source), row, List(start), List(at), List(size),
-                kVpuSem, engines_ - 1);
+      EmitBiasRowDma(out_, *c_.operands.at(node.operand + 1).at(0), col0_, form_.n, CeilDiv(form_.n, l_) * l_,
+                     bias_base_ + b * bias_stride_, kVpuSem, static_cast<uint32_t>(engines_ - 1));
       ++bias_dmas_;
     }
   }
@@ -1805,8 +1787,7 @@ CoreSlice DotCoreSlice(const DotForm& form, const CompileOptions& options, const
 int DotCoreParts(const KernelContext& context) {
   const int cores = static_cast<int>(isa::TensorCores(context.options.target));
   std::string why;
-  const hlo::Instruction* fused = FusedDot(context.group);
-  const auto form = CanonicalDot(fused != nullptr ? *fused : context.instruction, &why);
+  const auto form = CanonicalDot(ContractionOf(context), &why);
   if (cores <= 1 || !form || context.results.size() != 1 || !DotKernelWritesLayout(context.results[0]->shape)) return 1;
   const CoreSlice last = DotCoreSlice(*form, context.options, {cores - 1, cores}, *context.results[0],
                                       context.operands.at(0).at(0)->shape.element_type);
@@ -1877,24 +1858,6 @@ int64_t TunedGroupMxus(const KernelContext& context, const DotForm& form, const 
 
 void EmitDotKernel(KernelContext& context, const DotForm& form, const DotEpilogue* epilogue) {
   DotEmitter(context, form, TunedGroupMxus(context, form, epilogue), epilogue).Run();
-}
-
-bool DotOutputFusionFits(const KernelGroup& group, const CompileOptions& options) {
-  if (FusedConvolution(group) != nullptr) return ConvolutionOutputFusionFits(group, options);
-  if (FusedDot(group) == nullptr) return false;
-  // The whole kernel emitted on stand-ins, its candidates not tried (no tuner), with HBM scratch
-  // for the general dot's copies (at compile time, what is free around it).
-  CompileOptions planning = options;
-  planning.kernel_tuner = nullptr;
-  return GroupPlans(group, planning, [&](KernelContext& context) {
-    context.hbm_scratch_bytes = planning.hbm_capacity_bytes;
-    const int cores = GeneralDotCoreParts(context);
-    EmitOnCores(context.out, cores, [&](const CorePart& part) {
-      KernelContext core = context;
-      core.part = part;
-      EmitGeneralDotKernel(core);
-    });
-  });
 }
 
 }  // namespace tpusim::compiler

@@ -18,11 +18,6 @@ struct DotEpilogue;
 // reads them out, its operands context's operands from the third on.
 void EmitDotKernel(KernelContext& context, const DotForm& form, const DotEpilogue* epilogue = nullptr);
 
-// Whether `group` lowers as a dot output fusion (compiler/passes/dot_output_fusion.h): its dot's
-// kernel (dot_general_kernel.h) writes the canonical result in place, and its epilogue is one
-// the dot kernel holds, in VMEM and registers.
-bool DotOutputFusionFits(const KernelGroup& group, const CompileOptions& options);
-
 // Whether the dot kernel writes a result of this layout: row-major with 2-D tiles. Another (a
 // matrix-vector product's [M, 1]{0,1}, whose size-1 dim layout assignment moved major) goes
 // through EmitGeneralDotKernel's canonical copy.

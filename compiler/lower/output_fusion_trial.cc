@@ -7,16 +7,14 @@
 #include <vector>
 
 #include "compiler/lower/asm_builder.h"
-#include "compiler/lower/conv_kernel.h"
 #include "compiler/lower/cost.h"
-#include "compiler/lower/dot_general_kernel.h"
-#include "compiler/lower/elementwise_kernel.h"
 #include "compiler/lower/kernel.h"
-#include "compiler/lower/megacore.h"
+#include "compiler/lower/kernel_dispatch.h"
 #include "compiler/lower/kernel_tuner.h"
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/dot_output_fusion.h"
 #include "isa/layout_index.h"
+#include "isa/program_check.h"
 
 namespace tpusim::compiler {
 namespace {
@@ -61,26 +59,7 @@ void EmitGroup(AsmBuilder& out, const CompileOptions& options, const KernelGroup
   KernelContext context{out, options, *group.root, group, {}, {buffers.Of(group.root)}, scratch,
                         options.hbm_capacity_bytes > scratch ? options.hbm_capacity_bytes - scratch : 0, {}};
   for (const hlo::Instruction* operand : group.operands) context.operands.push_back({buffers.Of(operand)});
-  const hlo::Instruction* contraction = FusedContraction(group);
-  if (contraction == nullptr && group.root->opcode() != hlo::Opcode::kDot && group.root->opcode() != hlo::Opcode::kConvolution) {
-    EmitOnCores(out, ElementwiseCoreParts(context), [&](const CorePart& part) {
-      KernelContext core = context;
-      core.part = part;
-      EmitElementwiseKernel(core);
-    });
-    return;
-  }
-  const bool convolution = (contraction != nullptr ? contraction : group.root)->opcode() == hlo::Opcode::kConvolution;
-  const int cores = convolution ? ConvolutionCoreParts(context) : GeneralDotCoreParts(context);
-  EmitOnCores(out, cores, [&](const CorePart& part) {
-    KernelContext core = context;
-    core.part = part;
-    if (convolution) {
-      EmitConvolutionKernel(core);
-    } else {
-      EmitGeneralDotKernel(core);
-    }
-  });
+  EmitKernelOnCores(context);
 }
 
 // What the tuner remembers the choice under: the groups' shapes and operations.
@@ -95,6 +74,18 @@ std::string TrialKey(const KernelGroup& merged, const CompileOptions& options) {
 }
 
 }  // namespace
+
+bool OutputFusionFits(const KernelGroup& group, const CompileOptions& options) {
+  if (FusedContraction(group) == nullptr) return false;
+  // The whole kernel emitted on stand-ins, its candidates not tried (no tuner), with HBM scratch
+  // for the general dot's copies (at compile time, what is free around it).
+  CompileOptions planning = options;
+  planning.kernel_tuner = nullptr;
+  return GroupPlans(group, planning, [&](KernelContext& context) {
+    context.hbm_scratch_bytes = planning.hbm_capacity_bytes;
+    EmitKernelOnCores(context);
+  });
+}
 
 bool OutputFusionPays(const KernelGroup& merged, const KernelGroup& consumers, const CompileOptions& options) {
   const hlo::Instruction* contraction = FusedContraction(merged);

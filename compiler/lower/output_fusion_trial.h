@@ -13,6 +13,11 @@
 
 namespace tpusim::compiler {
 
+// Whether `group`, a dot or convolution output fusion, lowers: its kernel emitted on stand-ins
+// (kernel.h's GroupPlans; the dot kernel writes the canonical result in place, the epilogue is one
+// the kernel holds in VMEM and registers).
+bool OutputFusionFits(const KernelGroup& group, const CompileOptions& options);
+
 // `merged`: the output fusion group; `consumers`: the element-wise group it was made from (the
 // contraction one of its operands). True without a tuner, or for a contraction whose MXU time at
 // the chip's peak exceeds kMostTriedNs (its runs would cost more wall time than they are worth).

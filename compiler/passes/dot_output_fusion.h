@@ -10,8 +10,8 @@
 //
 // Runs after element-wise fusion, over its groups. The dot joins where it is a kernel of its own,
 // not the computation's root, nothing else in the group reads its operands, and `fits(merged,
-// consumers)` says so (compile.cc: the kernel lowers the merged group, dot_kernel.h's
-// DotOutputFusionFits, and runs faster than the two kernels, output_fusion_trial.h). The merged
+// consumers)` says so (compile.cc: the kernel lowers the merged group, output_fusion_trial.h's
+// OutputFusionFits, and runs faster than the two kernels: OutputFusionPays). The merged
 // group's operands are the dot's lhs and rhs, then the group's others.
 #pragma once
 

@@ -8,7 +8,7 @@
 
 #include "compiler/hlo/parser.h"
 #include "compiler/lower/dot_epilogue.h"
-#include "compiler/lower/dot_kernel.h"
+#include "compiler/lower/output_fusion_trial.h"
 #include "compiler/passes/dot_output_fusion.h"
 #include "isa/error.h"
 #include "tests/compiler/compile_test_support.h"
@@ -37,7 +37,7 @@ std::vector<KernelGroup> Fused(tpusim::hlo::Module& module) {
   options.target.set_semaphores(16);              // arrays in an epilogue take two of their own
   return tpusim::compiler::FuseDotOutputs(groups, tpusim::compiler::Schedule(*module.entry()),
                                           [&](const KernelGroup& g, const KernelGroup&) {
-                                            return tpusim::compiler::DotOutputFusionFits(g, options);
+                                            return tpusim::compiler::OutputFusionFits(g, options);
                                           });
 }
 
