@@ -21,6 +21,19 @@ struct ResourceStats {
   uint64_t bytes = 0;
   sc_core::sc_time busy = sc_core::SC_ZERO_TIME;  // sum of the transfer times it served
 };
+// Counts add and subtract field by field (a replayed segment's share: sim/chip/segment_replay.h).
+inline void AddCounts(ResourceStats& to, const ResourceStats& delta) {
+  to.requests += delta.requests;
+  to.bytes += delta.bytes;
+  to.busy += delta.busy;
+}
+inline ResourceStats CountsSince(const ResourceStats& now, const ResourceStats& before) {
+  ResourceStats delta;
+  delta.requests = now.requests - before.requests;
+  delta.bytes = now.bytes - before.bytes;
+  delta.busy = now.busy - before.busy;
+  return delta;
+}
 
 class BandwidthResource {
  public:

@@ -9,6 +9,29 @@
 
 namespace tpusim::models {
 
+void AddCounts(DmaEngineStats& to, const DmaEngineStats& delta) {
+  to.transfers += delta.transfers;
+  to.payload_bytes += delta.payload_bytes;
+  to.read_requests += delta.read_requests;
+  to.read_bytes += delta.read_bytes;
+  to.write_requests += delta.write_requests;
+  to.write_bytes += delta.write_bytes;
+  to.busy += delta.busy;
+}
+
+DmaEngineStats CountsSince(const DmaEngineStats& now, const DmaEngineStats& before) {
+  DmaEngineStats delta;
+  delta.name = now.name;
+  delta.transfers = now.transfers - before.transfers;
+  delta.payload_bytes = now.payload_bytes - before.payload_bytes;
+  delta.read_requests = now.read_requests - before.read_requests;
+  delta.read_bytes = now.read_bytes - before.read_bytes;
+  delta.write_requests = now.write_requests - before.write_requests;
+  delta.write_bytes = now.write_bytes - before.write_bytes;
+  delta.busy = now.busy - before.busy;
+  return delta;
+}
+
 void Validate(const DmaParams& params) {
   constexpr std::string_view kParams = "DmaParams";
   RequireAtLeast(kParams, "engine_count", params.engine_count, 1);

@@ -55,6 +55,9 @@ struct DmaEngineStats {
   uint64_t write_bytes = 0;
   sc_core::sc_time busy = sc_core::SC_ZERO_TIME;  // the union over transfers of Begin to completion
 };
+// Counts add and subtract field by field (a replayed segment's share: sim/chip/segment_replay.h).
+void AddCounts(DmaEngineStats& to, const DmaEngineStats& delta);
+DmaEngineStats CountsSince(const DmaEngineStats& now, const DmaEngineStats& before);
 
 // One finished transfer.
 struct DmaCompletion {

@@ -32,6 +32,7 @@ struct DmaUnit::State {
   std::vector<Engine> engines;
   bool move_data = true;
   bool abandoned = false;  // the DmaUnit is gone: threads must stop
+  std::vector<DmaEngineStats> replayed;  // AddReplayedCounts's sums, by engine (empty until then)
   std::function<void(const DmaCompletion&)> on_completion;
   sc_core::sc_event queue_space;  // a queue got room
 };
@@ -102,7 +103,13 @@ bool DmaUnit::idle() const {
 std::vector<DmaEngineStats> DmaUnit::stats() const {
   std::vector<DmaEngineStats> stats;
   for (const State::Engine& engine : state_->engines) stats.push_back(engine.engine.stats());
+  for (std::size_t e = 0; e < state_->replayed.size(); ++e) AddCounts(stats[e], state_->replayed[e]);
   return stats;
+}
+
+void DmaUnit::AddReplayedCounts(const std::vector<DmaEngineStats>& delta) {
+  state_->replayed.resize(delta.size());
+  for (std::size_t e = 0; e < delta.size(); ++e) AddCounts(state_->replayed[e], delta[e]);
 }
 
 namespace {

@@ -51,6 +51,9 @@ class DmaUnit {
   std::size_t queued(uint32_t engine) const;  // waiting, not counting the one in progress
   bool idle() const;                          // nothing queued or in progress
   std::vector<DmaEngineStats> stats() const;
+  // Adds `delta` (CountsSince of stats(), engine by engine) to what stats() reports: the
+  // transfers of a replayed segment (sim/chip/segment_replay.h).
+  void AddReplayedCounts(const std::vector<DmaEngineStats>& delta);
 
  private:
   struct State;

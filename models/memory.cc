@@ -70,7 +70,34 @@ MemoryStats Memory::stats() const {
   MemoryStats stats = counters_;
   stats.name = name_;
   AppendResourceStats(stats.resources);
+  stats.read_requests += replayed_.read_requests;
+  stats.write_requests += replayed_.write_requests;
+  stats.bytes_read += replayed_.bytes_read;
+  stats.bytes_written += replayed_.bytes_written;
+  for (std::size_t i = 0; i < replayed_.resources.size(); ++i) AddCounts(stats.resources[i], replayed_.resources[i]);
   return stats;
+}
+
+void Memory::AddReplayedCounts(const MemoryStats& delta) {
+  replayed_.read_requests += delta.read_requests;
+  replayed_.write_requests += delta.write_requests;
+  replayed_.bytes_read += delta.bytes_read;
+  replayed_.bytes_written += delta.bytes_written;
+  replayed_.resources.resize(delta.resources.size());
+  for (std::size_t i = 0; i < delta.resources.size(); ++i) AddCounts(replayed_.resources[i], delta.resources[i]);
+}
+
+MemoryStats CountsSince(const MemoryStats& now, const MemoryStats& before) {
+  MemoryStats delta;
+  delta.name = now.name;
+  delta.read_requests = now.read_requests - before.read_requests;
+  delta.write_requests = now.write_requests - before.write_requests;
+  delta.bytes_read = now.bytes_read - before.bytes_read;
+  delta.bytes_written = now.bytes_written - before.bytes_written;
+  for (std::size_t i = 0; i < now.resources.size(); ++i) {
+    delta.resources.push_back(CountsSince(now.resources[i], before.resources[i]));
+  }
+  return delta;
 }
 
 }  // namespace tpusim::models

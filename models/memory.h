@@ -34,6 +34,8 @@ struct MemoryStats {
   // Channels, ports, banks, link directions: bytes and busy time of each.
   std::vector<ResourceStats> resources;
 };
+// `now`'s counts less `before`'s, resource by resource (both from one memory's stats()).
+MemoryStats CountsSince(const MemoryStats& now, const MemoryStats& before);
 
 class Memory {
  public:
@@ -63,6 +65,9 @@ class Memory {
   void CheckRange(std::string_view what, uint64_t address, uint64_t bytes) const;
 
   MemoryStats stats() const;
+  // Adds `delta` (a CountsSince of this memory's stats) to what stats() reports: the requests of
+  // a replayed segment, which never reach the timing (sim/chip/segment_replay.h).
+  void AddReplayedCounts(const MemoryStats& delta);
 
  protected:
   Memory(std::string name, uint64_t capacity_bytes);
@@ -77,6 +82,7 @@ class Memory {
   std::string name_;
   SparseBytes contents_;
   MemoryStats counters_;  // the request and byte counts; resources are filled in by stats()
+  MemoryStats replayed_;  // AddReplayedCounts's sums (no resources until the first)
 };
 
 // Memories by memory-space number (isa::MemorySpace: 0 HBM, 1 VMEM, 2 SMEM, 3 CMEM, 5 host, 6 ICI);

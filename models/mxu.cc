@@ -304,7 +304,48 @@ MxuTiming Mxu::PopBlock(Vreg& vd, uint64_t cycle, bool accumulate) {
   return Whole(span);
 }
 
-uint64_t Mxu::quiescent_cycle() const { return CeilCycle(timer_.quiescent()); }
+uint64_t Mxu::quiescent_cycle() const {
+  return std::max(CeilCycle(timer_.quiescent()), replayed_quiescent_);
+}
+
+void Mxu::AddReplayed(const MxuStats& counts, uint64_t quiescent_cycle) {
+  AddCounts(replayed_, counts);
+  replayed_quiescent_ = std::max(replayed_quiescent_, quiescent_cycle);
+}
+
+void AddCounts(MxuStats& to, const MxuStats& delta) {
+  to.weight_pushes += delta.weight_pushes;
+  to.latches += delta.latches;
+  to.pushes += delta.pushes;
+  to.row_groups += delta.row_groups;
+  to.rows += delta.rows;
+  to.pops += delta.pops;
+  to.accumulator_reads += delta.accumulator_reads;
+  to.macs += delta.macs;
+  to.busy_cycles += delta.busy_cycles;
+  to.pass_cycles += delta.pass_cycles;
+  to.fill_cycles += delta.fill_cycles;
+  to.fills += delta.fills;
+  to.weight_load_cycles += delta.weight_load_cycles;
+}
+
+MxuStats CountsSince(const MxuStats& now, const MxuStats& before) {
+  MxuStats delta;
+  delta.weight_pushes = now.weight_pushes - before.weight_pushes;
+  delta.latches = now.latches - before.latches;
+  delta.pushes = now.pushes - before.pushes;
+  delta.row_groups = now.row_groups - before.row_groups;
+  delta.rows = now.rows - before.rows;
+  delta.pops = now.pops - before.pops;
+  delta.accumulator_reads = now.accumulator_reads - before.accumulator_reads;
+  delta.macs = now.macs - before.macs;
+  delta.busy_cycles = now.busy_cycles - before.busy_cycles;
+  delta.pass_cycles = now.pass_cycles - before.pass_cycles;
+  delta.fill_cycles = now.fill_cycles - before.fill_cycles;
+  delta.fills = now.fills - before.fills;
+  delta.weight_load_cycles = now.weight_load_cycles - before.weight_load_cycles;
+  return delta;
+}
 
 MxuStats Mxu::stats() const {
   MxuStats stats;
@@ -321,6 +362,7 @@ MxuStats Mxu::stats() const {
   stats.fill_cycles = timer_.fill_cycles();
   stats.fills = timer_.fills();
   stats.weight_load_cycles = timer_.weight_load_cycles();
+  AddCounts(stats, replayed_);
   return stats;
 }
 

@@ -49,6 +49,9 @@ struct MxuStats {
   uint64_t fills = 0;  // row groups that found the array idle
   double weight_load_cycles = 0;
 };
+// Counts add and subtract field by field (a replayed segment's share: sim/chip/segment_replay.h).
+void AddCounts(MxuStats& to, const MxuStats& delta);
+MxuStats CountsSince(const MxuStats& now, const MxuStats& before);
 
 // The fraction of `elapsed_cycles` the array spent passing rows: 1 when rows stream at the
 // configured peak of their type (1 / passes rows per cycle). FLOPs are 2 x stats.macs.
@@ -85,6 +88,16 @@ class Mxu {
   // The cycle by which everything begun so far has completed (the program's end waits for it).
   uint64_t quiescent_cycle() const;
   MxuStats stats() const;
+  // A replayed segment (sim/chip/segment_replay.h): its counts (a CountsSince) join stats(), and
+  // the unit is quiescent from `quiescent_cycle` (when the segment's last operation completed).
+  void AddReplayed(const MxuStats& counts, uint64_t quiescent_cycle);
+  // Between operations: nothing staged, no partial row group, no results waiting. What is left
+  // then is the latched weights' type (0: none), which a segment may rely on and a replay sets.
+  bool between_sequences() const { return staged_pushes_ == 0 && group_pushes_ == 0 && fifo_rows_ == 0; }
+  int latched_type() const { return latched_type_ ? static_cast<int>(*latched_type_) + 1 : 0; }
+  void set_latched_type(int type) {
+    latched_type_ = type == 0 ? std::nullopt : std::optional(static_cast<isa::ElementType>(type - 1));
+  }
 
  private:
   // The result FIFO holds row groups as they left the array: row i of a group is ready at
@@ -114,6 +127,8 @@ class Mxu {
   uint32_t column_blocks_;  // nc = ceil(C / L): pops per S rows, weight pushes per row block
   bool timing_only_ = false;
   MxuTimer timer_;
+  MxuStats replayed_;             // AddReplayed's sums
+  uint64_t replayed_quiescent_ = 0;  // AddReplayed's latest quiescent cycle
 
   // Staging buffer: R x C raw elements, the type and count of the pushes since the last latch.
   std::vector<uint32_t> staging_;

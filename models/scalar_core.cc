@@ -58,6 +58,40 @@ void Validate(const ScalarCoreParams& params) {
   if (params.max_instructions == 0) throw Error("scalar core: max_instructions must be > 0");
 }
 
+ScalarCoreStats CountsSince(const ScalarCoreStats& now, const ScalarCoreStats& before) {
+  ScalarCoreStats delta;
+  delta.instructions = now.instructions - before.instructions;
+  delta.dispatched_dma = now.dispatched_dma - before.dispatched_dma;
+  delta.dispatched_vpu = now.dispatched_vpu - before.dispatched_vpu;
+  delta.dispatched_mxu = now.dispatched_mxu - before.dispatched_mxu;
+  delta.taken_branches = now.taken_branches - before.taken_branches;
+  delta.smem_bytes_read = now.smem_bytes_read - before.smem_bytes_read;
+  delta.smem_bytes_written = now.smem_bytes_written - before.smem_bytes_written;
+  delta.issue_cycles = now.issue_cycles - before.issue_cycles;
+  delta.branch_stall_cycles = now.branch_stall_cycles - before.branch_stall_cycles;
+  delta.smem_stall_cycles = now.smem_stall_cycles - before.smem_stall_cycles;
+  delta.semaphore_stall_cycles = now.semaphore_stall_cycles - before.semaphore_stall_cycles;
+  delta.dispatch_stall_cycles = now.dispatch_stall_cycles - before.dispatch_stall_cycles;
+  delta.core_sync_stall_cycles = now.core_sync_stall_cycles - before.core_sync_stall_cycles;
+  return delta;
+}
+
+void AddCounts(ScalarCoreStats& to, const ScalarCoreStats& delta) {
+  to.instructions += delta.instructions;
+  to.dispatched_dma += delta.dispatched_dma;
+  to.dispatched_vpu += delta.dispatched_vpu;
+  to.dispatched_mxu += delta.dispatched_mxu;
+  to.taken_branches += delta.taken_branches;
+  to.smem_bytes_read += delta.smem_bytes_read;
+  to.smem_bytes_written += delta.smem_bytes_written;
+  to.issue_cycles += delta.issue_cycles;
+  to.branch_stall_cycles += delta.branch_stall_cycles;
+  to.smem_stall_cycles += delta.smem_stall_cycles;
+  to.semaphore_stall_cycles += delta.semaphore_stall_cycles;
+  to.dispatch_stall_cycles += delta.dispatch_stall_cycles;
+  to.core_sync_stall_cycles += delta.core_sync_stall_cycles;
+}
+
 ScalarCore::ScalarCore(std::string name, const ScalarCoreParams& params, const MemoryMap& memories,
                        std::vector<Semaphore*> semaphores, DmaUnit* dma)
     : name_(std::move(name)),
@@ -124,6 +158,8 @@ void ScalarCore::Start(const isa::Program& program) {
   fault_.clear();
   state_ = State::kRunning;
   start_time_ = sc_core::sc_time_stamp();
+  anchor_time_ = start_time_;
+  anchor_cycle_ = 0;
   sc_core::sc_spawn_options options;
   sc_core::sc_spawn([this] { Run(); }, (name_ + "_thread").c_str(), &options);
 }
@@ -174,16 +210,26 @@ void ScalarCore::IssueSlot() {
   }
 }
 
+sc_core::sc_time ScalarCore::TimeOfCycle(uint64_t cycle) const {
+  return cycle >= anchor_cycle_ ? anchor_time_ + clock_.ToTime(cycle - anchor_cycle_)
+                                : anchor_time_ - clock_.ToTime(anchor_cycle_ - cycle);
+}
+
+void ScalarCore::Reanchor() {
+  // The cycle the core resumes in keeps its time; the cycles after it count from there, so what
+  // follows depends on the time since the barrier alone, not on where the run's clock rounds.
+  anchor_time_ = TimeOfCycle(Cycle());
+  anchor_cycle_ = Cycle();
+}
+
 void ScalarCore::SyncToCycle(uint64_t cycle) {
-  const sc_core::sc_time target = start_time_ + clock_.ToTime(cycle);
+  const sc_core::sc_time target = TimeOfCycle(cycle);
   const sc_core::sc_time now = sc_core::sc_time_stamp();
   if (target > now) sc_core::wait(target - now);
 }
 
 void ScalarCore::CatchUpToSystemCTime(uint64_t* stall_counter) {
-  const sc_core::sc_time elapsed = sc_core::sc_time_stamp() - start_time_;
-  uint64_t cycle = clock_.ToCycles(elapsed);
-  if (clock_.ToTime(cycle) < elapsed) ++cycle;  // the first whole cycle at or after now
+  const uint64_t cycle = CycleOfTime(sc_core::sc_time_stamp());  // the first whole cycle at or after now
   const uint64_t slot = cycle * params_.issue_instructions_per_cycle;
   if (slot > slot_) {
     *stall_counter += cycle - Cycle();
@@ -222,22 +268,33 @@ void ScalarCore::WaitForRegisters(const isa::Instruction& instruction,
   }
 }
 
+int64_t ScalarCore::Reg(uint32_t index) const {
+  const int64_t value = regs_.at(index);
+  if (log_ != nullptr) log_->ReadRegister(index, value);
+  return value;
+}
+
+void ScalarCore::SetReg(uint32_t index, int64_t value) {
+  regs_.at(index) = value;
+  if (log_ != nullptr) log_->WroteRegister(index);
+}
+
 int64_t ScalarCore::Value(const isa::Operand& operand) const {
   switch (operand.value_case()) {
-    case isa::Operand::kSreg: return regs_.at(operand.sreg());
+    case isa::Operand::kSreg: return Reg(operand.sreg());
     case isa::Operand::kImm: return operand.imm();
     default: throw Fault("operand is neither a scalar register nor an immediate");
   }
 }
 
 int64_t ScalarCore::Value(const isa::RegOffset& value) const {
-  const uint64_t base = value.has_reg() ? static_cast<uint64_t>(regs_.at(value.reg())) : 0;
+  const uint64_t base = value.has_reg() ? static_cast<uint64_t>(Reg(value.reg())) : 0;
   return static_cast<int64_t>(base + static_cast<uint64_t>(value.offset()));
 }
 
 uint64_t ScalarCore::AddressOf(const isa::Operand& operand) const {
   const isa::Address& address = operand.address();
-  const uint64_t base = address.has_reg() ? static_cast<uint64_t>(regs_.at(address.reg())) : 0;
+  const uint64_t base = address.has_reg() ? static_cast<uint64_t>(Reg(address.reg())) : 0;
   return base + static_cast<uint64_t>(address.offset());
 }
 
@@ -287,6 +344,7 @@ bool ScalarCore::Step() {
   // The cores run the same control flow on the same memory: the first one watches the loops.
   if (core_index_ == 0 && loops_.IsTop(pc_)) {
     if (std::string never = loops_.Reached(pc_, by_branch); !never.empty()) throw Fault(never);
+    if (log_ != nullptr) log_->Spoil();  // a replay would hide the top from the watch
   }
   if (marked_[pc_]) {
     marks_.push_back({static_cast<uint32_t>(pc_), Cycle()});
@@ -309,6 +367,7 @@ bool ScalarCore::Step() {
                   std::to_string(units_.mxus.size()) + " MXUs attached)");
     }
   }
+  if (hooks_ != nullptr && in.opcode() == isa::OPCODE_CORE_SYNC) hooks_->BeforeSync(core_index_);
   WaitForRegisters(in, info);
   if (vector) WaitForQueue(vpu_starts_, units_.vpu_queue_depth_entries);
   if (matrix) WaitForQueue(mxu_starts_[mxu_index], units_.mxu_queue_depth_entries);
@@ -318,7 +377,7 @@ bool ScalarCore::Step() {
   if (observer_ != nullptr) observer_->OnScalarInstruction(static_cast<uint32_t>(pc_), issue_cycle);
   auto op = [&](int i) -> const isa::Operand& { return in.operands(i); };
   auto set = [&](int64_t value) {
-    regs_.at(op(0).sreg()) = value;
+    SetReg(op(0).sreg(), value);
     ++pc_;
   };
   const auto a = [&] { return Value(op(1)); };
@@ -376,6 +435,7 @@ bool ScalarCore::Step() {
       const uint64_t address = SmemAddress(op(1), bytes);
       uint8_t data[8] = {};
       memories_[isa::MEMORY_SPACE_SMEM]->Read(address, std::span<uint8_t>(data, bytes));
+      if (log_ != nullptr) log_->ReadMemory(isa::MEMORY_SPACE_SMEM, *memories_[isa::MEMORY_SPACE_SMEM], address, bytes);
       uint64_t word = 0;
       for (uint64_t i = 0; i < bytes; ++i) word |= uint64_t{data[i]} << (8 * i);
       int64_t value = static_cast<int64_t>(word);
@@ -390,10 +450,11 @@ bool ScalarCore::Step() {
     case isa::OPCODE_ST_S64: {
       const uint64_t bytes = in.opcode() == isa::OPCODE_ST_S64 ? 8 : 4;
       const uint64_t address = SmemAddress(op(1), bytes);
-      const uint64_t word = static_cast<uint64_t>(regs_.at(op(0).sreg()));
+      const uint64_t word = static_cast<uint64_t>(Reg(op(0).sreg()));
       uint8_t data[8];
       for (uint64_t i = 0; i < bytes; ++i) data[i] = static_cast<uint8_t>(word >> (8 * i));
       memories_[isa::MEMORY_SPACE_SMEM]->Write(address, std::span<const uint8_t>(data, bytes));
+      if (log_ != nullptr) log_->WroteMemory(isa::MEMORY_SPACE_SMEM, address, bytes);
       stats_.smem_bytes_written += bytes;
       ++pc_;
       return true;
@@ -418,8 +479,8 @@ bool ScalarCore::Step() {
       Branch(static_cast<uint64_t>(Value(op(0))) >= static_cast<uint64_t>(Value(op(1))), op(2));
       return true;
     case isa::OPCODE_LOOP: {
-      int64_t& counter = regs_.at(op(0).sreg());
-      counter = static_cast<int64_t>(static_cast<uint64_t>(counter) - 1);
+      const int64_t counter = static_cast<int64_t>(static_cast<uint64_t>(Reg(op(0).sreg())) - 1);
+      SetReg(op(0).sreg(), counter);
       Branch(counter > 0, op(1));
       return true;
     }
@@ -470,8 +531,10 @@ bool ScalarCore::Step() {
         barrier_->ArriveAndWait();
         state_ = State::kRunning;
         CatchUpToSystemCTime(&stats_.core_sync_stall_cycles);
+        Reanchor();
       }
       ++pc_;
+      if (hooks_ != nullptr) hooks_->AfterSync(core_index_);
       return true;
     }
     case isa::OPCODE_DMA: DispatchDma(in); ++pc_; return true;
@@ -525,6 +588,7 @@ void ScalarCore::DispatchDma(const isa::Instruction& in) {
                 std::to_string(dma_->engine_count()) + ")");
   }
   ValidateTransfer(transfer);  // faults here, before any time passes
+  if (log_ != nullptr) LogDmaData(transfer);
   SyncToCycle(issue_cycle_);
   dma_->Submit(static_cast<uint32_t>(engine), transfer);  // waits while the queue is full
   if (observer_ != nullptr) {
@@ -555,10 +619,45 @@ void ScalarCore::WaitForQueue(std::deque<uint64_t>& starts, uint32_t depth) {
 }
 
 uint64_t ScalarCore::CycleOfTime(const sc_core::sc_time& time) const {
-  const sc_core::sc_time elapsed = time > start_time_ ? time - start_time_ : sc_core::SC_ZERO_TIME;
+  const sc_core::sc_time elapsed = time > anchor_time_ ? time - anchor_time_ : sc_core::SC_ZERO_TIME;
   uint64_t cycle = clock_.ToCycles(elapsed);
   if (clock_.ToTime(cycle) < elapsed) ++cycle;
-  return cycle;
+  return anchor_cycle_ + cycle;
+}
+
+void ScalarCore::LogDmaData(const DmaTransfer& transfer) {
+  const isa::ElementType type = transfer.source.shape.element_type;
+  uint64_t elements = 1;
+  for (int64_t size : transfer.sizes) elements *= static_cast<uint64_t>(size);
+  const uint64_t element_bytes = static_cast<uint64_t>(isa::ElementByteWidth(type));
+  // Segments are logged in timing-only runs, where larger transfers move no data.
+  if (elements * element_bytes > kTimingOnlyMovedBytes) return;
+  const auto space_of = [&](const Memory* memory) {
+    for (std::size_t s = 0; s < memories_.size(); ++s) {
+      if (memories_[s] == memory) return static_cast<isa::MemorySpace>(s);
+    }
+    throw Fault("a DMA names a memory this core does not map");
+  };
+  const isa::MemorySpace source_space = space_of(transfer.source.memory);
+  const isa::MemorySpace destination_space = space_of(transfer.destination.memory);
+  const isa::LayoutMap source(transfer.source.shape);
+  const isa::LayoutMap destination(transfer.destination.shape);
+  // Every element of the region, by its index.
+  std::vector<int64_t> index(transfer.sizes.size(), 0);
+  std::vector<int64_t> at(index.size());
+  for (uint64_t e = 0; e < elements; ++e) {
+    for (std::size_t d = 0; d < index.size(); ++d) at[d] = transfer.source.start[d] + index[d];
+    log_->ReadMemory(source_space, *transfer.source.memory,
+                     transfer.source.base_address + static_cast<uint64_t>(source.ByteOffset(at)), element_bytes);
+    for (std::size_t d = 0; d < index.size(); ++d) at[d] = transfer.destination.start[d] + index[d];
+    log_->WroteMemory(destination_space,
+                      transfer.destination.base_address + static_cast<uint64_t>(destination.ByteOffset(at)),
+                      element_bytes);
+    for (std::size_t d = index.size(); d-- > 0;) {
+      if (++index[d] < transfer.sizes[d]) break;
+      index[d] = 0;
+    }
+  }
 }
 
 void ScalarCore::DispatchVpu(const isa::Instruction& in, const isa::InstructionInfo& info) {
@@ -573,7 +672,7 @@ void ScalarCore::DispatchVpu(const isa::Instruction& in, const isa::InstructionI
     vpu_starts_.push_back(cycle);
     // The semaphore is incremented at the start of `cycle`, in SystemC time (as a DMA's is).
     Semaphore* target = &semaphore;
-    const sc_core::sc_time when = start_time_ + clock_.ToTime(cycle);
+    const sc_core::sc_time when = TimeOfCycle(cycle);
     sc_core::sc_spawn_options options;
     sc_core::sc_spawn(
         [target, amount, when] {
@@ -678,7 +777,7 @@ void ScalarCore::DispatchVectorMemory(const isa::Instruction& in,
   // Timing: the VPU's issue slot, then VMEM serves the rows (one request when they are one
   // contiguous block), and the issue commits with VMEM's completion.
   const uint64_t issue = vpu.EarliestIssue(issue_cycle_, use);
-  const sc_core::sc_time issue_time = start_time_ + clock_.ToTime(issue);
+  const sc_core::sc_time issue_time = TimeOfCycle(issue);
   const AccessKind kind = load ? AccessKind::kRead : AccessKind::kWrite;
   sc_core::sc_time done = issue_time;
   const auto access = [&](uint64_t at, uint64_t bytes) {
@@ -828,6 +927,80 @@ std::string ScalarCore::DescribeDeadlock() const {
          "`): semaphore " + std::to_string(waiting_semaphore_) + " holds " +
          std::to_string(semaphore.value()) + " and needs " + std::to_string(waiting_amount_) +
          ", and no unit has work left that could signal it";
+}
+
+bool ScalarCore::settled() const {
+  for (uint64_t ready : reg_ready_slot_) {
+    if (ready > slot_) return false;
+  }
+  const uint64_t cycle = Cycle();
+  for (uint64_t start : vpu_starts_) {
+    if (start > cycle) return false;
+  }
+  for (const std::deque<uint64_t>& starts : mxu_starts_) {
+    for (uint64_t start : starts) {
+      if (start > cycle) return false;
+    }
+  }
+  return true;
+}
+
+ScalarSegmentEnd ScalarCore::SegmentEnd(const ScalarCoreStats& start_stats, std::size_t start_marks) const {
+  const uint64_t k = params_.issue_instructions_per_cycle;
+  const auto cycle_after = [&](uint64_t cycle) {
+    return static_cast<int64_t>(cycle) - static_cast<int64_t>(anchor_cycle_);
+  };
+  ScalarSegmentEnd end;
+  end.pc = pc_;
+  end.slot = slot_ - anchor_cycle_ * k;
+  end.issue_cycle = cycle_after(issue_cycle_);
+  end.last_busy_cycle = last_busy_cycle_ == UINT64_MAX ? INT64_MIN : cycle_after(last_busy_cycle_);
+  end.branched = branched_;
+  end.written_registers = log_ != nullptr ? log_->written_registers() : 0;
+  end.registers = regs_;
+  for (std::size_t r = 0; r < regs_.size(); ++r) {
+    end.ready_slots[r] = static_cast<int64_t>(reg_ready_slot_[r]) - static_cast<int64_t>(anchor_cycle_ * k);
+  }
+  for (uint64_t start : vpu_starts_) end.vpu_starts.push_back(cycle_after(start));
+  for (const std::deque<uint64_t>& starts : mxu_starts_) {
+    end.mxu_starts.emplace_back();
+    for (uint64_t start : starts) end.mxu_starts.back().push_back(cycle_after(start));
+  }
+  end.counts = CountsSince(stats_, start_stats);
+  for (std::size_t m = start_marks; m < marks_.size(); ++m) {
+    end.marks.push_back({marks_[m].pc, cycle_after(marks_[m].cycle)});
+  }
+  return end;
+}
+
+void ScalarCore::ReplaySegment(const ScalarSegmentEnd& end) {
+  const uint64_t k = params_.issue_instructions_per_cycle;
+  const int64_t anchor_slot = static_cast<int64_t>(anchor_cycle_ * k);
+  // A cycle before the anchor is in the past of everything to come, as the anchor is.
+  const auto cycle_at = [&](int64_t after) {
+    return after <= 0 ? anchor_cycle_ : anchor_cycle_ + static_cast<uint64_t>(after);
+  };
+  pc_ = end.pc;
+  slot_ = anchor_cycle_ * k + end.slot;
+  issue_cycle_ = cycle_at(end.issue_cycle);
+  if (end.last_busy_cycle >= 0) last_busy_cycle_ = cycle_at(end.last_busy_cycle);
+  branched_ = end.branched;
+  for (std::size_t r = 0; r < regs_.size(); ++r) {
+    if (((end.written_registers >> r) & 1) != 0) regs_[r] = end.registers[r];
+    if (end.ready_slots[r] > 0) reg_ready_slot_[r] = static_cast<uint64_t>(anchor_slot + end.ready_slots[r]);
+  }
+  vpu_starts_.clear();
+  for (int64_t start : end.vpu_starts) vpu_starts_.push_back(cycle_at(start));
+  for (std::size_t m = 0; m < mxu_starts_.size() && m < end.mxu_starts.size(); ++m) {
+    mxu_starts_[m].clear();
+    for (int64_t start : end.mxu_starts[m]) mxu_starts_[m].push_back(cycle_at(start));
+  }
+  AddCounts(stats_, end.counts);
+  if (stats_.instructions > params_.max_instructions) {
+    throw Fault("more than " + std::to_string(params_.max_instructions) +
+                " instructions executed (a loop that never ends? --max-instructions raises the limit)");
+  }
+  for (const ScalarSegmentEnd::Mark& mark : end.marks) marks_.push_back({mark.pc, cycle_at(mark.cycle)});
 }
 
 }  // namespace tpusim::models

@@ -39,6 +39,7 @@
 #include "models/loop_watch.h"
 #include "models/memory.h"
 #include "models/mxu.h"
+#include "models/segment_log.h"
 #include "models/semaphore.h"
 #include "models/vector_register_file.h"
 #include "models/vpu.h"
@@ -96,6 +97,45 @@ struct ScalarCoreStats {
   uint64_t units_done_cycle = 0;      // when the VPU and the MXUs finished (the run ends at the
                                       // later of this and end_cycle)
 };
+// The counts of `now` less those of `before` (end_cycle and units_done_cycle left 0), and their
+// sum: a replayed segment's share (sim/chip/segment_replay.h).
+ScalarCoreStats CountsSince(const ScalarCoreStats& now, const ScalarCoreStats& before);
+void AddCounts(ScalarCoreStats& to, const ScalarCoreStats& delta);
+
+// Where a core stood as it reached the core.sync that ends a segment (the run between two rounds
+// of core.sync), its cycles relative to the segment's first (its anchor, ScalarCore's
+// anchor_cycle): what a replay of the segment gives the core (sim/chip/segment_replay.h).
+struct ScalarSegmentEnd {
+  uint64_t pc = 0;            // the core.sync
+  uint64_t slot = 0;          // issue slots after the anchor's first
+  int64_t issue_cycle = 0;    // cycles after the anchor (negative: before it)
+  int64_t last_busy_cycle = 0;
+  bool branched = false;
+  uint64_t written_registers = 0;  // a bit per scalar register the segment wrote
+  std::array<int64_t, 32> registers{};
+  std::array<int64_t, 32> ready_slots{};  // relative, like slot
+  std::vector<int64_t> vpu_starts;
+  std::vector<std::vector<int64_t>> mxu_starts;
+  ScalarCoreStats counts;  // CountsSince the segment's start
+  struct Mark {
+    uint32_t pc = 0;
+    int64_t cycle = 0;
+  };
+  std::vector<Mark> marks;
+};
+
+// Called by each core at every core.sync, around the barrier (sim/chip/segment_replay.h
+// implements it). The cores' clocks are re-anchored at each release, so a segment's timing is a
+// function of its own start alone.
+class SyncHooks {
+ public:
+  virtual ~SyncHooks() = default;
+  // Core `core` is about to issue a core.sync: the segment it ran since the last one is done.
+  virtual void BeforeSync(uint32_t core) = 0;
+  // Core `core` has passed the barrier, its clock re-anchored and its pc on the instruction after
+  // the core.sync: the next segment starts.
+  virtual void AfterSync(uint32_t core) = 0;
+};
 
 class ScalarCore {
  public:
@@ -118,6 +158,8 @@ class ScalarCore {
   }
   // Timing-only: vld / vst move no data (the units' own flags are set by their owner).
   void set_timing_only(bool timing_only) { timing_only_ = timing_only; }
+  // Told of every core.sync (nullptr: nobody; not owned). Set before Start.
+  void set_sync_hooks(SyncHooks* hooks) { hooks_ = hooks; }
   // Reports what the core and its units do to `observer` (nullptr: nobody; not owned).
   void set_observer(ActivityObserver* observer) { observer_ = observer; }
 
@@ -145,6 +187,25 @@ class ScalarCore {
   int64_t reg(uint32_t index) const { return regs_.at(index); }
   const std::string& name() const { return name_; }
 
+  // Segments (SyncHooks). The cycle its clock counts from since the last core.sync, and when
+  // that cycle began: cycle c is at anchor_time() + ToTime(c - anchor_cycle()).
+  uint64_t anchor_cycle() const { return anchor_cycle_; }
+  const sc_core::sc_time& anchor_time() const { return anchor_time_; }
+  uint64_t pc() const { return pc_; }
+  // Issue slots after the anchor's first (where the core resumed after the barrier).
+  uint64_t slot_after_anchor() const { return slot_ - anchor_cycle_ * params_.issue_instructions_per_cycle; }
+  // Nothing this core started is pending at its current slot: scalar registers loaded from SMEM
+  // are ready and the VPU and MXU queues hold nothing that has not started.
+  bool settled() const;
+  // Logs this core's reads and writes into `log` from now on (nullptr: stops). Not owned.
+  void set_segment_log(SegmentLog* log) { log_ = log; }
+  // Where the core stands now, before a core.sync, relative to its anchor; `counts` since
+  // `start_stats` and the marks after the first `start_marks`.
+  ScalarSegmentEnd SegmentEnd(const ScalarCoreStats& start_stats, std::size_t start_marks) const;
+  // Puts the core where a recorded segment that started from this core's state ended, relative
+  // to its current anchor: the segment is not simulated. Throws like Step (the instruction limit).
+  void ReplaySegment(const ScalarSegmentEnd& end);
+
  private:
   void Run();
   // Executes the instruction at pc_; returns false after halt.
@@ -156,6 +217,14 @@ class ScalarCore {
   void IssueSlot();  // takes one issue slot, counting busy cycles
   // Waits until the start of `cycle` (from the start of the run) in SystemC time.
   void SyncToCycle(uint64_t cycle);
+  // When `cycle` begins in SystemC time, from the anchor.
+  sc_core::sc_time TimeOfCycle(uint64_t cycle) const;
+  // After a core.sync: the current cycle becomes the anchor.
+  void Reanchor();
+  int64_t Reg(uint32_t index) const;  // logs the read (a segment's input)
+  void SetReg(uint32_t index, int64_t value);
+  // A data-moving DMA's (a small one in timing-only runs) bytes, for the segment log.
+  void LogDmaData(const DmaTransfer& transfer);
   void CatchUpToSystemCTime(uint64_t* stall_counter);
   int64_t Value(const isa::Operand& operand) const;  // sreg or imm
   int64_t Value(const isa::RegOffset& value) const;
@@ -183,6 +252,8 @@ class ScalarCore {
   TensorCoreUnits units_;
   bool timing_only_ = false;
   ActivityObserver* observer_ = nullptr;
+  SyncHooks* hooks_ = nullptr;
+  SegmentLog* log_ = nullptr;
   std::deque<uint64_t> vpu_starts_;                // queued VPU instructions' issue cycles
   std::vector<std::deque<uint64_t>> mxu_starts_;   // per MXU
 
@@ -203,6 +274,8 @@ class ScalarCore {
   uint64_t issue_cycle_ = 0;         // the cycle the current instruction issued in
   uint64_t last_busy_cycle_ = UINT64_MAX;
   sc_core::sc_time start_time_;
+  sc_core::sc_time anchor_time_;  // when cycle anchor_cycle_ began
+  uint64_t anchor_cycle_ = 0;
   // While waiting on a semaphore: which, and how much.
   uint32_t waiting_semaphore_ = 0;
   int64_t waiting_amount_ = 0;

@@ -113,9 +113,33 @@ uint64_t Vpu::Signal(uint64_t arrival_cycle) {
 VpuStats Vpu::stats() const {
   VpuStats stats = stats_;
   for (size_t i = 0; i < pipelines_.size(); ++i) {
-    stats.units[i] = {pipelines_[i].operations(), pipelines_[i].busy_cycles()};
+    stats.units[i] = {pipelines_[i].operations() + replayed_units_[i].operations,
+                      pipelines_[i].busy_cycles() + replayed_units_[i].busy_cycles};
   }
   return stats;
+}
+
+void Vpu::AddReplayed(const VpuStats& counts, uint64_t last_issue, uint64_t all_complete) {
+  stats_.instructions += counts.instructions;
+  for (size_t i = 0; i < replayed_units_.size(); ++i) {
+    replayed_units_[i].operations += counts.units[i].operations;
+    replayed_units_[i].busy_cycles += counts.units[i].busy_cycles;
+  }
+  // Later than anything issued so far (the unit was quiescent); in-order issue goes on from it.
+  last_issue_ = std::max(last_issue_, last_issue);
+  issued_in_last_ = 0;
+  stats_.last_issue = std::max(stats_.last_issue, last_issue);
+  stats_.all_complete = std::max(stats_.all_complete, all_complete);
+}
+
+VpuStats CountsSince(const VpuStats& now, const VpuStats& before) {
+  VpuStats delta;
+  delta.instructions = now.instructions - before.instructions;
+  for (size_t i = 0; i < now.units.size(); ++i) {
+    delta.units[i] = {now.units[i].operations - before.units[i].operations,
+                      now.units[i].busy_cycles - before.units[i].busy_cycles};
+  }
+  return delta;
 }
 
 }  // namespace tpusim::models

@@ -56,6 +56,8 @@ struct VpuStats {
   uint64_t last_issue = 0;
   uint64_t all_complete = 0;  // when every instruction issued so far has completed
 };
+// The counts (instructions, units) of `now` less those of `before`; the cycles are left 0.
+VpuStats CountsSince(const VpuStats& now, const VpuStats& before);
 
 class Vpu {
  public:
@@ -86,6 +88,11 @@ class Vpu {
 
   VpuStats stats() const;
 
+  // A replayed segment (sim/chip/segment_replay.h): its counts (a CountsSince) join stats(), and
+  // its last issue and completion become the unit's, as if its instructions had issued. The
+  // unit must be quiescent (every instruction complete) before `all_complete`.
+  void AddReplayed(const VpuStats& counts, uint64_t last_issue, uint64_t all_complete);
+
  private:
   UnitPipeline& PipelineOf(VpuSubUnit unit) { return pipelines_[static_cast<size_t>(unit)]; }
 
@@ -96,6 +103,7 @@ class Vpu {
   uint64_t last_issue_ = 0;      // the cycle of the latest issue
   uint32_t issued_in_last_ = 0;  // instructions issued in that cycle
   VpuStats stats_;               // all but `units`, which the pipelines keep
+  std::array<VpuUnitStats, kVpuSubUnitCount> replayed_units_ = {};  // AddReplayed's sums
 };
 
 }  // namespace tpusim::models

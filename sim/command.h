@@ -20,5 +20,7 @@ struct Command {
 void AddConfigOptions(CLI::App* command, std::string& config, std::vector<std::string>& overrides);
 // `--max-instructions N` of the commands that run a program (models::ScalarCoreParams).
 void AddMaxInstructionsOption(CLI::App* command, uint64_t& max_instructions);
+// --no-reuse: simulate every segment of a timing-only run (sim/chip/segment_replay.h).
+void AddNoReuseFlag(CLI::App* command, bool& no_reuse);
 
 }  // namespace tpusim::sim

@@ -31,6 +31,7 @@ struct ExecOptions {
   std::string out_dir;
   bool timing_only = false;
   uint64_t max_instructions = models::kDefaultMaxInstructions;
+  bool no_reuse = false;
   std::string report_path;
   TraceOptions trace;
 };
@@ -68,6 +69,7 @@ void RunExec(const ExecOptions& options) {
   const std::map<std::string, isa::NpyArray> inputs = ReadInputs(program, options.inputs);
   if (options.max_instructions == 0) throw Error("--max-instructions must be at least 1");
   Chip chip(config, options.max_instructions);
+  chip.set_reuse(!options.no_reuse);
   std::unique_ptr<TraceSession> trace;
   if (!options.trace.path.empty()) trace = std::make_unique<TraceSession>(options.trace, chip, program);
   const RunReport report = chip.Run(program, inputs, options.timing_only);
@@ -98,6 +100,12 @@ void AddConfigOptions(CLI::App* command, std::string& config, std::vector<std::s
   command->add_option("--set", overrides, "Override a config field: PATH=VALUE; repeatable")->allow_extra_args(false);
 }
 
+void AddNoReuseFlag(CLI::App* command, bool& no_reuse) {
+  command->add_flag("--no-reuse", no_reuse,
+                    "Simulate every segment between core.syncs, even one that starts as an earlier one did (a "
+                    "timing-only run otherwise replays it: same cycles and statistics)");
+}
+
 void AddMaxInstructionsOption(CLI::App* command, uint64_t& max_instructions) {
   command->add_option("--max-instructions", max_instructions,
                       "Fault a run whose scalar core executes more instructions than this (a loop that never ends)")
@@ -120,6 +128,7 @@ Command AddExecCommand(CLI::App& app) {
   command->add_flag("--timing-only", options->timing_only,
                     "Move no DMA data (same cycles, no outputs written)");
   AddMaxInstructionsOption(command, options->max_instructions);
+  AddNoReuseFlag(command, options->no_reuse);
   command->add_option("--report", options->report_path, "Write a JSON report of the run here");
   AddTraceOptions(command, options->trace);
   return Command{command, [options] { RunExec(*options); }};

@@ -49,6 +49,7 @@ struct RunOptions {
   bool check = false;
   bool timing_only = false;
   bool no_tuning = false;
+  bool no_reuse = false;
   uint64_t max_instructions = models::kDefaultMaxInstructions;
   int64_t device_id = 0;
   std::string report_path;
@@ -189,6 +190,7 @@ void RunRun(const RunOptions& options) {
   if (options.max_instructions == 0) throw Error("--max-instructions must be at least 1");
   Chip chip(config, options.max_instructions);
   chip.set_marked_labels(MarkedLabels(compiled));
+  chip.set_reuse(!options.no_reuse);
   std::unique_ptr<TraceSession> trace;
   if (!options.trace.path.empty()) trace = std::make_unique<TraceSession>(options.trace, chip, compiled.program);
   start = std::chrono::steady_clock::now();
@@ -200,7 +202,9 @@ void RunRun(const RunOptions& options) {
   const RunReport run =
       chip.Run(compiled.program, HostInputs(compiled, *module->entry(), arguments), options.timing_only);
   progress.reset();  // erases the line before the summary
-  spdlog::info("simulated {} in {:.3f} s", options.module_path, SecondsSince(start));
+  spdlog::info("simulated {} in {:.3f} s: {} of {} core.sync rounds quiet, {} segments recorded, {} replayed",
+               options.module_path, SecondsSince(start), run.reuse.quiet, run.reuse.rounds, run.reuse.recorded,
+               run.reuse.replayed);
   const ModuleReport report = MakeModuleReport(compiled, run, config);
   if (trace) trace->Finish(run, XlaModuleSlices(module->name(), run), XlaOpSlices(report, run));
   fmt::print("{}", ModuleSummary(module->name(), report, run, config));
@@ -281,6 +285,7 @@ Command AddRunCommand(CLI::App& app) {
                     "their ICI time");
   AddMaxInstructionsOption(command, options->max_instructions);
   AddNoTuningFlag(command, options->no_tuning);
+  AddNoReuseFlag(command, options->no_reuse);
   command->add_option("--device-id", options->device_id,
                       "The device of an SPMD module that the run simulates (replica x num_partitions + partition): "
                       "what partition-id and replica-id return and which groups its collectives join")

@@ -259,11 +259,13 @@ std::vector<std::string> Chip::dma_engine_names(uint32_t core) const {
 
 void Chip::clear_observers() {
   for (uint32_t c = 0; c < cores_.size(); ++c) set_observer(c, nullptr);
+  observed_ = false;
 }
 
 void Chip::set_observer(uint32_t core_index, models::ActivityObserver* observer) {
   Core& core = cores_.at(core_index);
   core.scalar_core->set_observer(observer);
+  if (observer != nullptr) observed_ = true;
   if (observer == nullptr) {
     core.dma->set_completion_callback(nullptr);
     return;
@@ -305,6 +307,30 @@ RunReport Chip::Run(const isa::Program& program, const std::map<std::string, isa
     ResetUnits(cores_[c], timing_only);
     cores_[c].scalar_core->set_core(c, barrier_.get());
   }
+  std::vector<ReplayCore> replay_cores;
+  for (uint32_t c = 0; c < running; ++c) {
+    Core& core = cores_[c];
+    ReplayCore& parts = replay_cores.emplace_back();
+    parts.scalar_core = core.scalar_core.get();
+    parts.vpu = core.vpu.get();
+    for (const auto& mxu : core.mxus) parts.mxus.push_back(mxu.get());
+    parts.dma = core.dma.get();
+    for (const auto& semaphore : core.semaphores) parts.semaphores.push_back(semaphore.get());
+    parts.memories = core.memories;
+  }
+  std::vector<models::Memory*> memories;
+  for (models::Memory* memory : cores_[0].memories) {
+    if (memory != nullptr) memories.push_back(memory);
+  }
+  for (std::size_t c = 1; c < cores_.size(); ++c) {
+    memories.push_back(cores_[c].vmem.get());
+    memories.push_back(cores_[c].smem.get());
+  }
+  replay_ = std::make_unique<SegmentReplay>(std::move(replay_cores), std::move(memories),
+                                            timing_only && reuse_ && !observed_);
+  for (uint32_t c = 0; c < cores_.size(); ++c) {
+    cores_[c].scalar_core->set_sync_hooks(c < running ? replay_.get() : nullptr);
+  }
   const sc_core::sc_time start = sc_core::sc_time_stamp();
   run_start_ = start;
   std::map<std::string, uint32_t> label_pcs;
@@ -345,6 +371,7 @@ RunReport Chip::Run(const isa::Program& program, const std::map<std::string, isa
   const double clock_mhz = config_.tensor_core().clock_mhz();
   RunReport report;
   report.program = program.name();
+  report.reuse = replay_->stats();
   const sc_core::sc_time elapsed = sc_core::sc_time_stamp() - start;
   report.cycles = BusyCycles(elapsed, clock_mhz);
   report.device_time_us = static_cast<double>(elapsed.value()) / 1e6;  // ps -> us

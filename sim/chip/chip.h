@@ -42,6 +42,7 @@
 #include "models/vector_register_file.h"
 #include "models/vmem.h"
 #include "models/vpu.h"
+#include "sim/chip/segment_replay.h"
 #include "sim/config/arch_config.pb.h"
 
 namespace tpusim::sim {
@@ -108,6 +109,7 @@ struct RunReport {
   // For each label set with Chip::set_marked_labels: the cycles (from the start of the run) at
   // which core 0's scalar core reached it, in order.
   std::map<std::string, std::vector<uint64_t>> label_cycles;
+  ReplayStats reuse;  // the segments replayed instead of simulated (sim/chip/segment_replay.h)
 };
 
 class Chip {
@@ -131,6 +133,10 @@ class Chip {
   // Core 0's memory of `space` (the shared one for HBM, CMEM, host and ICI).
   models::Memory* memory(isa::MemorySpace space) const { return cores_.at(0).memories.at(space); }
   uint32_t core_count() const { return static_cast<uint32_t>(cores_.size()); }
+
+  // Whether the next timing-only runs replay segments they already simulated (the default;
+  // sim/chip/segment_replay.h). Runs with data or an observer simulate every segment.
+  void set_reuse(bool reuse) { reuse_ = reuse; }
 
   // Labels whose arrival times the next runs report (RunReport::label_cycles).
   void set_marked_labels(std::vector<std::string> labels) { marked_labels_ = std::move(labels); }
@@ -174,6 +180,8 @@ class Chip {
   ArchConfig config_;
   ChipParams params_;
   std::vector<std::string> marked_labels_;
+  bool reuse_ = true;
+  bool observed_ = false;  // an observer is set on some core
   std::function<void(const Progress&)> progress_;
   sc_core::sc_time run_start_;
   std::unique_ptr<models::Hbm> hbm_;
@@ -181,6 +189,7 @@ class Chip {
   std::unique_ptr<models::HostMemory> host_;
   std::unique_ptr<models::IciLink> ici_;
   std::unique_ptr<models::CoreBarrier> barrier_;  // remade per run for the program's cores
+  std::unique_ptr<SegmentReplay> replay_;          // remade per run for the program's cores
   std::vector<Core> cores_;
 };
 
