@@ -339,6 +339,9 @@ bool ScalarCore::Step() {
                 " instructions) without halt");
   }
   const isa::Instruction& in = program_->instructions(static_cast<int>(pc_));
+  // A segment ends before its core.sync's step: a replay puts the core here and the step (its
+  // mark, the loop watch, the barrier) runs as it would have.
+  if (hooks_ != nullptr && in.opcode() == isa::OPCODE_CORE_SYNC) hooks_->BeforeSync(core_index_);
   const bool by_branch = branched_;
   branched_ = false;
   // The cores run the same control flow on the same memory: the first one watches the loops.
@@ -367,7 +370,6 @@ bool ScalarCore::Step() {
                   std::to_string(units_.mxus.size()) + " MXUs attached)");
     }
   }
-  if (hooks_ != nullptr && in.opcode() == isa::OPCODE_CORE_SYNC) hooks_->BeforeSync(core_index_);
   WaitForRegisters(in, info);
   if (vector) WaitForQueue(vpu_starts_, units_.vpu_queue_depth_entries);
   if (matrix) WaitForQueue(mxu_starts_[mxu_index], units_.mxu_queue_depth_entries);

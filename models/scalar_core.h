@@ -192,6 +192,7 @@ class ScalarCore {
   uint64_t anchor_cycle() const { return anchor_cycle_; }
   const sc_core::sc_time& anchor_time() const { return anchor_time_; }
   uint64_t pc() const { return pc_; }
+  uint32_t issue_width() const { return params_.issue_instructions_per_cycle; }
   // Issue slots after the anchor's first (where the core resumed after the barrier).
   uint64_t slot_after_anchor() const { return slot_ - anchor_cycle_ * params_.issue_instructions_per_cycle; }
   // Nothing this core started is pending at its current slot: scalar registers loaded from SMEM

@@ -202,9 +202,11 @@ void RunRun(const RunOptions& options) {
   const RunReport run =
       chip.Run(compiled.program, HostInputs(compiled, *module->entry(), arguments), options.timing_only);
   progress.reset();  // erases the line before the summary
-  spdlog::info("simulated {} in {:.3f} s: {} of {} core.sync rounds quiet, {} segments recorded, {} replayed",
+  spdlog::info("simulated {} in {:.3f} s: {} of {} core.sync rounds quiet, {} segments recorded, {} replayed "
+               "({:.1f}% of the run's cycles)",
                options.module_path, SecondsSince(start), run.reuse.quiet, run.reuse.rounds, run.reuse.recorded,
-               run.reuse.replayed);
+               run.reuse.replayed, run.cycles == 0 ? 0.0 : 100.0 * static_cast<double>(run.reuse.replayed_cycles) /
+                                                               static_cast<double>(run.cycles));
   const ModuleReport report = MakeModuleReport(compiled, run, config);
   if (trace) trace->Finish(run, XlaModuleSlices(module->name(), run), XlaOpSlices(report, run));
   fmt::print("{}", ModuleSummary(module->name(), report, run, config));

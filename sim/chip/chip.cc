@@ -259,13 +259,13 @@ std::vector<std::string> Chip::dma_engine_names(uint32_t core) const {
 
 void Chip::clear_observers() {
   for (uint32_t c = 0; c < cores_.size(); ++c) set_observer(c, nullptr);
-  observed_ = false;
 }
 
 void Chip::set_observer(uint32_t core_index, models::ActivityObserver* observer) {
   Core& core = cores_.at(core_index);
   core.scalar_core->set_observer(observer);
-  if (observer != nullptr) observed_ = true;
+  observed_.resize(cores_.size(), false);
+  observed_[core_index] = observer != nullptr;
   if (observer == nullptr) {
     core.dma->set_completion_callback(nullptr);
     return;
@@ -281,6 +281,30 @@ void Chip::set_observer(uint32_t core_index, models::ActivityObserver* observer)
     done.payload_bytes = completion.payload_bytes;
     observer->OnDmaCompleted(done);
   });
+}
+
+std::unique_ptr<SegmentReplay> Chip::MakeSegmentReplay(uint32_t running, bool replay) {
+  std::vector<ReplayCore> parts;
+  for (uint32_t c = 0; c < running; ++c) {
+    Core& core = cores_[c];
+    ReplayCore& part = parts.emplace_back();
+    part.scalar_core = core.scalar_core.get();
+    part.vpu = core.vpu.get();
+    for (const auto& mxu : core.mxus) part.mxus.push_back(mxu.get());
+    part.dma = core.dma.get();
+    for (const auto& semaphore : core.semaphores) part.semaphores.push_back(semaphore.get());
+    part.memories = core.memories;
+  }
+  // Every memory once: the shared ones and core 0's own, then the other cores' own.
+  std::vector<models::Memory*> memories;
+  for (models::Memory* memory : cores_[0].memories) {
+    if (memory != nullptr) memories.push_back(memory);
+  }
+  for (std::size_t c = 1; c < cores_.size(); ++c) {
+    memories.push_back(cores_[c].vmem.get());
+    memories.push_back(cores_[c].smem.get());
+  }
+  return std::make_unique<SegmentReplay>(std::move(parts), std::move(memories), replay);
 }
 
 TensorCoreReport Chip::CoreReport(const Core& core) const {
@@ -307,27 +331,8 @@ RunReport Chip::Run(const isa::Program& program, const std::map<std::string, isa
     ResetUnits(cores_[c], timing_only);
     cores_[c].scalar_core->set_core(c, barrier_.get());
   }
-  std::vector<ReplayCore> replay_cores;
-  for (uint32_t c = 0; c < running; ++c) {
-    Core& core = cores_[c];
-    ReplayCore& parts = replay_cores.emplace_back();
-    parts.scalar_core = core.scalar_core.get();
-    parts.vpu = core.vpu.get();
-    for (const auto& mxu : core.mxus) parts.mxus.push_back(mxu.get());
-    parts.dma = core.dma.get();
-    for (const auto& semaphore : core.semaphores) parts.semaphores.push_back(semaphore.get());
-    parts.memories = core.memories;
-  }
-  std::vector<models::Memory*> memories;
-  for (models::Memory* memory : cores_[0].memories) {
-    if (memory != nullptr) memories.push_back(memory);
-  }
-  for (std::size_t c = 1; c < cores_.size(); ++c) {
-    memories.push_back(cores_[c].vmem.get());
-    memories.push_back(cores_[c].smem.get());
-  }
-  replay_ = std::make_unique<SegmentReplay>(std::move(replay_cores), std::move(memories),
-                                            timing_only && reuse_ && !observed_);
+  const bool observed = std::any_of(observed_.begin(), observed_.end(), [](bool o) { return o; });
+  replay_ = MakeSegmentReplay(running, timing_only && reuse_ && !observed);
   for (uint32_t c = 0; c < cores_.size(); ++c) {
     cores_[c].scalar_core->set_sync_hooks(c < running ? replay_.get() : nullptr);
   }

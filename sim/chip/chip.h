@@ -176,12 +176,14 @@ class Chip {
   // Fresh vector registers, VPU and MXUs for a run (their clocks count from the run's start).
   void ResetUnits(Core& core, bool timing_only);
   TensorCoreReport CoreReport(const Core& core) const;
+  // The run's SyncHooks over its first `running` cores; `replay`: whether it replays segments.
+  std::unique_ptr<SegmentReplay> MakeSegmentReplay(uint32_t running, bool replay);
 
   ArchConfig config_;
   ChipParams params_;
   std::vector<std::string> marked_labels_;
   bool reuse_ = true;
-  bool observed_ = false;  // an observer is set on some core
+  std::vector<bool> observed_;  // by core: an observer is set
   std::function<void(const Progress&)> progress_;
   sc_core::sc_time run_start_;
   std::unique_ptr<models::Hbm> hbm_;

@@ -125,6 +125,7 @@ void SegmentReplay::FinishRecording() {
       out.memory_writes.push_back({range.space, range.address, core.memories[range.space]->Read(range.address, range.size)});
     }
     out.end = std::move(ends_[c]);
+    record->cycles = std::max(record->cycles, out.end.slot / core.scalar_core->issue_width());
     const int64_t anchor = static_cast<int64_t>(recording_anchor_);
     const auto after = [&](uint64_t cycle) { return static_cast<int64_t>(cycle) - anchor; };
     const models::VpuStats vpu = core.vpu->stats();
@@ -194,6 +195,7 @@ void SegmentReplay::StartRound() {
       Replay(*record);
       replaying_ = record.get();
       ++stats_.replayed;
+      stats_.replayed_cycles += record->cycles;
       return;
     }
     if (found->second.size() >= kMaxVariants) return;

@@ -56,6 +56,7 @@ struct ReplayStats {
   uint64_t quiet = 0;     // of them, quiet ones
   uint64_t recorded = 0;  // segments recorded (from a quiet round to the next)
   uint64_t replayed = 0;  // segments replayed instead of simulated
+  uint64_t replayed_cycles = 0;  // their cycles, each from its anchor to its last core's core.sync
 };
 
 class SegmentReplay final : public models::SyncHooks {
@@ -97,6 +98,7 @@ class SegmentReplay final : public models::SyncHooks {
     std::vector<int> mxu_latched;     // each MXU's latched type at the end (Mxu::latched_type)
   };
   struct Record {
+    uint64_t cycles = 0;  // from the anchor to the last core's core.sync
     std::vector<CoreRecord> cores;
     std::vector<models::MemoryStats> memory_counts;  // by memories_ index
   };

@@ -139,6 +139,19 @@ TEST_CASE("segment replay: runs with data and traced runs simulate every segment
   CHECK(RunWith(module, "--timing-only", dir, "reuse").replayed >= 4);
 }
 
+TEST_CASE("segment replay: `exec` of a compiled program gives the same report with and without --no-reuse",
+          "[run][reuse]") {
+  const fs::path dir = TempDir("segment_replay_exec");
+  WriteText(dir / "same.hlo", MatmulLoop(6, false));
+  RunOk("compile " + (dir / "same.hlo").string() + " -o " + (dir / "same.tpuasm").string());
+  const std::string exec = "exec " + (dir / "same.tpuasm").string() + " --timing-only --report ";
+  RunOk(exec + (dir / "reuse.json").string());
+  RunOk(exec + (dir / "no_reuse.json").string() + " --no-reuse");
+  const std::string reused = ReadText(dir / "reuse.json");
+  CHECK(!reused.empty());
+  CHECK(reused == ReadText(dir / "no_reuse.json"));
+}
+
 TEST_CASE("segment replay: every shared workload but the two largest gives the same report both ways",
           "[run][reuse][workloads]") {
   // Llama 3 8B's and MaxText's train steps take minutes to compile and much longer to simulate
