@@ -527,14 +527,15 @@ bool ScalarCore::Step() {
     }
     case isa::OPCODE_CORE_ID: set(core_index_); return true;
     case isa::OPCODE_CORE_SYNC: {
+      // Alone, the core meets SystemC time here all the same: a segment (SyncHooks) ends with it.
+      SyncToCycle(issue_cycle_);
       if (barrier_ != nullptr && barrier_->cores() > 1) {
-        SyncToCycle(issue_cycle_);
         state_ = State::kWaitingCores;
         barrier_->ArriveAndWait();
         state_ = State::kRunning;
         CatchUpToSystemCTime(&stats_.core_sync_stall_cycles);
-        Reanchor();
       }
+      Reanchor();
       ++pc_;
       if (hooks_ != nullptr) hooks_->AfterSync(core_index_);
       return true;

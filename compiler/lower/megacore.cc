@@ -13,6 +13,7 @@ void EmitOnCores(AsmBuilder& out, int parts, const std::function<void(const Core
   const int cores = static_cast<int>(isa::TensorCores(out.target()));
   if (cores == 1) {
     piece({0, 1});
+    out.Emit("core.sync");  // alone, it ends the kernel's segment (sim/chip/segment_replay.h)
     return;
   }
   const std::string join = out.NewLabel("cores.join");

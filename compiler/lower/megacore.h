@@ -3,7 +3,8 @@
 // `parts` pieces, core c running piece c (the dot's rows, the element-wise kernel's blocks), or
 // run by core 0 while the others pass it; after it every core meets the others at a `core.sync`,
 // so the next kernel reads what this one wrote, whichever core wrote it. With one core the kernel
-// is emitted as it is, without a sync.
+// is emitted as it is, and the sync after it (one issue slot) only ends its segment: a run
+// replays a segment it already simulated (sim/chip/segment_replay.h).
 #pragma once
 
 #include <cstdint>
