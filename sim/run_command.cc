@@ -207,6 +207,9 @@ void RunRun(const RunOptions& options) {
                options.module_path, SecondsSince(start), run.reuse.quiet, run.reuse.rounds, run.reuse.recorded,
                run.reuse.replayed, run.cycles == 0 ? 0.0 : 100.0 * static_cast<double>(run.reuse.replayed_cycles) /
                                                                static_cast<double>(run.cycles));
+  spdlog::info("simulating segments took {:.1f} s while recording them, {:.1f} s for segments not recorded (from "
+               "rounds that were not quiet, or keys with every variant kept)",
+               run.reuse.recording_seconds, run.reuse.unrecorded_seconds);
   const ModuleReport report = MakeModuleReport(compiled, run, config);
   if (trace) trace->Finish(run, XlaModuleSlices(module->name(), run), XlaOpSlices(report, run));
   fmt::print("{}", ModuleSummary(module->name(), report, run, config));

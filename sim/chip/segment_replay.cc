@@ -176,6 +176,11 @@ void SegmentReplay::Replay(const Record& record) {
 }
 
 void SegmentReplay::StartRound() {
+  const auto now = std::chrono::steady_clock::now();
+  const double seconds = std::chrono::duration<double>(now - round_started_).count();
+  round_started_ = now;
+  if (recording_) stats_.recording_seconds += seconds;
+  if (!recording_ && replaying_ == nullptr) stats_.unrecorded_seconds += seconds;
   ++stats_.rounds;
   replaying_ = nullptr;
   const bool quiet = Quiet();

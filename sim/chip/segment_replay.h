@@ -24,6 +24,7 @@
 // with and without reuse take the same steps.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
@@ -57,6 +58,10 @@ struct ReplayStats {
   uint64_t recorded = 0;  // segments recorded (from a quiet round to the next)
   uint64_t replayed = 0;  // segments replayed instead of simulated
   uint64_t replayed_cycles = 0;  // their cycles, each from its anchor to its last core's core.sync
+  // Wall time (seconds) spent simulating segments: those being recorded, and the others (from a
+  // round that was not quiet, or whose key had all its variants). For the log, never a report.
+  double recording_seconds = 0;
+  double unrecorded_seconds = 0;
 };
 
 class SegmentReplay final : public models::SyncHooks {
@@ -127,6 +132,7 @@ class SegmentReplay final : public models::SyncHooks {
   ReplayStats stats_;
 
   uint32_t resumed_ = 0;  // cores out of the barrier in the round in progress
+  std::chrono::steady_clock::time_point round_started_ = std::chrono::steady_clock::now();
   uint64_t round_ = 0;
   sc_core::sc_event all_resumed_;
 
