@@ -119,7 +119,8 @@ struct TableBuilder {
     Add(OPCODE_CORE_ID, "core.id", u, c, {SReg("sd", Access::kWrite)},
         "sd = this TensorCore's index in the chip (0 .. tensor_cores - 1)");
     Add(OPCODE_CORE_SYNC, "core.sync", u, CostClass::kCoreSync, {},
-        "stall until every TensorCore running the program has reached its matching core.sync");
+        "stall until every TensorCore running the program has reached its matching core.sync; on one "
+        "core, only an issue slot (it ends a segment a run may replay: docs/timing.md, \"Reuse\")");
   }
 
   void Elementwise() {
