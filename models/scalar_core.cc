@@ -591,7 +591,7 @@ void ScalarCore::DispatchDma(const isa::Instruction& in) {
                 std::to_string(dma_->engine_count()) + ")");
   }
   ValidateTransfer(transfer);  // faults here, before any time passes
-  if (log_ != nullptr) LogDmaData(transfer);
+  if (log_ != nullptr) LogDmaData(transfer, operand("from").address().space(), operand("to").address().space());
   SyncToCycle(issue_cycle_);
   dma_->Submit(static_cast<uint32_t>(engine), transfer);  // waits while the queue is full
   if (observer_ != nullptr) {
@@ -628,21 +628,14 @@ uint64_t ScalarCore::CycleOfTime(const sc_core::sc_time& time) const {
   return anchor_cycle_ + cycle;
 }
 
-void ScalarCore::LogDmaData(const DmaTransfer& transfer) {
+void ScalarCore::LogDmaData(const DmaTransfer& transfer, isa::MemorySpace source_space,
+                            isa::MemorySpace destination_space) {
   const isa::ElementType type = transfer.source.shape.element_type;
   uint64_t elements = 1;
   for (int64_t size : transfer.sizes) elements *= static_cast<uint64_t>(size);
   const uint64_t element_bytes = static_cast<uint64_t>(isa::ElementByteWidth(type));
   // Segments are logged in timing-only runs, where larger transfers move no data.
   if (elements * element_bytes > kTimingOnlyMovedBytes) return;
-  const auto space_of = [&](const Memory* memory) {
-    for (std::size_t s = 0; s < memories_.size(); ++s) {
-      if (memories_[s] == memory) return static_cast<isa::MemorySpace>(s);
-    }
-    throw Fault("a DMA names a memory this core does not map");
-  };
-  const isa::MemorySpace source_space = space_of(transfer.source.memory);
-  const isa::MemorySpace destination_space = space_of(transfer.destination.memory);
   const isa::LayoutMap source(transfer.source.shape);
   const isa::LayoutMap destination(transfer.destination.shape);
   // Every element of the region, by its index.

@@ -224,8 +224,9 @@ class ScalarCore {
   void Reanchor();
   int64_t Reg(uint32_t index) const;  // logs the read (a segment's input)
   void SetReg(uint32_t index, int64_t value);
-  // A data-moving DMA's (a small one in timing-only runs) bytes, for the segment log.
-  void LogDmaData(const DmaTransfer& transfer);
+  // A data-moving DMA's (a small one in timing-only runs) bytes, for the segment log; the spaces
+  // are its endpoints' memories'.
+  void LogDmaData(const DmaTransfer& transfer, isa::MemorySpace source_space, isa::MemorySpace destination_space);
   void CatchUpToSystemCTime(uint64_t* stall_counter);
   int64_t Value(const isa::Operand& operand) const;  // sreg or imm
   int64_t Value(const isa::RegOffset& value) const;

@@ -126,8 +126,10 @@ void Vpu::AddReplayed(const VpuStats& counts, uint64_t last_issue, uint64_t all_
     replayed_units_[i].busy_cycles += counts.units[i].busy_cycles;
   }
   // Later than anything issued so far (the unit was quiescent); in-order issue goes on from it.
-  last_issue_ = std::max(last_issue_, last_issue);
-  issued_in_last_ = 0;
+  if (last_issue > last_issue_) {
+    last_issue_ = last_issue;
+    issued_in_last_ = 0;
+  }
   stats_.last_issue = std::max(stats_.last_issue, last_issue);
   stats_.all_complete = std::max(stats_.all_complete, all_complete);
 }

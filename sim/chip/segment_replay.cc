@@ -88,6 +88,7 @@ bool SegmentReplay::InputsMatch(const Record& record) const {
 void SegmentReplay::BeginRecording() {
   recording_ = true;
   recording_key_ = KeyNow();
+  recording_anchor_ = cores_[0].scalar_core->anchor_cycle();
   logs_.assign(cores_.size(), {});
   starts_.assign(cores_.size(), {});
   ends_.assign(cores_.size(), {});
@@ -112,7 +113,6 @@ void SegmentReplay::FinishRecording() {
   }
   std::vector<std::unique_ptr<Record>>& variants = records_[recording_key_];
   if (variants.size() >= kMaxVariants) return;
-  // The segment's anchor: ends_ hold cycles after it; the units' cycles are taken relative to it.
   auto record = std::make_unique<Record>();
   for (std::size_t c = 0; c < cores_.size(); ++c) {
     const ReplayCore& core = cores_[c];
@@ -206,7 +206,6 @@ void SegmentReplay::StartRound() {
     if (found->second.size() >= kMaxVariants) return;
   }
   BeginRecording();
-  recording_anchor_ = cores_[0].scalar_core->anchor_cycle();
 }
 
 }  // namespace tpusim::sim
