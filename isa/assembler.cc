@@ -41,6 +41,14 @@ class Assembler {
  public:
   explicit Assembler(std::string_view text) : text_(text) {}
 
+  // The text as one instruction line.
+  isa::Instruction OneInstruction() {
+    LineCursor c(text_, 0, text_.size());
+    c.SkipSpaces();
+    Instruction(c);
+    return std::move(*program_.mutable_instructions(0));
+  }
+
   Program Run() {
     std::size_t begin = 0;
     while (begin <= text_.size()) {
@@ -596,6 +604,8 @@ class Assembler {
 }  // namespace
 
 Program Assemble(std::string_view text) { return Assembler(text).Run(); }
+
+Instruction AssembleInstruction(std::string_view line) { return Assembler(line).OneInstruction(); }
 
 Program Assemble(std::string_view text, std::string_view source) {
   try {

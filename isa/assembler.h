@@ -23,6 +23,11 @@ Program Assemble(std::string_view text);
 // a caret (a tpusim::Error). `source` names the text: a path, or e.g. "(test)".
 Program Assemble(std::string_view text, std::string_view source);
 
+// One instruction line (no label, directive or comment), operands checked against the
+// instruction table; what depends on the program (its target, its labels) is not checked. Throws
+// tpusim::ParseError.
+Instruction AssembleInstruction(std::string_view line);
+
 // Reads the file at `path` and assembles it; errors as above with `path` as the source, or
 // `PATH: cannot open for reading`.
 Program AssembleFile(const std::string& path);

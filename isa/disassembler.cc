@@ -81,7 +81,9 @@ std::string TargetLine(const Target& t) {
          (t.tensor_cores() > 1 ? ", " + field("cores", t.tensor_cores()) : "");
 }
 
-std::string Disassemble(const Program& program) {
+std::string Disassemble(const Program& program) { return Disassemble(program, {}); }
+
+std::string Disassemble(const Program& program, const std::vector<Comment>& comments) {
   ValidateProgram(program);
   std::string out;
   if (!program.name().empty()) out += ".program " + program.name() + "\n";
@@ -89,10 +91,14 @@ std::string Disassemble(const Program& program) {
   for (const Buffer& buffer : program.buffers()) out += BufferLine(buffer) + "\n";
   for (const DataSegment& data : program.data()) out += DataLine(data) + "\n";
   for (const Loop& loop : program.loops()) out += LoopLines(loop);
-  if (program.instructions_size() == 0 && program.labels_size() == 0) return out;
+  if (program.instructions_size() == 0 && program.labels_size() == 0 && comments.empty()) return out;
   out += "\n";
   int label = 0;
+  std::size_t comment = 0;
   for (int i = 0; i <= program.instructions_size(); ++i) {
+    for (; comment < comments.size() && comments[comment].instruction <= static_cast<uint32_t>(i); ++comment) {
+      out += "  // " + comments[comment].text + "\n";
+    }
     for (; label < program.labels_size() && program.labels(label).instruction() == static_cast<uint32_t>(i); ++label) {
       out += program.labels(label).name() + ":\n";
     }

@@ -8,7 +8,9 @@
 // and sizes in hex, other numbers in decimal, no comments.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "isa/program.pb.h"
 
@@ -16,6 +18,15 @@ namespace tpusim::isa {
 
 // Throws tpusim::Error (ValidateProgram's message) if `program` is not valid.
 std::string Disassemble(const Program& program);
+
+// A line of `// text` before instruction `instruction` (and its labels); instructions_size()
+// for the end. What a compiler writes to say what code is for; the program does not hold it.
+struct Comment {
+  uint32_t instruction = 0;
+  std::string text;
+};
+// The canonical text with `comments` (in instruction order) inserted.
+std::string Disassemble(const Program& program, const std::vector<Comment>& comments);
 
 // The `.target` line (no newline) of `target`, as the canonical text spells it.
 std::string TargetLine(const Target& target);

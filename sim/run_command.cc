@@ -181,7 +181,6 @@ void RunRun(const RunOptions& options) {
   auto start = std::chrono::steady_clock::now();
   const compiler::CompileOptions compile_options = RunCompileOptions(config, *module, options);
   compiler::CompiledModule compiled = compiler::Compile(*module, compile_options);
-  std::string().swap(compiled.assembly);  // only `tpusim compile` writes the text (MaxText's: 770 MB)
   spdlog::info("compiled {} in {:.3f} s: {} kernels, {} instructions, {} bytes of HBM at the peak, {} kernel "
                "candidates run",
                options.module_path, SecondsSince(start), compiled.kernels.size(), compiled.program.instructions_size(),
@@ -260,7 +259,7 @@ void RunCompile(const CompileCommandOptions& options) {
   const ArchConfig config = LoadArchConfig(ResolveConfigPath(options.config), options.overrides);
   std::unique_ptr<hlo::Module> module = LoadModule(options.module_path, true, options.devices);
   const compiler::CompiledModule compiled = compiler::Compile(*module, CompileOptionsWithTuning(config, options.no_tuning));
-  WriteFile(options.output_path, compiled.assembly);
+  WriteFile(options.output_path, compiler::ProgramText(compiled));
   fmt::print("{}: {} kernels, {} instructions, {} bytes of HBM at the peak, {} bytes of host memory at the peak\n",
              options.output_path, compiled.kernels.size(), compiled.program.instructions_size(),
              compiled.hbm_peak_bytes, compiled.host_peak_bytes);

@@ -15,7 +15,7 @@ std::string List(const std::vector<int64_t>& items) {
   return s + "]";
 }
 
-void EmitDma(AsmBuilder& out, std::string_view from_space, uint64_t from, const isa::Shape& src,
+void EmitDma(ProgramBuilder& out, std::string_view from_space, uint64_t from, const isa::Shape& src,
              const std::vector<int64_t>& src_start, uint64_t to, const isa::Shape& dst,
              const std::vector<int64_t>& dst_start, const std::vector<int64_t>& size, uint32_t semaphore,
              uint32_t engine) {
@@ -26,7 +26,7 @@ void EmitDma(AsmBuilder& out, std::string_view from_space, uint64_t from, const 
 
 }  // namespace
 
-int EmitBroadcastBlockDmas(AsmBuilder& out, const BroadcastBlock& block, uint32_t semaphore, uint32_t& next_engine) {
+int EmitBroadcastBlockDmas(ProgramBuilder& out, const BroadcastBlock& block, uint32_t semaphore, uint32_t& next_engine) {
   const std::vector<int64_t>& minor_to_major = block.tiles.layout->minor_to_major;
   const std::size_t rank = minor_to_major.size();
   const int64_t column = minor_to_major.at(0);

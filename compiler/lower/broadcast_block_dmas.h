@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "compiler/lower/asm_builder.h"
+#include "compiler/lower/program_builder.h"
 #include "isa/shape.h"
 
 namespace tpusim::compiler {
@@ -53,6 +53,6 @@ struct BroadcastBlock {
 
 // Emits the block's DMAs, each signalling `semaphore`; a matrix's DMAs go on one engine, the
 // matrices round-robin from `next_engine` (advanced). Returns the number of DMAs.
-int EmitBroadcastBlockDmas(AsmBuilder& out, const BroadcastBlock& block, uint32_t semaphore, uint32_t& next_engine);
+int EmitBroadcastBlockDmas(ProgramBuilder& out, const BroadcastBlock& block, uint32_t semaphore, uint32_t& next_engine);
 
 }  // namespace tpusim::compiler

@@ -59,7 +59,7 @@ void EmitDeviceId(KernelContext& c, int64_t value) {
   if (result.shape.rank() != 0 || result.size_bytes != 4) CannotLower(c.instruction, "expected a u32[] result");
   c.out.Emit("mov s1, {}", value);
   c.out.Emit("st.s32 s1, smem[0x0]");
-  EmitFlatDma(c.out, "smem", 0, "hbm", result.address, 4, 0, 0);
+  EmitFlatDma(c.out, isa::MEMORY_SPACE_SMEM, 0, isa::MEMORY_SPACE_HBM, result.address, 4, 0, 0);
   c.out.Emit("sem.wait sem[0], 1");
 }
 
@@ -82,7 +82,7 @@ RingEngines EnginesFor(uint32_t count) {
 
 // A flat copy of `bytes` cut into one piece per engine of `engines` (pieces of at least
 // kMinPieceBytes, multiples of 4 bytes); returns the number of DMAs, all signalling `sem`.
-int64_t EmitSpread(AsmBuilder& out, std::string_view from_space, uint64_t from, std::string_view to_space, uint64_t to,
+int64_t EmitSpread(ProgramBuilder& out, isa::MemorySpace from_space, uint64_t from, isa::MemorySpace to_space, uint64_t to,
                    uint64_t bytes, uint32_t sem, const std::vector<uint32_t>& engines) {
   if (bytes == 0) return 0;
   const uint64_t wanted = std::min<uint64_t>(engines.size(), std::max<uint64_t>(1, bytes / kMinPieceBytes));
@@ -107,7 +107,7 @@ void EmitCopy(KernelContext& c) {
   if (isa::ToString(WithoutMemorySpace(operand.shape)) == isa::ToString(WithoutMemorySpace(result.shape))) {
     std::vector<uint32_t> engines;
     for (uint32_t e = 0; e < std::max<uint32_t>(1, c.out.target().dma_engines()); ++e) engines.push_back(e);
-    const int64_t count = EmitSpread(c.out, "hbm", operand.address, "hbm", result.address, operand.size_bytes, 0, engines);
+    const int64_t count = EmitSpread(c.out, isa::MEMORY_SPACE_HBM, operand.address, isa::MEMORY_SPACE_HBM, result.address, operand.size_bytes, 0, engines);
     if (count > 0) c.out.Emit("sem.wait sem[0], {}", count);
     return;
   }
@@ -143,11 +143,11 @@ void EmitCollectivePermute(KernelContext& c, const PermutePeers& peers, int64_t 
   DmaEmitter dma(c);
   int64_t sends = 0;
   if (peers.target >= 0 && peers.target != device) {
-    sends = EmitSpread(c.out, "hbm", operand.address, "ici", 0, operand.size_bytes, kSendSem, engines.send);
+    sends = EmitSpread(c.out, isa::MEMORY_SPACE_HBM, operand.address, isa::MEMORY_SPACE_ICI, 0, operand.size_bytes, kSendSem, engines.send);
   }
   if (remote_source) {
     const int64_t receives =
-        EmitSpread(c.out, "ici", 0, "hbm", result.address, result.size_bytes, kArrivedSem[0], engines.receive);
+        EmitSpread(c.out, isa::MEMORY_SPACE_ICI, 0, isa::MEMORY_SPACE_HBM, result.address, result.size_bytes, kArrivedSem[0], engines.receive);
     c.out.Emit("sem.wait sem[{}], {}", kArrivedSem[0], receives);
   } else {  // nobody sends here: zeros, from a zeroed VMEM block
     const uint64_t block = AlignUp(std::min<uint64_t>(result.size_bytes, kMaxBlockBytes), 4096);
@@ -156,7 +156,7 @@ void EmitCollectivePermute(KernelContext& c, const PermutePeers& peers, int64_t 
     dma.WaitVpu();
     int64_t count = 0;
     for (uint64_t at = 0; at < result.size_bytes; at += block) {
-      EmitFlatDma(c.out, "vmem", zeros, "hbm", result.address + at, std::min(block, result.size_bytes - at), kArrivedSem[0],
+      EmitFlatDma(c.out, isa::MEMORY_SPACE_VMEM, zeros, isa::MEMORY_SPACE_HBM, result.address + at, std::min(block, result.size_bytes - at), kArrivedSem[0],
                   engines.local[0]);
       ++count;
     }
@@ -219,7 +219,7 @@ RingReduction ReductionOf(const KernelContext& c, isa::ElementType type) {
 }
 
 // The VPU combines `tiles` tiles at VMEM `local` with those at `received`, in place at `local`.
-void EmitVpuCombine(AsmBuilder& out, const RingReduction& r, uint64_t local, uint64_t received, int64_t tiles) {
+void EmitVpuCombine(ProgramBuilder& out, const RingReduction& r, uint64_t local, uint64_t received, int64_t tiles) {
   const std::string mask = r.bf16 ? ", sublanes=0xf" : "";
   const auto body = [&](int64_t count, uint64_t base) {
     for (int64_t u = 0; u < count; ++u) {
@@ -313,7 +313,7 @@ class RingEmitter {
     dma.ZeroLayoutPadding(HbmArray(result));
     const auto rank = static_cast<std::size_t>(operand.shape.rank());
     const std::vector<int64_t> zeros(rank, 0);
-    const DmaArray ici{"ici", 0, WithoutMemorySpace(operand.shape)};
+    const DmaArray ici{isa::MEMORY_SPACE_ICI, 0, WithoutMemorySpace(operand.shape)};
     const auto at_shard = [&](int64_t index) {
       std::vector<int64_t> start(rank, 0);
       start[static_cast<std::size_t>(d)] = index * shard;
@@ -375,7 +375,7 @@ class RingEmitter {
       out_.Comment(fmt::format("reduce-scatter step {} of {}", s + 1, n_ - 1));
       const Chunk send = ChunkOf(total, n_, Mod(r_ + shift - s, n_));
       const uint64_t from = s == 0 ? operand + send.offset : sums_at(s - 1, send);
-      const int64_t sends = EmitSpread(out_, "hbm", from, "ici", send.offset, send.bytes, kSendSem, engines_.send);
+      const int64_t sends = EmitSpread(out_, isa::MEMORY_SPACE_HBM, from, isa::MEMORY_SPACE_ICI, send.offset, send.bytes, kSendSem, engines_.send);
       const Chunk receive = ChunkOf(total, n_, Mod(r_ + shift - s - 1, n_));
       ReceiveAndCombine(reduction, receive, operand, sums_at(s, receive), block);
       out_.Emit("sem.wait sem[{}], {}", kSendSem, sends);
@@ -398,10 +398,10 @@ class RingEmitter {
     // Each receive engine completes its blocks in order, so block b is the next signal of its sem.
     const auto receive = [&](int64_t b) {
       const std::size_t j = static_cast<std::size_t>(b) % receivers;
-      EmitFlatDma(out_, "ici", at(b), "vmem", slot(b), bytes_of(b), kReceivedSem[j], engines_.receive[j]);
+      EmitFlatDma(out_, isa::MEMORY_SPACE_ICI, at(b), isa::MEMORY_SPACE_VMEM, slot(b), bytes_of(b), kReceivedSem[j], engines_.receive[j]);
     };
     const auto load = [&](int64_t b) {
-      EmitFlatDma(out_, "hbm", operand + at(b), "vmem", local[b % 2], bytes_of(b), kArrivedSem[b % 2], engines_.local[0]);
+      EmitFlatDma(out_, isa::MEMORY_SPACE_HBM, operand + at(b), isa::MEMORY_SPACE_VMEM, local[b % 2], bytes_of(b), kArrivedSem[b % 2], engines_.local[0]);
     };
     int64_t stores[2] = {0, 0};
     const auto wait_store = [&](int k) {
@@ -423,7 +423,7 @@ class RingEmitter {
       out_.Emit("vpu.signal sem[{}], 1", kVpuSem);
       out_.Emit("sem.wait sem[{}], 1", kVpuSem);
       if (b + kReceiveSlots < blocks) receive(b + kReceiveSlots);  // into the slot just read
-      EmitFlatDma(out_, "vmem", local[k], "hbm", sums + static_cast<uint64_t>(b) * block, bytes_of(b), kStoredSem[k],
+      EmitFlatDma(out_, isa::MEMORY_SPACE_VMEM, local[k], isa::MEMORY_SPACE_HBM, sums + static_cast<uint64_t>(b) * block, bytes_of(b), kStoredSem[k],
                   engines_.local[0]);
       stores[k] = 1;
     }
@@ -439,8 +439,8 @@ class RingEmitter {
       out_.Comment(fmt::format("all-gather step {} of {}", s + 1, n_ - 1));
       const Chunk send = ChunkOf(total, n_, Mod(r_ + first_chunk_shift - s, n_));
       const Chunk receive = ChunkOf(total, n_, Mod(r_ + first_chunk_shift - s - 1, n_));
-      const int64_t sends = EmitSpread(out_, "hbm", result + send.offset, "ici", send.offset, send.bytes, kSendSem, engines_.send);
-      const int64_t receives = EmitSpread(out_, "ici", receive.offset, "hbm", result + receive.offset, receive.bytes,
+      const int64_t sends = EmitSpread(out_, isa::MEMORY_SPACE_HBM, result + send.offset, isa::MEMORY_SPACE_ICI, send.offset, send.bytes, kSendSem, engines_.send);
+      const int64_t receives = EmitSpread(out_, isa::MEMORY_SPACE_ICI, receive.offset, isa::MEMORY_SPACE_HBM, result + receive.offset, receive.bytes,
                                           kArrivedSem[0], engines_.receive);
       out_.Emit("sem.wait sem[{}], {}", kSendSem, sends);
       out_.Emit("sem.wait sem[{}], {}", kArrivedSem[0], receives);
@@ -448,7 +448,7 @@ class RingEmitter {
   }
 
   KernelContext& c_;
-  AsmBuilder& out_;
+  ProgramBuilder& out_;
   int64_t n_;
   int64_t r_;
   RingEngines engines_;

@@ -10,7 +10,7 @@
 #include <unordered_set>
 
 #include "compiler/hlo/printer.h"
-#include "compiler/lower/asm_builder.h"
+#include "compiler/lower/program_builder.h"
 #include "compiler/lower/collective_kernel.h"
 #include "compiler/lower/control_flow.h"
 #include "compiler/lower/cost.h"
@@ -40,7 +40,6 @@
 #include "compiler/passes/host_offload.h"
 #include "compiler/passes/memory_scheduler.h"
 #include "compiler/passes/tuple_leaves.h"
-#include "isa/assembler.h"
 #include "isa/error.h"
 #include "isa/layout_index.h"
 #include "isa/materialize.h"
@@ -52,17 +51,17 @@ using hlo::Opcode;
 
 
 // Writes the host <-> HBM copies of `arrays` and waits for them.
-void EmitHostCopies(AsmBuilder& out, const std::vector<ModuleArray>& arrays, bool to_device,
+void EmitHostCopies(ProgramBuilder& out, const std::vector<ModuleArray>& arrays, bool to_device,
                     const std::vector<uint64_t>& host_addresses) {
   if (arrays.empty()) return;
   const uint32_t engines = out.target().dma_engines();
   for (std::size_t i = 0; i < arrays.size(); ++i) {
     const ModuleArray& array = arrays[i];
     if (to_device) {
-      EmitFlatDma(out, "host", host_addresses[i], array.space, array.address, array.size_bytes, 0,
+      EmitFlatDma(out, isa::MEMORY_SPACE_HOST, host_addresses[i], array.memory_space(), array.address, array.size_bytes, 0,
                   static_cast<uint32_t>(i % engines));
     } else {
-      EmitFlatDma(out, array.space, array.address, "host", host_addresses[i], array.size_bytes, 0,
+      EmitFlatDma(out, array.memory_space(), array.address, isa::MEMORY_SPACE_HOST, host_addresses[i], array.size_bytes, 0,
                   static_cast<uint32_t>(i % engines));
     }
   }
@@ -159,7 +158,7 @@ bool MayOverwriteOperand(const ComputationPlan& plan, const hlo::Instruction& wr
 // scratch begins above the buffers live at it (BufferAssignment::LiveTopAt) and its callers'.
 class ProgramEmitter final : public NestedEmitter {
  public:
-  ProgramEmitter(AsmBuilder& out, const CompileOptions& options, CompiledModule& compiled)
+  ProgramEmitter(ProgramBuilder& out, const CompileOptions& options, CompiledModule& compiled)
       : out_(out), options_(options), compiled_(compiled) {}
 
   // A computation's kernels in the text's order (operands first, broadcasts at their first
@@ -395,8 +394,8 @@ class ProgramEmitter final : public NestedEmitter {
   // their lives do not overlap), "hbm." or "host." + prefix + name.
   void AddTemporaries(const BufferAssignment& buffers, const std::string& prefix) {
     for (const auto& buffer : buffers.buffers) {
-      out_.AddBuffer(std::string(buffer->space()) + "." + prefix + buffer->name, buffer->space(), buffer->address,
-                     std::max<uint64_t>(buffer->size_bytes, 1), isa::ToString(buffer->shape), "temporary");
+      out_.AddBuffer(std::string(buffer->space()) + "." + prefix + buffer->name, buffer->memory_space(), buffer->address,
+                     std::max<uint64_t>(buffer->size_bytes, 1), buffer->shape, isa::BUFFER_ROLE_TEMPORARY);
     }
   }
 
@@ -419,8 +418,8 @@ class ProgramEmitter final : public NestedEmitter {
                   std::to_string(pool_end_) + " bytes, more than the chip's " + std::to_string(options_.hbm_capacity_bytes) +
                   CapacityNote(options_.capacity_names.hbm, options_.hbm_capacity_bytes));
     }
-    out_.AddBuffer("hbm." + buffer->name, "hbm", buffer->address, std::max<uint64_t>(buffer->size_bytes, 1),
-                   isa::ToString(buffer->shape), "temporary");
+    out_.AddBuffer("hbm." + buffer->name, isa::MEMORY_SPACE_HBM, buffer->address,
+                   std::max<uint64_t>(buffer->size_bytes, 1), buffer->shape, isa::BUFFER_ROLE_TEMPORARY);
     AddConstantImage(constant, *buffer);
     pool_[&constant] = std::move(buffer);
   }
@@ -432,7 +431,7 @@ class ProgramEmitter final : public NestedEmitter {
                             "--timing-only runs it without");
     }
     const std::vector<uint8_t> image = isa::Materialize(buffer.shape, constant.literal()->bytes());
-    if (!image.empty()) out_.AddData(buffer.name + ".data", "hbm", buffer.address, image);
+    if (!image.empty()) out_.AddData(buffer.name + ".data", isa::MEMORY_SPACE_HBM, buffer.address, image);
   }
 
   // Kernel names are unique in the report: a computation emitted at two places has two prefixes.
@@ -442,7 +441,7 @@ class ProgramEmitter final : public NestedEmitter {
     return unique;
   }
 
-  AsmBuilder& out_;
+  ProgramBuilder& out_;
   const CompileOptions& options_;
   CompiledModule& compiled_;
   std::unordered_map<const hlo::Computation*, ComputationPlan> plans_;
@@ -472,7 +471,7 @@ CompiledModule Compile(const hlo::Module& source, const CompileOptions& options)
   const hlo::Computation& entry = *module.entry();
   CompiledModule compiled;
   compiled.output_accumulations = std::move(accumulations);
-  AsmBuilder out(module.name(), options.target);
+  ProgramBuilder out(module.name(), options.target);
   ProgramEmitter emitter(out, options, compiled);
   const ComputationPlan& plan = emitter.Plan(entry);
   NestedBinding above_pool;
@@ -495,8 +494,8 @@ CompiledModule Compile(const hlo::Module& source, const CompileOptions& options)
   uint64_t host_cursor = 0;
   std::vector<uint64_t> parameter_hosts;
   std::vector<uint64_t> output_hosts;
-  const auto host_buffer = [&](const DeviceBuffer& buffer, const std::string& name, const std::string& role,
-                               std::vector<uint64_t>& addresses) {
+  const auto host_buffer = [&](const DeviceBuffer& buffer, const std::string& name, isa::BufferRole role,
+                               uint32_t index, std::vector<uint64_t>& addresses) {
     const uint64_t address = host_cursor;
     host_cursor = AlignUp(host_cursor + std::max<uint64_t>(buffer.size_bytes, 1), kBufferAlignmentBytes);
     if (host_cursor > options.host_capacity_bytes) {
@@ -504,7 +503,7 @@ CompiledModule Compile(const hlo::Module& source, const CompileOptions& options)
                   std::to_string(options.host_capacity_bytes) + " bytes");
     }
     addresses.push_back(address);
-    return out.AddBuffer(name, "host", address, buffer.size_bytes, isa::ToString(buffer.shape), role);
+    return out.AddBuffer(name, isa::MEMORY_SPACE_HOST, address, buffer.size_bytes, buffer.shape, role, index);
   };
   int parameter_leaf = 0;
   for (const hlo::Instruction* parameter : entry.parameters()) {
@@ -514,8 +513,8 @@ CompiledModule Compile(const hlo::Module& source, const CompileOptions& options)
       ModuleArray array{leaves.size() == 1 ? parameter->name() : parameter->name() + "." + std::to_string(k),
                         parameter_leaf, leaves[k]->shape, std::string(leaves[k]->space()), leaves[k]->address,
                         leaves[k]->size_bytes, ""};
-      array.host_buffer = host_buffer(*leaves[k], array.name, "parameter(" + std::to_string(parameter_leaf) + ")",
-                                      parameter_hosts);
+      array.host_buffer = host_buffer(*leaves[k], array.name, isa::BUFFER_ROLE_PARAMETER,
+                                      static_cast<uint32_t>(parameter_leaf), parameter_hosts);
       compiled.parameters.push_back(array);
       ++parameter_leaf;
     }
@@ -526,7 +525,8 @@ CompiledModule Compile(const hlo::Module& source, const CompileOptions& options)
     const int index = static_cast<int>(compiled.outputs.size());
     ModuleArray array{"output." + std::to_string(index), index, root_leaves[k]->shape,
                       std::string(root_leaves[k]->space()), root_leaves[k]->address, root_leaves[k]->size_bytes, ""};
-    array.host_buffer = host_buffer(*root_leaves[k], array.name, "output(" + std::to_string(index) + ")", output_hosts);
+    array.host_buffer = host_buffer(*root_leaves[k], array.name, isa::BUFFER_ROLE_OUTPUT, static_cast<uint32_t>(index),
+                                    output_hosts);
     compiled.outputs.push_back(array);
   }
   if (host_cursor != above_pool.host_base_address) {  // HostBuffersEnd must have foreseen them
@@ -544,11 +544,13 @@ CompiledModule Compile(const hlo::Module& source, const CompileOptions& options)
   out.Bind(out.NewLabel("device_end"));
   out.Comment("outputs: HBM -> host over PCIe");
   EmitOnCores(out, 1, [&](const CorePart&) { EmitHostCopies(out, compiled.outputs, false, output_hosts); });
-  out.Emit("halt");
+  out.Emit(isa::OPCODE_HALT);
 
-  compiled.assembly = out.TakeText();
-  compiled.program = isa::Assemble(compiled.assembly, module.name() + ".tpuasm (compiled)");
+  compiled.program = out.Finish();
+  compiled.comments = out.TakeComments();
   return compiled;
 }
+
+std::string ProgramText(const CompiledModule& compiled) { return isa::Disassemble(compiled.program, compiled.comments); }
 
 }  // namespace tpusim::compiler

@@ -21,6 +21,7 @@
 #include "compiler/lower/kernel_tuner.h"
 #include "compiler/lower/vpu_issue_clock.h"
 #include "compiler/passes/buffer_assignment.h"
+#include "isa/disassembler.h"
 #include "isa/program.pb.h"
 #include "isa/shape.h"
 
@@ -124,11 +125,12 @@ struct ModuleArray {
   uint64_t address = 0;     // of the device copy in that memory
   uint64_t size_bytes = 0;
   std::string host_buffer;  // the program buffer holding it in host memory
+  isa::MemorySpace memory_space() const { return space == "host" ? isa::MEMORY_SPACE_HOST : isa::MEMORY_SPACE_HBM; }
 };
 
 struct CompiledModule {
-  std::string assembly;  // the program's text
-  isa::Program program;  // Assemble(assembly)
+  isa::Program program;
+  std::vector<isa::Comment> comments;  // what each part of the program is for (ProgramText)
   std::vector<KernelInfo> kernels;
   std::vector<ModuleArray> parameters;
   std::vector<ModuleArray> outputs;
@@ -142,6 +144,9 @@ struct CompiledModule {
   // changes an accumulation's depth: the contraction split sums a dot's K in slices).
   std::vector<std::vector<Accumulation>> output_accumulations;
 };
+
+// The program as `.tpuasm` text with its comments (what `tpusim compile` writes).
+std::string ProgramText(const CompiledModule& compiled);
 
 // Compiles `module` (parsed and verified), leaving it as it is: the passes rewrite a copy
 // (hlo::Module::Clone), whose layouts are assigned here. Throws tpusim::Error for an operation the

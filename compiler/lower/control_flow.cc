@@ -17,9 +17,9 @@ using hlo::Opcode;
 // at least 256 KiB spread over the engines, all signalling semaphore 0.
 class FlatCopier {
  public:
-  explicit FlatCopier(AsmBuilder& out) : out_(out) {}
+  explicit FlatCopier(ProgramBuilder& out) : out_(out) {}
 
-  void Copy(std::string_view from_space, uint64_t from, std::string_view to_space, uint64_t to, uint64_t bytes) {
+  void Copy(isa::MemorySpace from_space, uint64_t from, isa::MemorySpace to_space, uint64_t to, uint64_t bytes) {
     if (bytes == 0) return;
     const uint64_t engines = out_.target().dma_engines();
     const uint64_t piece = std::max<uint64_t>(AlignUp((bytes + engines - 1) / engines, 4096), 256 * 1024);
@@ -35,7 +35,7 @@ class FlatCopier {
   }
 
  private:
-  AsmBuilder& out_;
+  ProgramBuilder& out_;
   uint64_t pending_ = 0;
   uint64_t next_engine_ = 0;
 };
@@ -100,14 +100,14 @@ bool NeedsCopies(const std::vector<const DeviceBuffer*>& sources, const std::vec
 // after every such staging copy is done, so no copy reads what another one writes.
 void EmitLeafCopies(ControlFlowContext& c, const std::vector<const DeviceBuffer*>& sources,
                     const std::vector<const DeviceBuffer*>& destinations, uint64_t scratch) {
-  AsmBuilder& out = c.out;
+  ProgramBuilder& out = c.out;
   std::vector<uint64_t> from(sources.size());
-  std::vector<std::string_view> from_space(sources.size(), "hbm");
+  std::vector<isa::MemorySpace> from_space(sources.size(), isa::MEMORY_SPACE_HBM);
   FlatCopier staging(out);
   for (std::size_t k = 0; k < sources.size(); ++k) {
     if (sources[k] == nullptr) continue;
     from[k] = sources[k]->address;
-    from_space[k] = sources[k]->space();
+    from_space[k] = sources[k]->memory_space();
     if (SameBuffer(*sources[k], *destinations[k])) continue;
     // Only a destination that is written clobbers: one that is its own source (a loop state that
     // took over its init's buffer) keeps its bytes, so a leaf copied from that buffer reads it.
@@ -125,16 +125,16 @@ void EmitLeafCopies(ControlFlowContext& c, const std::vector<const DeviceBuffer*
                   CapacityNote(c.options.capacity_names.hbm, c.options.hbm_capacity_bytes));
     }
     // Staged in HBM, host arrays too.
-    staging.Copy(sources[k]->space(), sources[k]->address, "hbm", scratch, sources[k]->size_bytes);
+    staging.Copy(sources[k]->memory_space(), sources[k]->address, isa::MEMORY_SPACE_HBM, scratch, sources[k]->size_bytes);
     from[k] = scratch;
-    from_space[k] = "hbm";
+    from_space[k] = isa::MEMORY_SPACE_HBM;
     scratch += size;
   }
   staging.Wait();
   FlatCopier copies(out);
   for (std::size_t k = 0; k < sources.size(); ++k) {
     if (sources[k] == nullptr || SameBuffer(*sources[k], *destinations[k])) continue;
-    copies.Copy(from_space[k], from[k], destinations[k]->space(), destinations[k]->address, destinations[k]->size_bytes);
+    copies.Copy(from_space[k], from[k], destinations[k]->memory_space(), destinations[k]->address, destinations[k]->size_bytes);
   }
   copies.Wait();
 }
@@ -152,8 +152,8 @@ void EmitResultCopies(ControlFlowContext& c, const std::string& name, const std:
 void ReadScalar(ControlFlowContext& c, const DeviceBuffer* buffer, std::string_view what) {
   if (buffer == nullptr || buffer->shape.rank() != 0) CannotLower(c.instruction, std::string(what) + " must be a scalar");
   const isa::ElementType type = buffer->shape.element_type;
-  AsmBuilder& out = c.out;
-  EmitFlatDma(out, buffer->space(), buffer->address, "smem", 0, buffer->size_bytes, 0, 0);
+  ProgramBuilder& out = c.out;
+  EmitFlatDma(out, buffer->memory_space(), buffer->address, isa::MEMORY_SPACE_SMEM, 0, buffer->size_bytes, 0, 0);
   out.Emit("sem.wait sem[0], 1");
   switch (type) {
     case isa::ElementType::kPred:
@@ -179,27 +179,27 @@ std::string NestedPrefix(const ControlFlowContext& c, const hlo::Computation& ca
 }
 
 // The state buffers whether `loop` ends depends on, for the simulator to watch (isa::Loop).
-std::vector<AsmBuilder::Region> EndingState(const hlo::Instruction& loop, const std::vector<const DeviceBuffer*>& state) {
-  std::vector<AsmBuilder::Region> regions;
+std::vector<ProgramBuilder::Region> EndingState(const hlo::Instruction& loop, const std::vector<const DeviceBuffer*>& state) {
+  std::vector<ProgramBuilder::Region> regions;
   std::set<std::pair<std::string_view, uint64_t>> placed;
   for (std::size_t leaf : WhileEndingLeaves(loop)) {
     const DeviceBuffer* buffer = state.at(leaf);
     if (buffer == nullptr || buffer->size_bytes == 0) continue;  // a token holds nothing
     if (placed.insert({buffer->space(), buffer->address}).second) {
-      regions.push_back({.space = buffer->space(), .address = buffer->address, .size_bytes = buffer->size_bytes});
+      regions.push_back({.space = buffer->memory_space(), .address = buffer->address, .size_bytes = buffer->size_bytes});
     }
   }
   return regions;
 }
 
 // The loop's counter (FindWhileCounter) where it has one, in its state buffer.
-std::optional<AsmBuilder::Counter> LoopCounterOf(const hlo::Instruction& loop, const std::vector<const DeviceBuffer*>& state) {
+std::optional<ProgramBuilder::Counter> LoopCounterOf(const hlo::Instruction& loop, const std::vector<const DeviceBuffer*>& state) {
   const std::optional<WhileCounter> counter = FindWhileCounter(loop);
   if (!counter) return std::nullopt;
   const DeviceBuffer* buffer = state.at(counter->leaf);
   const uint64_t bytes = static_cast<uint64_t>(isa::ElementByteWidth(counter->type));
   if (buffer == nullptr || buffer->size_bytes < bytes || isa::ElementBitWidth(counter->type) % 8 != 0) return std::nullopt;
-  return AsmBuilder::Counter{.place = {.space = buffer->space(), .address = buffer->address, .size_bytes = bytes},
+  return ProgramBuilder::Counter{.place = {.space = buffer->memory_space(), .address = buffer->address, .size_bytes = bytes},
                              .type = counter->type,
                              .step = counter->step,
                              .compare = counter->compare,
@@ -210,7 +210,7 @@ void EmitWhile(ControlFlowContext& c) {
   const hlo::Instruction& x = c.instruction;
   const hlo::Computation& condition = *x.GetComputation("condition");
   const hlo::Computation& body = *x.GetComputation("body");
-  AsmBuilder& out = c.out;
+  ProgramBuilder& out = c.out;
   const std::vector<const DeviceBuffer*>& state = c.results;
   const std::string name = c.prefix + x.name();
 
@@ -236,7 +236,7 @@ void EmitWhile(ControlFlowContext& c) {
 void EmitConditional(ControlFlowContext& c) {
   const hlo::Instruction& x = c.instruction;
   std::vector<const hlo::Computation*> branches = ControlFlowCallees(x);
-  AsmBuilder& out = c.out;
+  ProgramBuilder& out = c.out;
   const std::string name = c.prefix + x.name();
   if (c.operands.size() != branches.size() + 1) CannotLower(x, "expected one operand per branch after the selector");
   const bool by_pred = x.operand(0)->shape().element_type == isa::ElementType::kPred;

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "compiler/hlo/ir.h"
-#include "compiler/lower/asm_builder.h"
+#include "compiler/lower/program_builder.h"
 #include "compiler/lower/compile.h"
 #include "compiler/passes/buffer_assignment.h"
 
@@ -53,7 +53,7 @@ class NestedEmitter {
 };
 
 struct ControlFlowContext {
-  AsmBuilder& out;
+  ProgramBuilder& out;
   const CompileOptions& options;
   const hlo::Instruction& instruction;
   std::vector<std::vector<const DeviceBuffer*>> operands;  // each operand's leaves

@@ -88,7 +88,7 @@ ConvForm Analyze(const KernelContext& c) {
 }
 
 // Zeroes VMEM [0, bytes) with vector stores, then waits for them.
-void EmitZeroVmem(AsmBuilder& out, const std::string& name, int64_t bytes, int zero_reg, int addr, int count, int vpu_sem) {
+void EmitZeroVmem(ProgramBuilder& out, const std::string& name, int64_t bytes, int zero_reg, int addr, int count, int vpu_sem) {
   const int64_t vreg_bytes = out.target().sublanes() * out.target().lanes() * 4;
   out.Emit("vbcast v{}, 0", zero_reg);
   out.Emit("mov s{}, 0", addr);
@@ -104,13 +104,13 @@ void EmitZeroVmem(AsmBuilder& out, const std::string& name, int64_t bytes, int z
 
 // Zeroes an HBM buffer from VMEM [0, zero_bytes) (already zero) by flat DMAs: for results whose
 // layout has padding that the kernel's boxes do not cover (the zero-padding invariant).
-void EmitZeroHbm(AsmBuilder& out, const DeviceBuffer& buffer, uint64_t zero_bytes, uint32_t sem) {
+void EmitZeroHbm(ProgramBuilder& out, const DeviceBuffer& buffer, uint64_t zero_bytes, uint32_t sem) {
   const uint32_t engines = out.target().dma_engines();
   uint64_t done = 0;
   int count = 0;
   while (done < buffer.size_bytes) {
     const uint64_t bytes = std::min(zero_bytes, buffer.size_bytes - done);
-    EmitFlatDma(out, "vmem", 0, "hbm", buffer.address + done, bytes, sem, count % engines);
+    EmitFlatDma(out, isa::MEMORY_SPACE_VMEM, 0, isa::MEMORY_SPACE_HBM, buffer.address + done, bytes, sem, count % engines);
     done += bytes;
     ++count;
   }
@@ -460,7 +460,7 @@ class MxuConvEmitter {
   }
 
   KernelContext& c_;
-  AsmBuilder& out_;
+  ProgramBuilder& out_;
   ConvForm f_;
   const DotEpilogue* epilogue_ = nullptr;
   DotEpilogueRegisters epilogue_regs_;
@@ -751,7 +751,7 @@ class DepthwiseEmitter {
 
 
   KernelContext& c_;
-  AsmBuilder& out_;
+  ProgramBuilder& out_;
   ConvForm f_;
   int64_t s_ = 8, l_ = 128;
   bool bf16_ = false;

@@ -82,7 +82,7 @@ void EmitCopyOrTranspose(DmaEmitter& e) {
   DmaArray source = Operand(e, 0);
   if (e.context().instruction.opcode() == hlo::Opcode::kTranspose) {
     source.shape = PermutedView(source.shape, e.context().instruction.GetIntList("dimensions"));
-  } else if ((source.space == "host" || result.space == "host") && source.shape == result.shape) {
+  } else if ((source.space == isa::MEMORY_SPACE_HOST || result.space == isa::MEMORY_SPACE_HOST) && source.shape == result.shape) {
     const uint64_t bytes = isa::LayoutMap(result.shape).byte_size();
     const uint64_t piece = std::max<uint64_t>(AlignUp((bytes + e.engines() - 1) / e.engines(), 4096), 256 * 1024);
     for (uint64_t offset = 0; offset < bytes; offset += piece) {
@@ -124,9 +124,9 @@ void EmitReshape(DmaEmitter& e) {
   DmaArray middle;
   // VMEM when it fits with room to spare for the zeroed block.
   if (bytes + (512 << 10) <= e.vmem_free()) {
-    middle = {"vmem", e.AllocVmem(bytes, "the row-major intermediate"), {}};
+    middle = {isa::MEMORY_SPACE_VMEM, e.AllocVmem(bytes, "the row-major intermediate"), {}};
   } else if (bytes <= c.hbm_scratch_bytes) {
-    middle = {"hbm", c.hbm_scratch_address, {}};
+    middle = {isa::MEMORY_SPACE_HBM, c.hbm_scratch_address, {}};
   } else {
     CannotLower(c.instruction, fmt::format("its row-major intermediate of {} bytes fits neither VMEM ({} bytes free) "
                                            "nor the HBM above the buffers ({} bytes)",
@@ -231,7 +231,7 @@ void EmitReverse(DmaEmitter& e) {
 
 int LoadFillWord(DmaEmitter& e, uint64_t smem, int bits) {
   const int reg = e.AllocSreg();
-  AsmBuilder& out = e.out();
+  ProgramBuilder& out = e.out();
   out.Emit("ld.u32 s{}, smem[{:#x}]", reg, smem);
   if (bits == 16) {
     out.Emit("and s{}, s{}, 0xffff", reg, reg);
@@ -312,7 +312,7 @@ void EmitPad(DmaEmitter& e) {
     const std::vector<int64_t> order = isa::LayoutMap(result.shape).physical_order();
     for (const Box& b : fill) {
       for (const Box& piece : CutBox(b, order, static_cast<int64_t>(block_bytes) / element_bytes)) {
-        const DmaArray values{"vmem", block, RowMajorUntiled(result.shape.element_type, piece.size)};
+        const DmaArray values{isa::MEMORY_SPACE_VMEM, block, RowMajorUntiled(result.shape.element_type, piece.size)};
         e.Dma(values, Zeros(rank), result, std::vector<DmaIndex>(piece.start.begin(), piece.start.end()), piece.size,
               e.NextEngine());
       }

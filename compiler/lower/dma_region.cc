@@ -47,10 +47,10 @@ void CutInto(const Box& box, const std::vector<int64_t>& order, std::size_t at, 
 
 }  // namespace
 
-DmaArray HbmArray(const DeviceBuffer& buffer) { return {"hbm", buffer.address, WithoutMemorySpace(buffer.shape)}; }
+DmaArray HbmArray(const DeviceBuffer& buffer) { return {isa::MEMORY_SPACE_HBM, buffer.address, WithoutMemorySpace(buffer.shape)}; }
 
 DmaArray BufferArray(const DeviceBuffer& buffer) {
-  return {std::string(buffer.space()), buffer.address, WithoutMemorySpace(buffer.shape)};
+  return {buffer.memory_space(), buffer.address, WithoutMemorySpace(buffer.shape)};
 }
 
 isa::Shape WithoutMemorySpace(isa::Shape shape) {
@@ -132,12 +132,6 @@ bool HasLayoutPadding(const isa::Shape& shape) {
   return map.physical_element_count() != map.element_count();
 }
 
-std::string DmaIndex::Text() const {
-  if (reg < 0) return std::to_string(offset);
-  if (offset == 0) return fmt::format("s{}", reg);
-  return offset > 0 ? fmt::format("s{} + {}", reg, offset) : fmt::format("s{} - {}", reg, -offset);
-}
-
 std::vector<DmaIndex> Zeros(std::size_t rank) { return std::vector<DmaIndex>(rank, DmaIndex(0)); }
 
 std::vector<Box> CutBox(const Box& box, const std::vector<int64_t>& order, int64_t max_elements) {
@@ -189,16 +183,21 @@ void DmaEmitter::Dma(const DmaArray& src, const std::vector<DmaIndex>& src_start
     Dma(s, {0}, d, {0}, {1}, engine);
     return;
   }
-  const auto list = [](const auto& items, auto text) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + text(items[i]);
-    return s + "]";
+  using namespace isa::ops;
+  const auto index = [](const std::vector<DmaIndex>& start) {
+    IndexValue items;
+    for (const DmaIndex& i : start) items.items.push_back(i.Item());
+    return items;
   };
-  const auto index_text = [](const DmaIndex& i) { return i.Text(); };
-  const auto int_text = [](int64_t v) { return std::to_string(v); };
-  c_.out.Emit("dma {}[{:#x}] -> {}[{:#x}], src={}, dst={}, src_start={}, dst_start={}, size={}, sem=sem[{}], engine={}",
-              src.space, src.address, dst.space, dst.address, isa::ToString(src.shape), isa::ToString(dst.shape),
-              list(src_start, index_text), list(dst_start, index_text), list(size, int_text), kDmaSem, engine);
+  c_.out.Emit(isa::OPCODE_DMA,
+              {Address(src.space, static_cast<int64_t>(src.address)), Address(dst.space, static_cast<int64_t>(dst.address))},
+              {{"src", ShapeArg(src.shape)},
+               {"dst", ShapeArg(dst.shape)},
+               {"src_start", index(src_start)},
+               {"dst_start", index(dst_start)},
+               {"size", Sizes(size)},
+               {"sem", Sem(kDmaSem)},
+               {"engine", engine}});
   ++pending_;
 }
 
@@ -275,7 +274,7 @@ void DmaEmitter::VpuFillWordsImmediate(uint64_t vmem, uint64_t bytes, uint32_t w
 
 void DmaEmitter::LoadScalarsToSmem(const std::vector<std::pair<const DeviceBuffer*, uint64_t>>& scalars) {
   for (const auto& [buffer, smem] : scalars) {
-    EmitFlatDma(c_.out, buffer->space(), buffer->address, "smem", smem, buffer->size_bytes, kDmaSem, NextEngine());
+    EmitFlatDma(c_.out, buffer->memory_space(), buffer->address, isa::MEMORY_SPACE_SMEM, smem, buffer->size_bytes, kDmaSem, NextEngine());
     ++pending_;
   }
   WaitDmas();
@@ -346,7 +345,7 @@ void DmaEmitter::ZeroLayoutPadding(const DmaArray& dst) {
   std::iota(order.begin(), order.end(), 0);
   for (const Box& box : boxes) {
     for (const Box& piece : CutBox(box, order, static_cast<int64_t>(zero_vmem_bytes_) / word_bytes)) {
-      const DmaArray zeros{"vmem", zero_vmem_, RowMajorUntiled(word_type, piece.size)};
+      const DmaArray zeros{isa::MEMORY_SPACE_VMEM, zero_vmem_, RowMajorUntiled(word_type, piece.size)};
       Dma(zeros, Zeros(piece.size.size()), flat, std::vector<DmaIndex>(piece.start.begin(), piece.start.end()),
           piece.size, NextEngine());
     }

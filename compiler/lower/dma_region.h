@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "compiler/lower/kernel.h"
+#include "isa/instruction_builder.h"
+#include "isa/program.pb.h"
 #include "isa/shape.h"
 
 namespace tpusim::compiler {
@@ -23,7 +25,7 @@ bool SplitOverEngines(const CompileOptions& options, int64_t bytes);
 
 // An array in some memory, as a DMA operand describes it.
 struct DmaArray {
-  std::string space;  // assembler name: "hbm", "vmem", "smem", "host"
+  isa::MemorySpace space = isa::MEMORY_SPACE_HBM;
   uint64_t address = 0;
   isa::Shape shape;   // array shape with an explicit layout and no memory space
 };
@@ -64,7 +66,7 @@ struct DmaIndex {
   DmaIndex() = default;
   DmaIndex(int64_t value) : offset(value) {}  // NOLINT: constants read naturally as indices
   DmaIndex(int r, int64_t o) : reg(r), offset(o) {}
-  std::string Text() const;
+  isa::ops::RegPlus Item() const { return reg < 0 ? isa::ops::RegPlus(offset) : isa::ops::RegPlus(isa::ops::S(reg), offset); }
 };
 std::vector<DmaIndex> Zeros(std::size_t rank);
 
@@ -77,7 +79,7 @@ class DmaEmitter {
   explicit DmaEmitter(KernelContext& context);
 
   KernelContext& context() { return c_; }
-  AsmBuilder& out() { return c_.out; }
+  ProgramBuilder& out() { return c_.out; }
   uint32_t engines() const { return engines_; }
   // The next engine in round-robin order.
   uint32_t NextEngine();

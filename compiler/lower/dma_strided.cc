@@ -44,7 +44,7 @@ void EmitStridedCopy(DmaEmitter& emitter, const StridedSide& src, const StridedS
     src_start[w.dim] = DmaIndex(w.src_reg, 0);
     dst_start[w.dim] = DmaIndex(w.dst_reg, 0);
   }
-  AsmBuilder& out = emitter.out();
+  ProgramBuilder& out = emitter.out();
   const std::string& name = emitter.context().instruction.name();
   uint32_t engine = 0;
   // Loop nest `level` over [first, first + count) of its dim.

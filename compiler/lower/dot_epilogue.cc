@@ -159,7 +159,7 @@ int DotEpilogueVregs(const DotEpilogue& epilogue, int copies) {
   return copies * epilogue.temps + static_cast<int>(epilogue.constants.size()) + (epilogue.shifts_bf16 ? 1 : 0);
 }
 
-void EmitBiasRowDma(AsmBuilder& out, const DeviceBuffer& bias, int64_t first_column, int64_t columns, int64_t row_words,
+void EmitBiasRowDma(ProgramBuilder& out, const DeviceBuffer& bias, int64_t first_column, int64_t columns, int64_t row_words,
                     uint64_t vmem, uint32_t semaphore, uint32_t engine) {
   const int64_t lanes = out.target().lanes();
   const std::string row = bias.shape.element_type == isa::ElementType::kBF16
@@ -170,14 +170,14 @@ void EmitBiasRowDma(AsmBuilder& out, const DeviceBuffer& bias, int64_t first_col
            bias.address, vmem, isa::ToString(ExpandedView(bias.shape, 2, {1})), row, first_column, columns, semaphore, engine);
 }
 
-void EmitDotEpilogueConstants(AsmBuilder& out, const DotEpilogue& epilogue, const DotEpilogueRegisters& regs) {
+void EmitDotEpilogueConstants(ProgramBuilder& out, const DotEpilogue& epilogue, const DotEpilogueRegisters& regs) {
   for (std::size_t i = 0; i < epilogue.constants.size(); ++i) {
     out.Emit("vbcast v{}, {:#x}", regs.constant0 + static_cast<int>(i), epilogue.constants[i]);
   }
   if (epilogue.shifts_bf16) out.Emit("vbcast v{}, 16", regs.constant0 + static_cast<int>(epilogue.constants.size()));
 }
 
-void EmitDotEpilogue(AsmBuilder& out, const DotEpilogue& epilogue, const DotEpilogueRegisters& regs,
+void EmitDotEpilogue(ProgramBuilder& out, const DotEpilogue& epilogue, const DotEpilogueRegisters& regs,
                      const std::vector<int>& reads, const std::vector<StageTile>& tiles) {
   const ElementwiseExpr& expr = epilogue.expr;
   // Node by node over every read register: the in-order VPU overlaps one copy's latencies with

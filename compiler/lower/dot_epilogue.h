@@ -18,7 +18,7 @@
 #include <map>
 #include <vector>
 
-#include "compiler/lower/asm_builder.h"
+#include "compiler/lower/program_builder.h"
 #include "compiler/lower/elementwise_expr.h"
 #include "compiler/lower/kernel.h"
 #include "compiler/passes/buffer_assignment.h"
@@ -73,11 +73,11 @@ int DotEpilogueVregs(const DotEpilogue& epilogue, int copies);
 // The DMA of a bias's columns [first_column, first_column + columns) into its row at VMEM `vmem`
 // (`row_words` words, at least `columns`): f32 words, a bf16 element in the low half of its word
 // (the first of two packed rows), as EmitDotEpilogue reads it.
-void EmitBiasRowDma(AsmBuilder& out, const DeviceBuffer& bias, int64_t first_column, int64_t columns, int64_t row_words,
+void EmitBiasRowDma(ProgramBuilder& out, const DeviceBuffer& bias, int64_t first_column, int64_t columns, int64_t row_words,
                     uint64_t vmem, uint32_t semaphore, uint32_t engine);
 
 // Sets the constant registers (once, before the first read-out).
-void EmitDotEpilogueConstants(AsmBuilder& out, const DotEpilogue& epilogue, const DotEpilogueRegisters& regs);
+void EmitDotEpilogueConstants(ProgramBuilder& out, const DotEpilogue& epilogue, const DotEpilogueRegisters& regs);
 
 // A tile of the job's output stage: row vreg `row` (of S rows), column tile `column`.
 struct StageTile {
@@ -88,7 +88,7 @@ struct StageTile {
 // Applies the epilogue to each of v`reads[i]`, the sums of stage tile `tiles[i]` (its column tile
 // lanes x 4 bytes into each bias row), leaving the root's values there. Copy i's temps are `temps`
 // registers from temp0 + i x temps.
-void EmitDotEpilogue(AsmBuilder& out, const DotEpilogue& epilogue, const DotEpilogueRegisters& regs,
+void EmitDotEpilogue(ProgramBuilder& out, const DotEpilogue& epilogue, const DotEpilogueRegisters& regs,
                      const std::vector<int>& reads, const std::vector<StageTile>& tiles);
 
 }  // namespace tpusim::compiler

@@ -400,14 +400,14 @@ void EmitGeneralDotKernel(KernelContext& context) {
       std::optional<DmaArray> rows;  // the untiled image, seen with the canonical dims
     };
     std::vector<Copy> copies;
-    if (lhs_copied) copies.push_back({{"hbm", lhs.address, PermutedView(lhs.shape, lhs_order)}, &lhs_canonical, lf.size(), {}});
-    if (rhs_copied) copies.push_back({{"hbm", rhs.address, PermutedView(rhs.shape, rhs_order)}, &rhs_canonical, rc.size(), {}});
+    if (lhs_copied) copies.push_back({{isa::MEMORY_SPACE_HBM, lhs.address, PermutedView(lhs.shape, lhs_order)}, &lhs_canonical, lf.size(), {}});
+    if (rhs_copied) copies.push_back({{isa::MEMORY_SPACE_HBM, rhs.address, PermutedView(rhs.shape, rhs_order)}, &rhs_canonical, rc.size(), {}});
     if (replica) {
       // One box of the whole in-place view per batch index, into that element of the canonical array.
       const DeviceBuffer& canonical = replicate_lhs ? lhs_canonical : rhs_canonical;
       e.ZeroLayoutPadding(HbmArray(canonical));
       const std::vector<int64_t>& dims = replica->buffer.shape.dims;
-      const DmaArray source{"hbm", replica->buffer.address, ExpandedView(replica->buffer.shape, nb + 2, {nb, nb + 1})};
+      const DmaArray source{isa::MEMORY_SPACE_HBM, replica->buffer.address, ExpandedView(replica->buffer.shape, nb + 2, {nb, nb + 1})};
       std::vector<int64_t> index(static_cast<std::size_t>(nb), 0);
       int64_t elements = 1;
       for (int64_t b : batch) elements *= b;
@@ -497,7 +497,7 @@ void EmitGeneralDotKernel(KernelContext& context) {
       for (std::size_t d = 0; d < batch.size(); ++d) dim_map.push_back(static_cast<int64_t>(free.size() + d));
       dim_map.push_back(static_cast<int64_t>(*free_dim));
       dim_map.push_back(static_cast<int64_t>(free.size() + batch.size() + *inner_dim));
-      const DmaArray view{"hbm", out_canonical.address, ExpandedView(out_canonical.shape, result.shape.rank(), dim_map)};
+      const DmaArray view{isa::MEMORY_SPACE_HBM, out_canonical.address, ExpandedView(out_canonical.shape, result.shape.rank(), dim_map)};
       e.SplitDma(view, origin(result.shape.rank()), HbmArray(result), origin(result.shape.rank()), result.shape.dims);
       e.WaitDmas();
       return;

@@ -1621,7 +1621,7 @@ class DotEmitter {
   }
 
   KernelContext& c_;
-  AsmBuilder& out_;
+  ProgramBuilder& out_;
   const DotEpilogue* epilogue_ = nullptr;
   DotEpilogueRegisters epilogue_regs_;
   int epilogue_copies_ = 1;     // read registers the epilogue runs over at once
@@ -1837,19 +1837,19 @@ int64_t TunedGroupMxus(const KernelContext& context, const DotForm& form, const 
   std::vector<int64_t> candidates = {0};
   for (int64_t mxus = options.target.mxu_count(); mxus >= 1; --mxus) candidates.push_back(mxus);
   const std::size_t chosen = options.kernel_tuner->Choose(TuningKey(context, form, epilogue), [&] {
-    std::vector<std::string> texts;
+    std::vector<isa::Program> programs;
     for (int64_t mxus : candidates) {
-      AsmBuilder trial("dot_candidate", options.target);
+      ProgramBuilder trial("dot_candidate", options.target);
       EmitOnCores(trial, context.part.count, [&](const CorePart& part) {
         KernelContext copy{trial,          context.options,         context.instruction,
                            context.group,  context.operands,        context.results,
                            context.hbm_scratch_address, context.hbm_scratch_bytes, part};
         DotEmitter(copy, form, mxus, epilogue).Run();
       });
-      trial.Emit("halt");
-      texts.push_back(trial.TakeText());
+      trial.Emit(isa::OPCODE_HALT);
+      programs.push_back(trial.Finish());
     }
-    return texts;
+    return programs;
   });
   return candidates[chosen];
 }

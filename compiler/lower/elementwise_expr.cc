@@ -360,6 +360,29 @@ std::string_view FloatVpuMnemonic(hlo::Opcode opcode) {
   }
 }
 
+std::optional<isa::Opcode> FloatVpuOpcode(hlo::Opcode opcode) {
+  switch (opcode) {
+    case Opcode::kAdd: return isa::OPCODE_VADD_F32;
+    case Opcode::kSubtract: return isa::OPCODE_VSUB_F32;
+    case Opcode::kMultiply: return isa::OPCODE_VMUL_F32;
+    case Opcode::kDivide: return isa::OPCODE_VDIV_F32;
+    case Opcode::kMaximum: return isa::OPCODE_VMAX_F32;
+    case Opcode::kMinimum: return isa::OPCODE_VMIN_F32;
+    case Opcode::kNegate: return isa::OPCODE_VNEG_F32;
+    case Opcode::kAbs: return isa::OPCODE_VABS_F32;
+    case Opcode::kExp: return isa::OPCODE_VEXP_F32;
+    case Opcode::kLog: return isa::OPCODE_VLOG_F32;
+    case Opcode::kRsqrt: return isa::OPCODE_VRSQRT_F32;
+    case Opcode::kSqrt: return isa::OPCODE_VSQRT_F32;
+    case Opcode::kTanh: return isa::OPCODE_VTANH_F32;
+    case Opcode::kLogistic: return isa::OPCODE_VLOGISTIC_F32;
+    case Opcode::kSin: return isa::OPCODE_VSIN_F32;
+    case Opcode::kCos: return isa::OPCODE_VCOS_F32;
+    case Opcode::kPower: return isa::OPCODE_VPOW_F32;
+    default: return std::nullopt;
+  }
+}
+
 bool IsElementwiseOpcode(hlo::Opcode opcode) {
   switch (opcode) {
     case Opcode::kAdd: case Opcode::kSubtract: case Opcode::kMultiply: case Opcode::kDivide:

@@ -16,6 +16,7 @@
 #include "compiler/lower/array_view.h"
 #include "compiler/passes/elementwise_fusion.h"
 #include "isa/element_type.h"
+#include "isa/program.pb.h"
 
 namespace tpusim::compiler {
 
@@ -64,6 +65,8 @@ bool IsElementwiseOpcode(hlo::Opcode opcode);
 // one or two vector operands, in the HLO operands' order (add: "vadd", tanh: "vtanh"); empty
 // for an opcode that has none.
 std::string_view FloatVpuMnemonic(hlo::Opcode opcode);
+// The VPU's f32 instruction for `opcode` (vadd.f32, vexp.f32, ...), if it has one.
+std::optional<isa::Opcode> FloatVpuOpcode(hlo::Opcode opcode);
 
 // Whether a reduce-precision keeps every value of its type (at least the type's own exponent and
 // mantissa widths): then it is the identity, lowered as such.

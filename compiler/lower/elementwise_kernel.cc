@@ -482,7 +482,7 @@ class Emitter {
     uint64_t smem = 0;
     for (int operand : scalars_) {
       const DeviceBuffer* buffer = c_.operands.at(operand).at(0);
-      EmitFlatDma(*out_, "hbm", buffer->address, "smem", smem, buffer->size_bytes, kSmemSem, 0);
+      EmitFlatDma(*out_, isa::MEMORY_SPACE_HBM, buffer->address, isa::MEMORY_SPACE_SMEM, smem, buffer->size_bytes, kSmemSem, 0);
       scalar_smem_[operand] = smem;
       smem += 8;
     }
@@ -594,8 +594,8 @@ class Emitter {
       const uint64_t last = std::min(bytes, tiles * (p + 1) / parts * tile);
       if (last <= first) continue;
       const uint32_t engine = next_engine_++ % engines;
-      const DmaAddress hbm{"hbm", s.buffer->address + offset + first, base_register};
-      const DmaAddress vmem{"vmem", s.vmem[buffer] + first};
+      const DmaAddress hbm{isa::MEMORY_SPACE_HBM, s.buffer->address + offset + first, base_register};
+      const DmaAddress vmem{isa::MEMORY_SPACE_VMEM, s.vmem[buffer] + first};
       EmitFlatDma(*out_, load ? hbm : vmem, load ? vmem : hbm, last - first, semaphore, engine);
       ++count;
     }
@@ -1807,8 +1807,8 @@ class Emitter {
   bool BodyFits(int copies) { return BodyFits(std::vector<Variant>(copies, kBoth)); }
   // Whether a body of these tiles fits in the registers (emitted into a scratch builder).
   bool BodyFits(const std::vector<Variant>& variants) {
-    AsmBuilder scratch("scratch", out_->target());
-    AsmBuilder* real = out_;
+    ProgramBuilder scratch("scratch", out_->target());
+    ProgramBuilder* real = out_;
     out_ = &scratch;
     bool fits = true;
     try {
@@ -2054,7 +2054,7 @@ class Emitter {
   }
 
   KernelContext& c_;
-  AsmBuilder* out_;
+  ProgramBuilder* out_;
   ElementwiseExpr expr_;
   const ProducerSink* sink_ = nullptr;
   DeviceBuffer sink_buffer_;                // a producer's result: in VMEM only, never in HBM

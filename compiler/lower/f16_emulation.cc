@@ -28,7 +28,7 @@ std::vector<uint32_t> F16Emulation::NarrowingConstants() {
           kSixteen};
 }
 
-void F16Emulation::EmitWiden(AsmBuilder& out, const std::vector<Regs>& copies) const {
+void F16Emulation::EmitWiden(ProgramBuilder& out, const std::vector<Regs>& copies) const {
   for (const Regs& r : copies) out.Emit("vand v{}, v{}, v{}", r.t1, r.x, K(kSign));
   // The f16 exponent and mantissa moved to the f32 positions (the sign shifted out).
   for (const Regs& r : copies) out.Emit("vshl v{}, v{}, v{}", r.t2, r.x, K(kOne));
@@ -43,7 +43,7 @@ void F16Emulation::EmitWiden(AsmBuilder& out, const std::vector<Regs>& copies) c
   for (const Regs& r : copies) out.Emit("vor v{}, v{}, v{}", r.d, r.d, r.t1);
 }
 
-void F16Emulation::EmitNarrow(AsmBuilder& out, const std::vector<Regs>& copies) const {
+void F16Emulation::EmitNarrow(ProgramBuilder& out, const std::vector<Regs>& copies) const {
   for (const Regs& r : copies) out.Emit("vand v{}, v{}, v{}", r.t1, r.x, K(kSign));
   for (const Regs& r : copies) out.Emit("vxor v{}, v{}, v{}", r.t2, r.x, r.t1);  // |x| as bits
   // Below 2^-14 (f16 denormals and zero): 0.5 + |x| rounds |x| to a multiple of 2^-24 (nearest

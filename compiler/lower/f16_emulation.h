@@ -15,7 +15,7 @@
 #include <functional>
 #include <vector>
 
-#include "compiler/lower/asm_builder.h"
+#include "compiler/lower/program_builder.h"
 
 namespace tpusim::compiler {
 
@@ -39,11 +39,11 @@ class F16Emulation {
 
   // v{d} = the f32 value of the f16 in register form in v{x} (exact, NaN payload kept).
   // 8 VPU instructions per copy.
-  void EmitWiden(AsmBuilder& out, const std::vector<Regs>& copies) const;
+  void EmitWiden(ProgramBuilder& out, const std::vector<Regs>& copies) const;
 
   // v{d} = the f32 in v{x} rounded to f16 (nearest even; overflow to infinity; any NaN to the
   // quiet NaN 0x7E00 with the sign kept), in register form. 17 VPU instructions per copy.
-  void EmitNarrow(AsmBuilder& out, const std::vector<Regs>& copies) const;
+  void EmitNarrow(ProgramBuilder& out, const std::vector<Regs>& copies) const;
 
  private:
   int K(uint32_t value) const { return reg_of_(value); }

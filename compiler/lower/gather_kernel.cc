@@ -50,8 +50,8 @@ void EmitGatherKernel(KernelContext& c) {
   }
   std::vector<int64_t> result_map(o);
   for (int64_t d = 0; d < o; ++d) result_map[d] = d;
-  const DmaArray src{"hbm", operand.address, ExpandedView(operand.shape, rank, operand_map)};
-  const DmaArray dst{"hbm", result.address, ExpandedView(result.shape, rank, result_map)};
+  const DmaArray src{isa::MEMORY_SPACE_HBM, operand.address, ExpandedView(operand.shape, rank, operand_map)};
+  const DmaArray dst{isa::MEMORY_SPACE_HBM, result.address, ExpandedView(result.shape, rank, result_map)};
   std::vector<int64_t> box(rank, 1);
   for (std::size_t w = 0; w < window.size(); ++w) box[offset_dims[w]] = slice_sizes[window[w]];
 

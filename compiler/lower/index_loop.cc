@@ -29,7 +29,7 @@ IndexLoop PlanIndexLoop(DmaEmitter& e, const hlo::Instruction& x, const DeviceBu
 
 void EmitIndexLoop(DmaEmitter& e, const hlo::Instruction& x, const DeviceBuffer& indices, int64_t index_vector_dim,
                    const IndexLoop& loop, const std::function<void(const std::function<void(int, int64_t)>&)>& body) {
-  AsmBuilder& out = e.out();
+  ProgramBuilder& out = e.out();
   const isa::ElementType index_type = indices.shape.element_type;
   const int64_t components = loop.components;
   // Indices -> VMEM as [batch..., components] row-major (a permuting DMA).
@@ -46,8 +46,8 @@ void EmitIndexLoop(DmaEmitter& e, const hlo::Instruction& x, const DeviceBuffer&
   const int64_t chunk_bytes = entries * components * 4;
   const uint64_t inter = e.AllocVmem(static_cast<uint64_t>(chunks * chunk_bytes), "the indices");
   if (components > 0) {
-    const DmaArray src{"hbm", indices.address, PermutedView(WithoutMemorySpace(indices.shape), perm)};
-    const DmaArray dst{"vmem", inter, RowMajorUntiled(index_type, inter_dims)};
+    const DmaArray src{isa::MEMORY_SPACE_HBM, indices.address, PermutedView(WithoutMemorySpace(indices.shape), perm)};
+    const DmaArray dst{isa::MEMORY_SPACE_VMEM, inter, RowMajorUntiled(index_type, inter_dims)};
     e.Dma(src, Zeros(inter_dims.size()), dst, Zeros(inter_dims.size()), inter_dims, 0);
     e.WaitDmas();
   }

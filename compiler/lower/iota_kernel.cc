@@ -30,7 +30,7 @@ void EmitIota(DmaEmitter& e) {
   const uint64_t vector = e.AllocVmem(bytes, "the iota vector");
   const int64_t tiles = (n + tile - 1) / tile;
   const int64_t tile_bytes = tile * (is_bf16 ? 2 : 4);
-  AsmBuilder& out = e.out();
+  ProgramBuilder& out = e.out();
   // v1 = the first tile's values, v2 = S*L (the step from tile to tile).
   out.Emit("vsublaneid v1");
   out.Emit("vbcast v2, {}", lanes);
@@ -60,7 +60,7 @@ void EmitIota(DmaEmitter& e) {
   out.Emit("add s{}, s{}, {:#x}", address, address, tile_bytes);
   out.Emit("loop s{}, {}", counter, label);
   e.WaitVpu();
-  const DmaArray source{"vmem", vector, ExpandedView(vector_shape, result.shape.rank(), {dim})};
+  const DmaArray source{isa::MEMORY_SPACE_VMEM, vector, ExpandedView(vector_shape, result.shape.rank(), {dim})};
   BroadcastInto(e, source, result);
 }
 

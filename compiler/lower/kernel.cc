@@ -1,5 +1,7 @@
 #include "compiler/lower/kernel.h"
 
+#include "compiler/lower/dma_region.h"
+
 #include <memory>
 
 #include "isa/error.h"
@@ -22,7 +24,7 @@ bool GroupPlans(const KernelGroup& group, const CompileOptions& options, const s
   };
   if (group.root->shape().is_tuple) return false;
   std::vector<const DeviceBuffer*> result = {stand_in(group.root->shape())};
-  AsmBuilder scratch("plan", options.target);
+  ProgramBuilder scratch("plan", options.target);
   KernelContext context{scratch, options, *group.root, group, {}, result, 0, 0, {}};
   for (const hlo::Instruction* operand : group.operands) {
     if (operand->shape().is_tuple) return false;
@@ -36,23 +38,26 @@ bool GroupPlans(const KernelGroup& group, const CompileOptions& options, const s
   }
 }
 
-void EmitFlatDma(AsmBuilder& out, std::string_view from_space, uint64_t from, std::string_view to_space,
+void EmitFlatDma(ProgramBuilder& out, isa::MemorySpace from_space, uint64_t from, isa::MemorySpace to_space,
                  uint64_t to, uint64_t bytes, uint32_t semaphore, uint32_t engine) {
   EmitFlatDma(out, DmaAddress{from_space, from}, DmaAddress{to_space, to}, bytes, semaphore, engine);
 }
 
-void EmitFlatDma(AsmBuilder& out, const DmaAddress& from, const DmaAddress& to, uint64_t bytes, uint32_t semaphore,
+void EmitFlatDma(ProgramBuilder& out, const DmaAddress& from, const DmaAddress& to, uint64_t bytes, uint32_t semaphore,
                  uint32_t engine) {
-  const auto text = [](const DmaAddress& a) {
-    if (a.base_register < 0) return fmt::format("{}[{:#x}]", a.space, a.offset);
-    return fmt::format("{}[s{} + {:#x}]", a.space, a.base_register, a.offset);
+  using namespace isa::ops;
+  const auto address = [](const DmaAddress& a) {
+    const int64_t offset = static_cast<int64_t>(a.offset);
+    return a.base_register < 0 ? Address(a.space, offset) : Address(a.space, RegPlus(S(a.base_register), offset));
   };
   // The bytes seen as a flat array of the widest words that divide them: the DMA copies them as
   // they lie.
-  const int width = bytes % 4 == 0 ? 4 : bytes % 2 == 0 ? 2 : 1;
-  const std::string shape = fmt::format("u{}[{}]{{0}}", width * 8, bytes / width);
-  out.Emit("dma {} -> {}, src={}, dst={}, size=[{}], sem=sem[{}], engine={}", text(from), text(to), shape, shape,
-           bytes / width, semaphore, engine);
+  const int64_t width = bytes % 4 == 0 ? 4 : bytes % 2 == 0 ? 2 : 1;
+  const int64_t words = static_cast<int64_t>(bytes) / width;
+  const isa::ElementType type = width == 4 ? isa::ElementType::kU32 : width == 2 ? isa::ElementType::kU16 : isa::ElementType::kU8;
+  const ShapeValue shape = ShapeArg(RowMajorUntiled(type, {words}));
+  out.Emit(isa::OPCODE_DMA, {address(from), address(to)},
+           {{"src", shape}, {"dst", shape}, {"size", Sizes({words})}, {"sem", Sem(semaphore)}, {"engine", engine}});
 }
 
 std::string LimitNote(const CompileOptions& options, TargetLimit limit) {

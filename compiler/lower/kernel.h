@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "compiler/hlo/ir.h"
-#include "compiler/lower/asm_builder.h"
+#include "compiler/lower/program_builder.h"
 #include "compiler/lower/compile.h"
 #include "compiler/passes/buffer_assignment.h"
 #include "compiler/passes/elementwise_fusion.h"
@@ -26,7 +26,7 @@ struct CorePart {
 };
 
 struct KernelContext {
-  AsmBuilder& out;
+  ProgramBuilder& out;
   const CompileOptions& options;
   const hlo::Instruction& instruction;  // the group's root
   const KernelGroup& group;             // what the kernel computes (element-wise fusion)
@@ -57,18 +57,18 @@ bool GroupPlans(const KernelGroup& group, const CompileOptions& options, const s
 std::string LimitNote(const CompileOptions& options, TargetLimit limit);
 
 // A DMA of `bytes` contiguous bytes from `from_space[from]` to `to_space[to]`,
-// signalling `semaphore` on `engine`. Spaces by assembler name ("hbm", "vmem", ...).
-void EmitFlatDma(AsmBuilder& out, std::string_view from_space, uint64_t from, std::string_view to_space,
+// signalling `semaphore` on `engine`.
+void EmitFlatDma(ProgramBuilder& out, isa::MemorySpace from_space, uint64_t from, isa::MemorySpace to_space,
                  uint64_t to, uint64_t bytes, uint32_t semaphore, uint32_t engine);
 
 // An address operand for a flat DMA: `space[s<base_register> + offset]`, or `space[offset]` when
 // base_register < 0 (a loop walks a DMA by moving its base register).
 struct DmaAddress {
-  std::string_view space;
+  isa::MemorySpace space = isa::MEMORY_SPACE_HBM;
   uint64_t offset = 0;
   int base_register = -1;
 };
-void EmitFlatDma(AsmBuilder& out, const DmaAddress& from, const DmaAddress& to, uint64_t bytes, uint32_t semaphore,
+void EmitFlatDma(ProgramBuilder& out, const DmaAddress& from, const DmaAddress& to, uint64_t bytes, uint32_t semaphore,
                  uint32_t engine);
 
 }  // namespace tpusim::compiler

@@ -23,11 +23,10 @@ class KernelTuner {
   using Cycles = std::function<uint64_t(const isa::Program&)>;
   explicit KernelTuner(Cycles cycles) : cycles_(std::move(cycles)) {}
 
-  // The index of the candidate whose program (`candidates()`: each one's assembly text) runs in
-  // the fewest cycles, the first on a tie; a candidate whose text equals an earlier one's is not
-  // run again. Remembered under `key`: a kernel of the same key (the same shapes, layouts and core
+  // The index of the candidate whose program (`candidates()`) runs in the fewest cycles, the first
+  // on a tie; a candidate whose program equals an earlier one's is not run again. Remembered under `key`: a kernel of the same key (the same shapes, layouts and core
   // parts) gets the same answer without trying again, whatever its addresses.
-  std::size_t Choose(const std::string& key, const std::function<std::vector<std::string>()>& candidates);
+  std::size_t Choose(const std::string& key, const std::function<std::vector<isa::Program>()>& candidates);
 
   // Programs run so far, for reports and tests.
   std::size_t trials() const { return trials_; }

@@ -9,7 +9,7 @@ std::pair<int64_t, int64_t> PartRange(int64_t count, const CorePart& part) {
   return {count * part.index / part.count, count * (part.index + 1) / part.count};
 }
 
-void EmitOnCores(AsmBuilder& out, int parts, const std::function<void(const CorePart&)>& piece) {
+void EmitOnCores(ProgramBuilder& out, int parts, const std::function<void(const CorePart&)>& piece) {
   const int cores = static_cast<int>(isa::TensorCores(out.target()));
   if (cores == 1) {
     piece({0, 1});

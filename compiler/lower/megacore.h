@@ -11,7 +11,7 @@
 #include <functional>
 #include <utility>
 
-#include "compiler/lower/asm_builder.h"
+#include "compiler/lower/program_builder.h"
 #include "compiler/lower/kernel.h"
 #include "isa/program_check.h"
 
@@ -23,6 +23,6 @@ std::pair<int64_t, int64_t> PartRange(int64_t count, const CorePart& part);
 // Emits `piece` for part c of `parts` (1 <= parts <= the target's cores) on core c, the other
 // cores passing, then the cores' sync. Uses s0 before the pieces (every kernel starts with its
 // registers free).
-void EmitOnCores(AsmBuilder& out, int parts, const std::function<void(const CorePart&)>& piece);
+void EmitOnCores(ProgramBuilder& out, int parts, const std::function<void(const CorePart&)>& piece);
 
 }  // namespace tpusim::compiler

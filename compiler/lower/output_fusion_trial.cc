@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/lower/asm_builder.h"
+#include "compiler/lower/program_builder.h"
 #include "compiler/lower/cost.h"
 #include "compiler/lower/kernel.h"
 #include "compiler/lower/kernel_dispatch.h"
@@ -54,7 +54,7 @@ class StandIns {
 };
 
 // Emits `group`'s kernel on its cores into `out`, its operands and result from `buffers`.
-void EmitGroup(AsmBuilder& out, const CompileOptions& options, const KernelGroup& group, StandIns& buffers,
+void EmitGroup(ProgramBuilder& out, const CompileOptions& options, const KernelGroup& group, StandIns& buffers,
                uint64_t scratch) {
   KernelContext context{out, options, *group.root, group, {}, {buffers.Of(group.root)}, scratch,
                         options.hbm_capacity_bytes > scratch ? options.hbm_capacity_bytes - scratch : 0, {}};
@@ -100,23 +100,23 @@ bool OutputFusionPays(const KernelGroup& merged, const KernelGroup& consumers, c
   alone.members = {contraction};
   alone.operands = {contraction->operand(0), contraction->operand(1)};
   const std::size_t chosen = options.kernel_tuner->Choose(TrialKey(merged, options), [&] {
-    std::vector<std::string> texts;
+    std::vector<isa::Program> programs;
     for (int split = 0; split < 2; ++split) {
       StandIns buffers;
       for (const hlo::Instruction* operand : merged.operands) buffers.Of(operand);
       buffers.Of(contraction);
       buffers.Of(merged.root);
-      AsmBuilder trial("output_fusion_candidate", options.target);
+      ProgramBuilder trial("output_fusion_candidate", options.target);
       if (split == 0) {
         EmitGroup(trial, options, merged, buffers, buffers.end());
       } else {
         EmitGroup(trial, options, alone, buffers, buffers.end());
         EmitGroup(trial, options, consumers, buffers, buffers.end());
       }
-      trial.Emit("halt");
-      texts.push_back(trial.TakeText());
+      trial.Emit(isa::OPCODE_HALT);
+      programs.push_back(trial.Finish());
     }
-    return texts;
+    return programs;
   });
   return chosen == 0;
 }

@@ -538,7 +538,7 @@ class ReduceEmitter {
       return;
     }
     // Else HBM -> SMEM -> a broadcast vreg (bf16 widened to f32 exactly).
-    EmitFlatDma(out_, "hbm", init_->address, "smem", 0, init_->size_bytes, kSmemSem, 0);
+    EmitFlatDma(out_, isa::MEMORY_SPACE_HBM, init_->address, isa::MEMORY_SPACE_SMEM, 0, init_->size_bytes, kSmemSem, 0);
     Emit("sem.wait sem[{}], 1", kSmemSem);
     Emit("ld.u32 s{}, smem[0x0]", kScalarTemp);
     if (plan_.type == isa::ElementType::kBF16) {
@@ -635,9 +635,9 @@ class ReduceEmitter {
       for (int64_t p = 0; p < parts; ++p) {
         const int64_t a = count * p / parts;
         const int64_t b = count * (p + 1) / parts;
-        const DmaAddress from = looped ? DmaAddress{"hbm", a * strip_bytes_, kLoadAddr}
-                                       : DmaAddress{"hbm", operand + (first + a) * strip_bytes_};
-        EmitFlatDma(out_, from, DmaAddress{"vmem", in_[buffer] + a * strip_bytes_}, (b - a) * strip_bytes_,
+        const DmaAddress from = looped ? DmaAddress{isa::MEMORY_SPACE_HBM, a * strip_bytes_, kLoadAddr}
+                                       : DmaAddress{isa::MEMORY_SPACE_HBM, operand + (first + a) * strip_bytes_};
+        EmitFlatDma(out_, from, DmaAddress{isa::MEMORY_SPACE_VMEM, in_[buffer] + a * strip_bytes_}, (b - a) * strip_bytes_,
                     kLoadSem[buffer], static_cast<uint32_t>(p));
       }
       if (looped) Emit("add s{}, s{}, {:#x}", kLoadAddr, kLoadAddr, count * strip_bytes_);
@@ -1146,7 +1146,7 @@ class ReduceEmitter {
       EmitCoreResultDma(image);
     } else {
       const uint64_t bytes = static_cast<uint64_t>(plan_.out.tiles * plan_.out.tile_bytes);
-      EmitFlatDma(out_, "vmem", image, "hbm", result_->address, bytes, kStoreSem, 0);
+      EmitFlatDma(out_, isa::MEMORY_SPACE_VMEM, image, isa::MEMORY_SPACE_HBM, result_->address, bytes, kStoreSem, 0);
     }
     Emit("sem.wait sem[{}], 1", kStoreSem);
   }
@@ -1172,7 +1172,7 @@ class ReduceEmitter {
   }
 
   KernelContext& c_;
-  AsmBuilder& out_;
+  ProgramBuilder& out_;
   int64_t S_ = 8;
   int64_t L_ = 128;
   const DeviceBuffer* operand_ = nullptr;

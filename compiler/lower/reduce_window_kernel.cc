@@ -140,7 +140,7 @@ class ReduceWindowEmitter {
       for (std::size_t t = first; t < end; ++t) {
         DmaEmitter copy(c_);
         StridedSide src{source, {}, {}};
-        StridedSide dst{DmaArray{"vmem", StagingAddress(t - first, image_bytes), image_}, {}, {}};
+        StridedSide dst{DmaArray{isa::MEMORY_SPACE_VMEM, StagingAddress(t - first, image_bytes), image_}, {}, {}};
         std::vector<int64_t> size;
         for (const TapRange& r : taps[t].ranges) {
           src.start.push_back(r.src_start);
@@ -159,7 +159,7 @@ class ReduceWindowEmitter {
     out_.Emit("sem.wait sem[{}], 1", DmaEmitter::kVpuSem);
     DmaEmitter store(c_);
     const std::vector<int64_t> origin(rank, 0);
-    store.SplitDma(DmaArray{"vmem", 0, image_}, origin, HbmArray(output), origin, output.shape.dims);
+    store.SplitDma(DmaArray{isa::MEMORY_SPACE_VMEM, 0, image_}, origin, HbmArray(output), origin, output.shape.dims);
     store.WaitDmas();
   }
 
@@ -222,7 +222,7 @@ class ReduceWindowEmitter {
   }
 
   KernelContext& c_;
-  AsmBuilder& out_;
+  ProgramBuilder& out_;
   ReduceOp op_ = ReduceOp::kAdd;
   ElementType type_ = ElementType::kF32;
   isa::Shape image_;

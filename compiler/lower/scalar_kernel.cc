@@ -75,7 +75,7 @@ class ScalarEmitter {
     const uint32_t engines = out_.target().dma_engines();
     for (std::size_t k = 0; k < n; ++k) {
       const DeviceBuffer& buffer = *c_.operands.at(k).at(0);
-      EmitFlatDma(out_, "hbm", buffer.address, "smem", k * kSlotBytes, buffer.size_bytes, 0,
+      EmitFlatDma(out_, isa::MEMORY_SPACE_HBM, buffer.address, isa::MEMORY_SPACE_SMEM, k * kSlotBytes, buffer.size_bytes, 0,
                   static_cast<uint32_t>(k % engines));
     }
     if (n > 0) out_.Emit("sem.wait sem[0], {}", n);
@@ -99,7 +99,7 @@ class ScalarEmitter {
     const uint64_t slot = n * kSlotBytes;
     out_.Emit("{} s{}, smem[{:#x}]", type.bytes == 8 ? "st.s64" : "st.s32", result, slot);
     const DeviceBuffer& buffer = *c_.results.at(0);
-    EmitFlatDma(out_, "smem", slot, "hbm", buffer.address, buffer.size_bytes, 0, 0);
+    EmitFlatDma(out_, isa::MEMORY_SPACE_SMEM, slot, isa::MEMORY_SPACE_HBM, buffer.address, buffer.size_bytes, 0, 0);
     out_.Emit("sem.wait sem[0], 1");
   }
 
@@ -309,7 +309,7 @@ class ScalarEmitter {
   }
 
   KernelContext& c_;
-  AsmBuilder& out_;
+  ProgramBuilder& out_;
   std::unordered_map<const hlo::Instruction*, int> registers_;
 };
 

@@ -35,7 +35,7 @@ bool IsAddition(const hlo::Computation& combiner) {
 // bf16 words hold two elements: unpacked to f32, added, packed back with one rounding, which is
 // bf16's add (compute in f32, round once).
 void EmitVmemAdd(DmaEmitter& e, isa::ElementType type, uint64_t window, uint64_t update, uint64_t bytes) {
-  AsmBuilder& out = e.out();
+  ProgramBuilder& out = e.out();
   const int a = e.AllocSreg();
   const int b = e.AllocSreg();
   const int count = e.AllocSreg();
@@ -81,7 +81,7 @@ void EmitScatterKernel(KernelContext& c) {
     CannotLower(x, "scatter-add of " + std::string(isa::ElementTypeName(type)) + " is not lowered yet");
   }
   DmaEmitter e(c);
-  AsmBuilder& out = c.out;
+  ProgramBuilder& out = c.out;
   const DeviceBuffer& operand = *c.operands.at(0).at(0);
   const DeviceBuffer& indices = *c.operands.at(1).at(0);
   const DeviceBuffer& updates = *c.operands.at(2).at(0);
@@ -124,8 +124,8 @@ void EmitScatterKernel(KernelContext& c) {
   }
   std::vector<int64_t> updates_map(u);
   for (int64_t d = 0; d < u; ++d) updates_map[d] = d;
-  const DmaArray src{"hbm", updates.address, ExpandedView(updates.shape, rank, updates_map)};
-  const DmaArray dst{"hbm", result.address, ExpandedView(result.shape, rank, result_map)};
+  const DmaArray src{isa::MEMORY_SPACE_HBM, updates.address, ExpandedView(updates.shape, rank, updates_map)};
+  const DmaArray dst{isa::MEMORY_SPACE_HBM, result.address, ExpandedView(result.shape, rank, result_map)};
   std::vector<int64_t> box(rank, 1);
   for (int64_t d : window_dims) box[d] = updates.shape.dims[d];
 
@@ -155,8 +155,8 @@ void EmitScatterKernel(KernelContext& c) {
     const isa::Shape window_shape = RowMajorUntiled(type, box);
     window_bytes = isa::LayoutMap(window_shape).byte_size();
     const uint64_t vmem_bytes = AlignUp(std::max<uint64_t>(window_bytes, 1), 4096);
-    window_result = {"vmem", e.AllocVmem(vmem_bytes, "the result's window"), window_shape};
-    window_update = {"vmem", e.AllocVmem(vmem_bytes, "the update's window"), window_shape};
+    window_result = {isa::MEMORY_SPACE_VMEM, e.AllocVmem(vmem_bytes, "the result's window"), window_shape};
+    window_update = {isa::MEMORY_SPACE_VMEM, e.AllocVmem(vmem_bytes, "the update's window"), window_shape};
   }
   EmitIndexLoop(e, x, indices, index_vector_dim, loop, [&](const auto& load) {
     const std::string skip = out.NewLabel(x.name() + ".skip");

@@ -117,7 +117,7 @@ class SortEmitter {
   void Run();
 
  private:
-  AsmBuilder& out() { return c_.out; }
+  ProgramBuilder& out() { return c_.out; }
   std::string Sub(int64_t sublanes) const {
     return sublanes >= 8 ? "" : fmt::format(", sublanes={:#x}", (1 << sublanes) - 1);
   }
@@ -445,8 +445,8 @@ void SortEmitter::EmitChunk(const std::vector<DmaIndex>& starts, int64_t rows) {
   box[p_.q] = rows;
   const std::vector<DmaIndex> zeros = Zeros(p_.rank);
   for (std::size_t k = 0; k < types_.size(); ++k) {
-    const DmaArray src{"hbm", c_.operands[k][0]->address, HbmView(c_.operands[k][0]->shape)};
-    const DmaArray dst{"vmem", base_[k], StagingShape(p_, types_[k])};
+    const DmaArray src{isa::MEMORY_SPACE_HBM, c_.operands[k][0]->address, HbmView(c_.operands[k][0]->shape)};
+    const DmaArray dst{isa::MEMORY_SPACE_VMEM, base_[k], StagingShape(p_, types_[k])};
     e_.Dma(src, starts, dst, zeros, box, e_.NextEngine());
   }
   e_.WaitDmas();
@@ -455,8 +455,8 @@ void SortEmitter::EmitChunk(const std::vector<DmaIndex>& starts, int64_t rows) {
   EmitRepack();
   e_.WaitVpu();
   for (std::size_t k = 0; k < types_.size(); ++k) {
-    const DmaArray src{"vmem", base_[k], StagingShape(p_, types_[k])};
-    const DmaArray dst{"hbm", c_.results[k]->address, HbmView(c_.results[k]->shape)};
+    const DmaArray src{isa::MEMORY_SPACE_VMEM, base_[k], StagingShape(p_, types_[k])};
+    const DmaArray dst{isa::MEMORY_SPACE_HBM, c_.results[k]->address, HbmView(c_.results[k]->shape)};
     e_.Dma(src, zeros, dst, starts, box, e_.NextEngine());
   }
   e_.WaitDmas();

@@ -53,7 +53,7 @@ class TopKEmitter {
   void Run();
 
  private:
-  AsmBuilder& out() { return c_.out; }
+  ProgramBuilder& out() { return c_.out; }
   void EmitConstants();
   void EmitKeyTransform(int reg, int temp);
   void EmitPrologue();
@@ -234,16 +234,16 @@ void TopKEmitter::EmitOutputs(const std::vector<DmaIndex>& row_start) {
   std::vector<int64_t> box(rank_, 1);
   box.back() = k_;
   const isa::Shape stage_shape = RowMajorUntiled(ElementType::kS32, box);
-  e_.Dma({"vmem", stage_, stage_shape}, Zeros(rank_), {"hbm", c_.results[1]->address, HbmView(c_.results[1]->shape)},
+  e_.Dma({isa::MEMORY_SPACE_VMEM, stage_, stage_shape}, Zeros(rank_), {isa::MEMORY_SPACE_HBM, c_.results[1]->address, HbmView(c_.results[1]->shape)},
          row_start, box, e_.NextEngine());
   const isa::Shape flat = RowMajorUntiled(ElementType::kS32, {k_});
-  e_.Dma({"vmem", stage_, flat}, Zeros(1), {"smem", 0, flat}, Zeros(1), {k_}, e_.NextEngine());
+  e_.Dma({isa::MEMORY_SPACE_VMEM, stage_, flat}, Zeros(1), {isa::MEMORY_SPACE_SMEM, 0, flat}, Zeros(1), {k_}, e_.NextEngine());
   e_.WaitDmas();
   const int entry = s_a_, column = s_b_, position = s_c_, count = s_d_;
   std::vector<int64_t> row_dims(rank_, 1);
   row_dims.back() = n_;
-  const DmaArray row{"vmem", raw_, RowMajorUntiled(type_, row_dims)};
-  const DmaArray values{"hbm", c_.results[0]->address, HbmView(c_.results[0]->shape)};
+  const DmaArray row{isa::MEMORY_SPACE_VMEM, raw_, RowMajorUntiled(type_, row_dims)};
+  const DmaArray values{isa::MEMORY_SPACE_HBM, c_.results[0]->address, HbmView(c_.results[0]->shape)};
   std::vector<DmaIndex> src_start = Zeros(rank_), dst_start = row_start;
   src_start.back() = DmaIndex(position, 0);
   dst_start.back() = DmaIndex(column, 0);
@@ -314,8 +314,8 @@ void TopKEmitter::Run() {
   }
   std::vector<int64_t> box(rank_, 1);
   box.back() = n_;
-  const DmaArray src{"hbm", c_.operands[0][0]->address, HbmView(shape)};
-  const DmaArray row{"vmem", raw_, RowMajorUntiled(type_, box)};
+  const DmaArray src{isa::MEMORY_SPACE_HBM, c_.operands[0][0]->address, HbmView(shape)};
+  const DmaArray row{isa::MEMORY_SPACE_VMEM, raw_, RowMajorUntiled(type_, box)};
   out().Emit("mov s{}, 0", counter);
   out().Emit("mov s{}, {}", loop, rows);
   const std::string top = out().NewLabel(x.name() + ".row");

@@ -25,6 +25,7 @@
 
 #include "compiler/hlo/ir.h"
 #include "compiler/passes/input_output_alias.h"
+#include "isa/program.pb.h"
 #include "isa/shape.h"
 
 namespace tpusim::compiler {
@@ -46,6 +47,7 @@ struct DeviceBuffer {
   bool in_host_memory() const { return shape.layout && shape.layout->memory_space == isa::kMemorySpaceHost; }
   // The memory's assembler name: "hbm" or "host".
   std::string_view space() const { return in_host_memory() ? "host" : "hbm"; }
+  isa::MemorySpace memory_space() const { return in_host_memory() ? isa::MEMORY_SPACE_HOST : isa::MEMORY_SPACE_HBM; }
 };
 
 // Sets the addresses of `placed` (sizes and lives given) from `base`, none overlapping another

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/lower/asm_builder.h"
+#include "compiler/lower/program_builder.h"
 #include "compiler/lower/broadcast_block_dmas.h"
 #include "compiler/lower/dma_region.h"
 #include "isa/assembler.h"
@@ -88,12 +88,12 @@ Filled RunFill(BroadcastBlock block, const Shape& source, const std::vector<int6
   block.source_address = 0;
   block.source = tpusim::compiler::ExpandedView(source, static_cast<int64_t>(block.tiles.rank()), dims);
   block.vmem = 0;
-  tpusim::compiler::AsmBuilder out("fill", TestTarget());
+  tpusim::compiler::ProgramBuilder out("fill", TestTarget());
   uint32_t engine = 0;
   Filled filled;
   filled.dmas = tpusim::compiler::EmitBroadcastBlockDmas(out, block, 3, engine);
   filled.vmem.assign(vmem_bytes, kUntouched);
-  const tpusim::isa::Program program = tpusim::isa::Assemble(out.Text());
+  const tpusim::isa::Program program = out.Finish();
   int dmas = 0;
   for (const auto& instruction : program.instructions()) {
     REQUIRE(instruction.opcode() == tpusim::isa::OPCODE_DMA);

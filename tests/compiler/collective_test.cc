@@ -98,7 +98,7 @@ TEST_CASE("a ring all-reduce is 2(n-1) steps of one chunk to and from the ICI", 
   options.device_id = 1;
   auto module = hlo::ParseModule(text, "test.hlo");
   const compiler::CompiledModule compiled = compiler::Compile(*module, options);
-  const std::string& text_out = compiled.assembly;
+  const std::string text_out = tpusim::compiler::ProgramText(compiled);
   const auto count = [&](const std::string& pattern) {
     const std::regex re(pattern);
     return std::distance(std::sregex_iterator(text_out.begin(), text_out.end(), re), std::sregex_iterator());

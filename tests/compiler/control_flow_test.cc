@@ -39,11 +39,12 @@ bool HasKernel(const compiler::CompiledModule& compiled, const std::string& name
 std::string KernelText(const compiler::CompiledModule& compiled, const std::string& name) {
   for (const auto& kernel : compiled.kernels) {
     if (kernel.name != name) continue;
-    const std::size_t begin = compiled.assembly.find(kernel.begin_label + ":");
-    const std::size_t end = compiled.assembly.find(kernel.end_label + ":");
+    const std::string text = compiler::ProgramText(compiled);
+    const std::size_t begin = text.find(kernel.begin_label + ":");
+    const std::size_t end = text.find(kernel.end_label + ":");
     REQUIRE(begin != std::string::npos);
     REQUIRE(end != std::string::npos);
-    return compiled.assembly.substr(begin, end - begin);
+    return text.substr(begin, end - begin);
   }
   FAIL("no kernel " << name);
   return "";
@@ -131,8 +132,8 @@ TEST_CASE("while: init copy, condition, predicate read, body in place, loop back
   for (const compiler::KernelInfo& kernel : compiled.kernels) {
     if (kernel.name == "w/init") CHECK(kernel.bytes_accessed == 2 * (4 + 4096 + 4096));
   }
-  CHECK_THAT(compiled.assembly, Catch::Contains("beq s0, 0, w.exit"));
-  CHECK_THAT(compiled.assembly, Catch::Contains("br w.condition"));
+  CHECK_THAT(tpusim::compiler::ProgramText(compiled), Catch::Contains("beq s0, 0, w.exit"));
+  CHECK_THAT(tpusim::compiler::ProgramText(compiled), Catch::Contains("br w.condition"));
   // The pred comes back through SMEM: one DMA, a load of its byte.
   const std::string predicate = KernelText(compiled, "w/predicate");
   CHECK_THAT(predicate, Catch::Contains("-> smem[0x0]"));

@@ -62,7 +62,7 @@ CompiledModule CompileText(const std::string& body) {
 }
 
 int CountDmasBetween(const CompiledModule& compiled, const std::string& kernel) {
-  const std::string& text = compiled.assembly;
+  const std::string text = tpusim::compiler::ProgramText(compiled);
   const std::size_t begin = text.find(kernel + ".begin:");
   const std::size_t end = text.find(kernel + ".end:");
   REQUIRE(begin != std::string::npos);

@@ -61,7 +61,7 @@ ENTRY e {
   ROOT b = bf16[1024,1024] multiply(a, x)
 }
 )", "test.hlo");
-  const std::vector<std::string> body = FirstLoopBody(tpusim::compiler::Compile(*module, WithVpuTiming()).assembly);
+  const std::vector<std::string> body = FirstLoopBody(tpusim::compiler::ProgramText(tpusim::compiler::Compile(*module, WithVpuTiming())));
   int exps = 0, roundings = 0, rounded_at_once = 0;
   std::size_t first_store = body.size(), last_load = 0;
   for (std::size_t i = 0; i < body.size(); ++i) {
@@ -98,7 +98,7 @@ ENTRY e {
 }
 )", "test.hlo");
   const std::vector<std::string> body =
-      FirstLoopBody(tpusim::compiler::Compile(*module, tpusim::compiler_test::SmallTargetOptions()).assembly);
+      FirstLoopBody(tpusim::compiler::ProgramText(tpusim::compiler::Compile(*module, tpusim::compiler_test::SmallTargetOptions())));
   std::vector<std::string> ops;
   for (const std::string& line : body) ops.push_back(Mnemonic(line));
   REQUIRE(ops.size() >= 6);
@@ -131,7 +131,7 @@ ENTRY e {
   ROOT v6 = bf16[618,3686] multiply(v5, p1)
 }
 )", "test.hlo");
-  const std::vector<std::string> body = FirstLoopBody(tpusim::compiler::Compile(*module, WithVpuTiming()).assembly);
+  const std::vector<std::string> body = FirstLoopBody(tpusim::compiler::ProgramText(tpusim::compiler::Compile(*module, WithVpuTiming())));
   int tanhs = 0;
   for (const std::string& line : body) tanhs += Mnemonic(line) == "vtanh.f32" ? 1 : 0;
   CHECK(tanhs == 2 * 29);
@@ -154,7 +154,7 @@ ENTRY e {
   ROOT d = f32[256,1024] subtract(x, b)
 }
 )", "test.hlo");
-  const std::string assembly = tpusim::compiler::Compile(*module, WithVpuTiming()).assembly;
+  const std::string assembly = tpusim::compiler::ProgramText(tpusim::compiler::Compile(*module, WithVpuTiming()));
   const std::vector<std::string> body = FirstLoopBody(assembly);
   std::size_t first_vperm = body.size(), first_sub = body.size();
   for (std::size_t i = 0; i < body.size(); ++i) {

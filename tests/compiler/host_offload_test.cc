@@ -69,11 +69,11 @@ TEST_CASE("host offload: MoveToHost and MoveToDevice are DMAs between HBM and ho
   // h at 0x20000. HBM: x at 0, d at 0x10000, and r = add(d, x) writes over d (read last there).
   // Each move is one flat DMA of the 64 KiB image (below the 256 KiB at which copies are split
   // over the engines).
-  CHECK_THAT(compiled.assembly,
+  CHECK_THAT(tpusim::compiler::ProgramText(compiled),
              Catch::Contains("h.begin:\n  dma hbm[0x0] -> host[0x20000], src=u32[16384]{0}, dst=u32[16384]{0}"));
-  CHECK_THAT(compiled.assembly,
+  CHECK_THAT(tpusim::compiler::ProgramText(compiled),
              Catch::Contains("d.begin:\n  dma host[0x20000] -> hbm[0x10000], src=u32[16384]{0}, dst=u32[16384]{0}"));
-  CHECK_THAT(compiled.assembly, Catch::Contains(".buffer host.h, host[0x20000], size=0x10000"));
+  CHECK_THAT(tpusim::compiler::ProgramText(compiled), Catch::Contains(".buffer host.h, host[0x20000], size=0x10000"));
   CHECK(compiled.hbm_peak_bytes == 2 * 65536);   // x, d (and r over d)
   CHECK(compiled.host_peak_bytes == 3 * 65536);  // x's and r's host buffers, h
 }
@@ -114,13 +114,13 @@ TEST_CASE("host offload: a loop body updates its host state in place", "[compile
   // itself (nothing reads the old stack after it), so stack1 is no second 16 KiB array and the
   // body's result needs no copy back: the peak is 0xb000 = 45056 bytes (0xf000 otherwise).
   CHECK(compiled.host_peak_bytes == 45056);
-  CHECK_THAT(compiled.assembly, Catch::Contains(".buffer host.w.2, host[0x6000], size=0x4000"));
-  CHECK_THAT(compiled.assembly, Catch::Contains(".buffer host.w_fwd_body_stack1, host[0x6000], size=0x4000"));
+  CHECK_THAT(tpusim::compiler::ProgramText(compiled), Catch::Contains(".buffer host.w.2, host[0x6000], size=0x4000"));
+  CHECK_THAT(tpusim::compiler::ProgramText(compiled), Catch::Contains(".buffer host.w_fwd_body_stack1, host[0x6000], size=0x4000"));
   // The update alone: one DMA of h (host 0xa000) into the stack at the loop index.
-  CHECK_THAT(compiled.assembly, Catch::Contains("dma host[0xa000] -> host[0x6000], src=f32[1,8,128]{2,1,0:T(8,128)}, "
+  CHECK_THAT(tpusim::compiler::ProgramText(compiled), Catch::Contains("dma host[0xa000] -> host[0x6000], src=f32[1,8,128]{2,1,0:T(8,128)}, "
                                                 "dst=f32[4,8,128]{2,1,0:T(8,128)}, src_start=[0, 0, 0], "
                                                 "dst_start=[s1, s2, s3], size=[1, 8, 128]"));
-  CHECK_THAT(compiled.assembly, !Catch::Contains("-> host[0x6000], src=u32[4096]{0}"));  // no whole-stack copy into it
+  CHECK_THAT(tpusim::compiler::ProgramText(compiled), !Catch::Contains("-> host[0x6000], src=u32[4096]{0}"));  // no whole-stack copy into it
 }
 
 TEST_CASE("host offload: a broadcast shared by host loop-state elements is cloned for each", "[compiler][host_offload]") {
@@ -129,11 +129,11 @@ TEST_CASE("host offload: a broadcast shared by host loop-state elements is clone
   // Host memory: x (4 KiB), three 8 KiB outputs: the heap from 0x7000. Each state element takes
   // its clone's buffer over (no copy of 8 KiB of zeros into it), the original is an HBM output;
   // the body's h (4 KiB) lies above them: peak 0x7000 + 2 x 0x2000 + 0x1000 = 49152.
-  CHECK_THAT(compiled.assembly, Catch::Contains(".buffer host.zeros.host1, host[0x7000], size=0x2000"));
-  CHECK_THAT(compiled.assembly, Catch::Contains(".buffer host.zeros.host2, host[0x9000], size=0x2000"));
-  CHECK_THAT(compiled.assembly, Catch::Contains(".buffer host.w.1, host[0x7000], size=0x2000"));
-  CHECK_THAT(compiled.assembly, Catch::Contains(".buffer host.w.2, host[0x9000], size=0x2000"));
-  CHECK_THAT(compiled.assembly, Catch::Contains(".buffer hbm.zeros, hbm["));
+  CHECK_THAT(tpusim::compiler::ProgramText(compiled), Catch::Contains(".buffer host.zeros.host1, host[0x7000], size=0x2000"));
+  CHECK_THAT(tpusim::compiler::ProgramText(compiled), Catch::Contains(".buffer host.zeros.host2, host[0x9000], size=0x2000"));
+  CHECK_THAT(tpusim::compiler::ProgramText(compiled), Catch::Contains(".buffer host.w.1, host[0x7000], size=0x2000"));
+  CHECK_THAT(tpusim::compiler::ProgramText(compiled), Catch::Contains(".buffer host.w.2, host[0x9000], size=0x2000"));
+  CHECK_THAT(tpusim::compiler::ProgramText(compiled), Catch::Contains(".buffer hbm.zeros, hbm["));
   CHECK(compiled.host_peak_bytes == 49152);
 }
 
@@ -155,8 +155,8 @@ ENTRY e {
   std::string names;
   for (const auto& kernel : compiled.kernels) names += kernel.name + " ";
   CHECK(names == "h back r ");
-  CHECK_THAT(compiled.assembly, Catch::Contains(".buffer hbm.d, hbm[0x0]"));  // x's bytes, seen as d
-  CHECK_THAT(compiled.assembly, Catch::Contains(".buffer host.h2, host[0x2000]"));  // h's bytes, seen as h2
+  CHECK_THAT(tpusim::compiler::ProgramText(compiled), Catch::Contains(".buffer hbm.d, hbm[0x0]"));  // x's bytes, seen as d
+  CHECK_THAT(tpusim::compiler::ProgramText(compiled), Catch::Contains(".buffer host.h2, host[0x2000]"));  // h's bytes, seen as h2
 }
 
 TEST_CASE("host offload: computing on a host array is an error naming the operation and the array",

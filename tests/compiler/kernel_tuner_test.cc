@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "compiler/lower/kernel_tuner.h"
+#include "isa/assembler.h"
 #include "tests/sim/exec_support.h"
 
 namespace {
@@ -33,9 +34,9 @@ TEST_CASE("kernel tuner: the fewest cycles, the first on a tie, identical progra
   const auto candidates = [&](std::vector<int> moves) {
     return [&asked, moves] {
       ++asked;
-      std::vector<std::string> texts;
-      for (int m : moves) texts.push_back(Program(m));
-      return texts;
+      std::vector<tpusim::isa::Program> programs;
+      for (int m : moves) programs.push_back(tpusim::isa::Assemble(Program(m)));
+      return programs;
     };
   };
   CHECK(tuner.Choose("a", candidates({5, 3, 3, 7})) == 1);  // 3 moves, before its twin

@@ -113,7 +113,7 @@ ENTRY e {
   REQUIRE(loop.state_size() == 1);
   CHECK(loop.state(0).space() == isa::MEMORY_SPACE_HBM);
   CHECK(loop.state(0).size_bytes() == 4);  // the s32 counter, not the 4 KiB array
-  CHECK_THAT(compiled.assembly, Catch::Contains(".loop w.condition, hbm["));
+  CHECK_THAT(tpusim::compiler::ProgramText(compiled), Catch::Contains(".loop w.condition, hbm["));
 }
 
 TEST_CASE("while state: a counter compared with a constant and stepped by one (XLA's induction variable)", "[compiler][while_state]") {

@@ -226,7 +226,7 @@ TEST_CASE("a reduce's constant init is broadcast from its bits, a parameter init
   RunOk("compile " + constant.string() + " --config tpu_v4 --output " + (dir / "constant.s").string());
   const std::string text = ReadText(dir / "constant.s");
   CHECK(text.find("-> smem") == std::string::npos);
-  CHECK(text.find("vbcast v29, 0xff800000") != std::string::npos);  // -inf, the init register
+  CHECK(text.find("vbcast v29, 4286578688") != std::string::npos);  // 0xff800000, -inf, the init register
   CHECK_THAT(RunOk("run " + constant.string() + " --check --config tpu_v4"), Catch::Contains("check passed"));
   const fs::path parameter = dir / "parameter.hlo";
   WriteText(parameter,
