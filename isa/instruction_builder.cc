@@ -75,8 +75,7 @@ bool Fits(const Arg& arg, const OperandSpec& spec) {
     case OperandKind::kVReg: return arg.kind() == Arg::Kind::kVReg;
     case OperandKind::kMReg: return arg.kind() == Arg::Kind::kMReg;
     case OperandKind::kLabel: return arg.kind() == Arg::Kind::kLabel;
-    case OperandKind::kAddress:
-      return arg.kind() == Arg::Kind::kAddress && (spec.spaces & SpaceBit(arg.operand().address().space())) != 0;
+    case OperandKind::kAddress: return arg.kind() == Arg::Kind::kAddress;
     case OperandKind::kSemaphore: return arg.kind() == Arg::Kind::kSemaphore;
     case OperandKind::kMxu: return arg.kind() == Arg::Kind::kMxu;
     case OperandKind::kShape: return arg.kind() == Arg::Kind::kShape;
@@ -122,6 +121,10 @@ class Maker {
     if (!Fits(arg, spec)) {
       Fail("operand " + std::string(spec.name) + " must be " + std::string(OperandKindName(spec.kind)) + ", not " +
            std::string(ArgKindName(arg.kind())));
+    }
+    if (arg.kind() == Arg::Kind::kAddress && (spec.spaces & SpaceBit(arg.operand().address().space())) == 0) {
+      Fail("operand " + std::string(spec.name) + " may not address " +
+           std::string(MemorySpaceName(arg.operand().address().space())));
     }
     if (arg.kind() == Arg::Kind::kImm) {
       const int64_t value = arg.operand().imm();

@@ -9,19 +9,27 @@
 namespace tpusim::compiler {
 namespace {
 
-std::string List(const std::vector<int64_t>& items) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + std::to_string(items[i]);
-  return s + "]";
+using namespace isa::ops;
+
+// Constant start indices as a DMA's index list.
+IndexValue List(const std::vector<int64_t>& items) {
+  IndexValue index;
+  for (int64_t item : items) index.items.push_back(item);
+  return index;
 }
 
-void EmitDma(ProgramBuilder& out, std::string_view from_space, uint64_t from, const isa::Shape& src,
+void EmitDma(ProgramBuilder& out, isa::MemorySpace from_space, uint64_t from, const isa::Shape& src,
              const std::vector<int64_t>& src_start, uint64_t to, const isa::Shape& dst,
              const std::vector<int64_t>& dst_start, const std::vector<int64_t>& size, uint32_t semaphore,
              uint32_t engine) {
-  out.Emit("dma {}[{:#x}] -> vmem[{:#x}], src={}, dst={}, src_start={}, dst_start={}, size={}, sem=sem[{}], engine={}",
-           from_space, from, to, isa::ToString(src), isa::ToString(dst), List(src_start), List(dst_start), List(size),
-           semaphore, engine);
+  out.Emit(isa::OPCODE_DMA, {Address(from_space, static_cast<int64_t>(from)), Vmem(static_cast<int64_t>(to))},
+           {{"src", ShapeArg(src)},
+            {"dst", ShapeArg(dst)},
+            {"src_start", List(src_start)},
+            {"dst_start", List(dst_start)},
+            {"size", Sizes(size)},
+            {"sem", Sem(semaphore)},
+            {"engine", engine}});
 }
 
 }  // namespace
@@ -90,7 +98,7 @@ int EmitBroadcastBlockDmas(ProgramBuilder& out, const BroadcastBlock& block, uin
     const uint64_t to = block.vmem + static_cast<uint64_t>((s - block.first_strip) * block.strip_bytes);
     const uint32_t engine = next_engine++ % engines;
     const std::vector<int64_t> zeros(rank, 0);
-    EmitDma(out, "hbm", block.source_address, block.source, src_start, to, dst, zeros, size, semaphore, engine);
+    EmitDma(out, isa::MEMORY_SPACE_HBM, block.source_address, block.source, src_start, to, dst, zeros, size, semaphore, engine);
     ++count;
     if (block.lanes_in_registers && size[column] == 1 && dst.dims[column] > 1) {
       // Lane 0 of the further tile columns the kernel reads: it replicates the lanes.
@@ -98,7 +106,7 @@ int EmitBroadcastBlockDmas(ProgramBuilder& out, const BroadcastBlock& block, uin
       for (int64_t at_column = stride; stride > 0 && at_column < dst.dims[column]; at_column += stride) {
         std::vector<int64_t> at(rank, 0);
         at[column] = at_column;
-        EmitDma(out, "hbm", block.source_address, block.source, src_start, to, dst, at, size, semaphore, engine);
+        EmitDma(out, isa::MEMORY_SPACE_HBM, block.source_address, block.source, src_start, to, dst, at, size, semaphore, engine);
         ++count;
       }
       size[column] = dst.dims[column];
@@ -114,7 +122,7 @@ int EmitBroadcastBlockDmas(ProgramBuilder& out, const BroadcastBlock& block, uin
         box[d] = n;
         std::vector<int64_t> at(rank, 0);
         at[d] = filled;
-        EmitDma(out, "vmem", to, dst, zeros, to, dst, at, box, semaphore, engine);
+        EmitDma(out, isa::MEMORY_SPACE_VMEM, to, dst, zeros, to, dst, at, box, semaphore, engine);
         ++count;
         filled += n;
       }

@@ -1,5 +1,6 @@
 #include "compiler/lower/collective_kernel.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@ namespace tpusim::compiler {
 namespace {
 
 using hlo::Opcode;
+using namespace isa::ops;
 
 // Semaphores of the ring kernels.
 constexpr uint32_t kSendSem = 0;
@@ -57,10 +59,10 @@ DeviceCount ModuleDevices(const hlo::Instruction& instruction) {
 void EmitDeviceId(KernelContext& c, int64_t value) {
   const DeviceBuffer& result = OnlyResult(c);
   if (result.shape.rank() != 0 || result.size_bytes != 4) CannotLower(c.instruction, "expected a u32[] result");
-  c.out.Emit("mov s1, {}", value);
-  c.out.Emit("st.s32 s1, smem[0x0]");
+  c.out.Emit(isa::OPCODE_MOV, {S(1), value});
+  c.out.Emit(isa::OPCODE_ST_S32, {S(1), Smem(0x0)});
   EmitFlatDma(c.out, isa::MEMORY_SPACE_SMEM, 0, isa::MEMORY_SPACE_HBM, result.address, 4, 0, 0);
-  c.out.Emit("sem.wait sem[0], 1");
+  c.out.Emit(isa::OPCODE_SEM_WAIT, {Sem(0), 1});
 }
 
 // The engines a ring kernel uses for each stream, so that no stream queues behind another: sends
@@ -108,7 +110,7 @@ void EmitCopy(KernelContext& c) {
     std::vector<uint32_t> engines;
     for (uint32_t e = 0; e < std::max<uint32_t>(1, c.out.target().dma_engines()); ++e) engines.push_back(e);
     const int64_t count = EmitSpread(c.out, isa::MEMORY_SPACE_HBM, operand.address, isa::MEMORY_SPACE_HBM, result.address, operand.size_bytes, 0, engines);
-    if (count > 0) c.out.Emit("sem.wait sem[0], {}", count);
+    if (count > 0) c.out.Emit(isa::OPCODE_SEM_WAIT, {Sem(0), count});
     return;
   }
   DmaEmitter dma(c);
@@ -148,7 +150,7 @@ void EmitCollectivePermute(KernelContext& c, const PermutePeers& peers, int64_t 
   if (remote_source) {
     const int64_t receives =
         EmitSpread(c.out, isa::MEMORY_SPACE_ICI, 0, isa::MEMORY_SPACE_HBM, result.address, result.size_bytes, kArrivedSem[0], engines.receive);
-    c.out.Emit("sem.wait sem[{}], {}", kArrivedSem[0], receives);
+    c.out.Emit(isa::OPCODE_SEM_WAIT, {Sem(kArrivedSem[0]), receives});
   } else {  // nobody sends here: zeros, from a zeroed VMEM block
     const uint64_t block = AlignUp(std::min<uint64_t>(result.size_bytes, kMaxBlockBytes), 4096);
     const uint64_t zeros = dma.AllocVmem(block, "the zero block");
@@ -160,9 +162,9 @@ void EmitCollectivePermute(KernelContext& c, const PermutePeers& peers, int64_t 
                   engines.local[0]);
       ++count;
     }
-    c.out.Emit("sem.wait sem[{}], {}", kArrivedSem[0], count);
+    c.out.Emit(isa::OPCODE_SEM_WAIT, {Sem(kArrivedSem[0]), count});
   }
-  if (sends > 0) c.out.Emit("sem.wait sem[{}], {}", kSendSem, sends);
+  if (sends > 0) c.out.Emit(isa::OPCODE_SEM_WAIT, {Sem(kSendSem), sends});
 }
 
 // One of n equal pieces of an image of `total` bytes (4-byte aligned). A piece past the end (a
@@ -184,7 +186,7 @@ int64_t Mod(int64_t value, int64_t n) { return ((value % n) + n) % n; }
 
 // The VPU's part of a reduce-scatter step: what the reducer is on which element type.
 struct RingReduction {
-  std::string op;       // "vadd.f32", ...
+  isa::Opcode op = isa::OPCODE_VADD_F32;  // vadd.f32, ...
   bool bf16 = false;    // tiles of 2 KiB, unpacked to f32 and packed back
   uint64_t tile_bytes = 4096;
 };
@@ -194,23 +196,37 @@ RingReduction ReductionOf(const KernelContext& c, isa::ElementType type) {
   const hlo::Instruction* root = reducer->root();
   const bool binary = root->operand_count() == 2 && root->operand(0)->opcode() == Opcode::kParameter &&
                       root->operand(1)->opcode() == Opcode::kParameter;
-  std::string name;
-  switch (root->opcode()) {
-    case Opcode::kAdd: name = "vadd"; break;
-    case Opcode::kMultiply: name = "vmul"; break;
-    case Opcode::kMaximum: name = "vmax"; break;
-    case Opcode::kMinimum: name = "vmin"; break;
-    default: break;
-  }
+  const Opcode reducer_op = root->opcode();
+  const bool known = reducer_op == Opcode::kAdd || reducer_op == Opcode::kMultiply || reducer_op == Opcode::kMaximum ||
+                     reducer_op == Opcode::kMinimum;
+  // The VPU instruction of the reducer for one element type's add, multiply, maximum and minimum.
+  const auto pick = [&](isa::Opcode add, isa::Opcode multiply, isa::Opcode maximum, isa::Opcode minimum) {
+    switch (reducer_op) {
+      case Opcode::kAdd: return add;
+      case Opcode::kMultiply: return multiply;
+      case Opcode::kMaximum: return maximum;
+      default: return minimum;
+    }
+  };
   RingReduction r;
-  if (!binary || name.empty()) {
+  if (!binary || !known) {
     CannotLower(c.instruction, "the ring adds on the VPU: its to_apply must be add, multiply, maximum or minimum of its two parameters");
   }
   switch (type) {
-    case isa::ElementType::kF32: r.op = name + ".f32"; break;
-    case isa::ElementType::kBF16: r.op = name + ".f32"; r.bf16 = true; r.tile_bytes = 2048; break;
-    case isa::ElementType::kS32: r.op = name + ".s32"; break;
-    case isa::ElementType::kU32: r.op = name + (name == "vmax" || name == "vmin" ? ".u32" : ".s32"); break;
+    case isa::ElementType::kF32:
+      r.op = pick(isa::OPCODE_VADD_F32, isa::OPCODE_VMUL_F32, isa::OPCODE_VMAX_F32, isa::OPCODE_VMIN_F32);
+      break;
+    case isa::ElementType::kBF16:
+      r.op = pick(isa::OPCODE_VADD_F32, isa::OPCODE_VMUL_F32, isa::OPCODE_VMAX_F32, isa::OPCODE_VMIN_F32);
+      r.bf16 = true;
+      r.tile_bytes = 2048;
+      break;
+    case isa::ElementType::kS32:
+      r.op = pick(isa::OPCODE_VADD_S32, isa::OPCODE_VMUL_S32, isa::OPCODE_VMAX_S32, isa::OPCODE_VMIN_S32);
+      break;
+    case isa::ElementType::kU32:
+      r.op = pick(isa::OPCODE_VADD_S32, isa::OPCODE_VMUL_S32, isa::OPCODE_VMAX_U32, isa::OPCODE_VMIN_U32);
+      break;
     default:
       CannotLower(c.instruction, "the ring reduces f32, bf16, s32 and u32 on the VPU; not " +
                                      std::string(isa::ElementTypeName(type)));
@@ -220,35 +236,38 @@ RingReduction ReductionOf(const KernelContext& c, isa::ElementType type) {
 
 // The VPU combines `tiles` tiles at VMEM `local` with those at `received`, in place at `local`.
 void EmitVpuCombine(ProgramBuilder& out, const RingReduction& r, uint64_t local, uint64_t received, int64_t tiles) {
-  const std::string mask = r.bf16 ? ", sublanes=0xf" : "";
+  std::vector<KeywordArg> mask;
+  if (r.bf16) mask.push_back({"sublanes", Bits(0xf)});
+  // vmem[s<kOffsetReg> + at]
+  const auto at = [](uint64_t address) { return Vmem(S(kOffsetReg), static_cast<int64_t>(address)); };
   const auto body = [&](int64_t count, uint64_t base) {
     for (int64_t u = 0; u < count; ++u) {
-      out.Emit("vld v{}, vmem[s{} + {:#x}]{}", u, kOffsetReg, local + base + u * r.tile_bytes, mask);
-      out.Emit("vld v{}, vmem[s{} + {:#x}]{}", u + count, kOffsetReg, received + base + u * r.tile_bytes, mask);
+      out.Add(isa::MakeInstruction(isa::OPCODE_VLD, {V(u), at(local + base + u * r.tile_bytes)}, mask));
+      out.Add(isa::MakeInstruction(isa::OPCODE_VLD, {V(u + count), at(received + base + u * r.tile_bytes)}, mask));
     }
     if (r.bf16) {
-      for (int64_t u = 0; u < 2 * count; ++u) out.Emit("vunpack.lo.bf16 v{}, v{}", u, u);
+      for (int64_t u = 0; u < 2 * count; ++u) out.Emit(isa::OPCODE_VUNPACK_LO_BF16, {V(u), V(u)});
     }
-    for (int64_t u = 0; u < count; ++u) out.Emit("{} v{}, v{}, v{}", r.op, u, u, u + count);
+    for (int64_t u = 0; u < count; ++u) out.Emit(r.op, {V(u), V(u), V(u + count)});
     if (r.bf16) {
       for (int64_t u = 0; u < count; ++u) {
-        out.Emit("vcvt.bf16.f32 v{}, v{}", u, u);
-        out.Emit("vpack.bf16 v{}, v{}, v{}", u, u, u);
+        out.Emit(isa::OPCODE_VCVT_BF16_F32, {V(u), V(u)});
+        out.Emit(isa::OPCODE_VPACK_BF16, {V(u), V(u), V(u)});
       }
     }
     for (int64_t u = 0; u < count; ++u) {
-      out.Emit("vst v{}, vmem[s{} + {:#x}]{}", u, kOffsetReg, local + base + u * r.tile_bytes, mask);
+      out.Add(isa::MakeInstruction(isa::OPCODE_VST, {V(u), at(local + base + u * r.tile_bytes)}, mask));
     }
   };
   const int64_t loops = tiles / kTilesPerIteration;
-  out.Emit("mov s{}, 0", kOffsetReg);
+  out.Emit(isa::OPCODE_MOV, {S(kOffsetReg), 0});
   if (loops > 0) {
     const std::string top = out.NewLabel("ring.add");
-    out.Emit("mov s{}, {}", kCountReg, loops);
+    out.Emit(isa::OPCODE_MOV, {S(kCountReg), loops});
     out.Bind(top);
     body(kTilesPerIteration, 0);
-    out.Emit("add s{}, s{}, {:#x}", kOffsetReg, kOffsetReg, kTilesPerIteration * r.tile_bytes);
-    out.Emit("loop s{}, {}", kCountReg, top);
+    out.Emit(isa::OPCODE_ADD, {S(kOffsetReg), S(kOffsetReg), kTilesPerIteration * r.tile_bytes});
+    out.Emit(isa::OPCODE_LOOP, {S(kCountReg), Label(top)});
   }
   const int64_t rest = tiles % kTilesPerIteration;
   if (rest > 0) body(rest, 0);
@@ -378,7 +397,7 @@ class RingEmitter {
       const int64_t sends = EmitSpread(out_, isa::MEMORY_SPACE_HBM, from, isa::MEMORY_SPACE_ICI, send.offset, send.bytes, kSendSem, engines_.send);
       const Chunk receive = ChunkOf(total, n_, Mod(r_ + shift - s - 1, n_));
       ReceiveAndCombine(reduction, receive, operand, sums_at(s, receive), block);
-      out_.Emit("sem.wait sem[{}], {}", kSendSem, sends);
+      out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(kSendSem), sends});
     }
   }
 
@@ -405,7 +424,7 @@ class RingEmitter {
     };
     int64_t stores[2] = {0, 0};
     const auto wait_store = [&](int k) {
-      if (stores[k] > 0) out_.Emit("sem.wait sem[{}], {}", kStoredSem[k], stores[k]);
+      if (stores[k] > 0) out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(kStoredSem[k]), stores[k]});
       stores[k] = 0;
     };
     for (int64_t b = 0; b < std::min<int64_t>(blocks, kReceiveSlots); ++b) receive(b);
@@ -416,12 +435,12 @@ class RingEmitter {
         wait_store(1 - k);  // block b-1's sum has left the buffer block b+1 loads into
         load(b + 1);
       }
-      out_.Emit("sem.wait sem[{}], 1", kArrivedSem[k]);
-      out_.Emit("sem.wait sem[{}], 1", kReceivedSem[static_cast<std::size_t>(b) % receivers]);
+      out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(kArrivedSem[k]), 1});
+      out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(kReceivedSem[static_cast<std::size_t>(b) % receivers]), 1});
       const auto tiles = static_cast<int64_t>((bytes_of(b) + reduction.tile_bytes - 1) / reduction.tile_bytes);
       EmitVpuCombine(out_, reduction, local[k], slot(b), tiles);
-      out_.Emit("vpu.signal sem[{}], 1", kVpuSem);
-      out_.Emit("sem.wait sem[{}], 1", kVpuSem);
+      out_.Emit(isa::OPCODE_VPU_SIGNAL, {Sem(kVpuSem), 1});
+      out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(kVpuSem), 1});
       if (b + kReceiveSlots < blocks) receive(b + kReceiveSlots);  // into the slot just read
       EmitFlatDma(out_, isa::MEMORY_SPACE_VMEM, local[k], isa::MEMORY_SPACE_HBM, sums + static_cast<uint64_t>(b) * block, bytes_of(b), kStoredSem[k],
                   engines_.local[0]);
@@ -442,8 +461,8 @@ class RingEmitter {
       const int64_t sends = EmitSpread(out_, isa::MEMORY_SPACE_HBM, result + send.offset, isa::MEMORY_SPACE_ICI, send.offset, send.bytes, kSendSem, engines_.send);
       const int64_t receives = EmitSpread(out_, isa::MEMORY_SPACE_ICI, receive.offset, isa::MEMORY_SPACE_HBM, result + receive.offset, receive.bytes,
                                           kArrivedSem[0], engines_.receive);
-      out_.Emit("sem.wait sem[{}], {}", kSendSem, sends);
-      out_.Emit("sem.wait sem[{}], {}", kArrivedSem[0], receives);
+      out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(kSendSem), sends});
+      out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(kArrivedSem[0]), receives});
     }
   }
 

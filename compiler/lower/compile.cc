@@ -1,5 +1,6 @@
 #include "compiler/lower/compile.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <deque>
 #include <functional>
@@ -65,7 +66,7 @@ void EmitHostCopies(ProgramBuilder& out, const std::vector<ModuleArray>& arrays,
                   static_cast<uint32_t>(i % engines));
     }
   }
-  out.Emit("sem.wait sem[0], {}", arrays.size());
+  out.Emit(isa::OPCODE_SEM_WAIT, {isa::ops::Sem(0), arrays.size()});
 }
 
 

@@ -1,5 +1,6 @@
 #include "compiler/lower/control_flow.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <set>
 
@@ -11,6 +12,7 @@ namespace tpusim::compiler {
 namespace {
 
 using hlo::Opcode;
+using namespace isa::ops;
 
 
 // Copies of whole byte images between HBM and host memory (host arrays: host offload): pieces of
@@ -30,7 +32,7 @@ class FlatCopier {
     }
   }
   void Wait() {
-    if (pending_ > 0) out_.Emit("sem.wait sem[0], {}", pending_);
+    if (pending_ > 0) out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(0), pending_});
     pending_ = 0;
   }
 
@@ -154,14 +156,14 @@ void ReadScalar(ControlFlowContext& c, const DeviceBuffer* buffer, std::string_v
   const isa::ElementType type = buffer->shape.element_type;
   ProgramBuilder& out = c.out;
   EmitFlatDma(out, buffer->memory_space(), buffer->address, isa::MEMORY_SPACE_SMEM, 0, buffer->size_bytes, 0, 0);
-  out.Emit("sem.wait sem[0], 1");
+  out.Emit(isa::OPCODE_SEM_WAIT, {Sem(0), 1});
   switch (type) {
     case isa::ElementType::kPred:
-      out.Emit("ld.u32 s0, smem[0x0]");
-      out.Emit("and s0, s0, 0xff");  // the DMA wrote one byte of the word
+      out.Emit(isa::OPCODE_LD_U32, {S(0), Smem(0x0)});
+      out.Emit(isa::OPCODE_AND, {S(0), S(0), 0xff});  // the DMA wrote one byte of the word
       return;
     case isa::ElementType::kS32:
-      out.Emit("ld.s32 s0, smem[0x0]");
+      out.Emit(isa::OPCODE_LD_S32, {S(0), Smem(0x0)});
       return;
     default:
       CannotLower(c.instruction, std::string(what) + " must be pred or s32, not " + isa::ToString(buffer->shape));
@@ -219,17 +221,17 @@ void EmitWhile(ControlFlowContext& c) {
   const std::string exit = out.NewLabel(x.name() + ".exit");
   // Labels name instructions, and the run marks a label each time its instruction is reached: the
   // init's end label must not be the loop's top, or every iteration would mark it again.
-  out.Emit("nop");
+  out.Emit(isa::OPCODE_NOP);
   out.Bind(top);
   out.AddLoop(top, EndingState(x, state), LoopCounterOf(x, state));
   const NestedResult predicate = c.nested.EmitNested(condition, {state}, c.nested_base, NestedPrefix(c, condition));
   if (predicate.root.size() != 1) CannotLower(x, "the condition must return one pred");
   c.nested.EmitReported(name + "/predicate", "while", x, 1, [&] { ReadScalar(c, predicate.root[0], "the condition's result"); }, true);
-  out.Emit("beq s0, 0, {}", exit);
+  out.Emit(isa::OPCODE_BEQ, {S(0), 0, Label(exit)});
   const NestedResult next = c.nested.EmitNested(body, {state}, c.nested_base, NestedPrefix(c, body), true);
   EmitResultCopies(c, name + "/next_state", next.root, state, StagingBase(c, next),
                    "the body's result");
-  out.Emit("br {}", top);
+  out.Emit(isa::OPCODE_BR, {Label(top)});
   out.Bind(exit);
 }
 
@@ -246,20 +248,20 @@ void EmitConditional(ControlFlowContext& c) {
   for (std::size_t i = 0; i < branches.size(); ++i) labels.push_back(out.NewLabel(x.name() + ".branch" + std::to_string(i)));
   const std::string end = out.NewLabel(x.name() + ".end");
   if (by_pred) {
-    out.Emit("bne s0, 0, {}", labels.at(0));  // true: branch 0
+    out.Emit(isa::OPCODE_BNE, {S(0), 0, Label(labels.at(0))});  // true: branch 0
   } else {
-    for (std::size_t i = 0; i + 1 < branches.size(); ++i) out.Emit("beq s0, {}, {}", i, labels[i]);
+    for (std::size_t i = 0; i + 1 < branches.size(); ++i) out.Emit(isa::OPCODE_BEQ, {S(0), i, Label(labels[i])});
   }
-  out.Emit("br {}", labels.back());  // false, or an index out of range: the last branch
+  out.Emit(isa::OPCODE_BR, {Label(labels.back())});  // false, or an index out of range: the last branch
   for (std::size_t i = 0; i < branches.size(); ++i) {
     out.Bind(labels[i]);
     const NestedResult result =
         c.nested.EmitNested(*branches[i], {c.operands.at(i + 1)}, c.nested_base, NestedPrefix(c, *branches[i]));
     EmitResultCopies(c, name + "/result" + std::to_string(i), result.root, c.results,
                      StagingBase(c, result), "the branch's result");
-    if (i + 1 < branches.size()) out.Emit("br {}", end);
+    if (i + 1 < branches.size()) out.Emit(isa::OPCODE_BR, {Label(end)});
   }
-  out.Emit("nop");  // the last branch's end label is not the join point the others jump to
+  out.Emit(isa::OPCODE_NOP);  // the last branch's end label is not the join point the others jump to
   out.Bind(end);
 }
 

@@ -19,12 +19,16 @@ namespace {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-std::string List(const std::vector<std::string>& items) { return "[" + fmt::format("{}", fmt::join(items, ", ")) + "]"; }
+using namespace isa::ops;
 
-std::string Item(int reg, int64_t offset) {
-  if (reg < 0) return std::to_string(offset);
-  if (offset == 0) return "s" + std::to_string(reg);
-  return fmt::format("s{} + {}", reg, offset);
+// A register plus a constant, or the constant alone where `reg` < 0.
+RegPlus Item(int reg, int64_t offset) { return reg < 0 ? RegPlus(offset) : RegPlus(S(reg), offset); }
+
+// `type[dims]` row-major with `tiles`.
+isa::Shape RowMajorTiled(isa::ElementType type, const std::vector<int64_t>& dims, std::vector<isa::Tile> tiles) {
+  isa::Shape shape = RowMajorUntiled(type, dims);
+  shape.layout->tiles = std::move(tiles);
+  return shape;
 }
 
 // The convolution in canonical form: input [B, H, W, Cin] (in_perm), kernel [KH, KW, I, O]
@@ -90,16 +94,16 @@ ConvForm Analyze(const KernelContext& c) {
 // Zeroes VMEM [0, bytes) with vector stores, then waits for them.
 void EmitZeroVmem(ProgramBuilder& out, const std::string& name, int64_t bytes, int zero_reg, int addr, int count, int vpu_sem) {
   const int64_t vreg_bytes = out.target().sublanes() * out.target().lanes() * 4;
-  out.Emit("vbcast v{}, 0", zero_reg);
-  out.Emit("mov s{}, 0", addr);
-  out.Emit("mov s{}, {}", count, CeilDiv(bytes, vreg_bytes));
+  out.Emit(isa::OPCODE_VBCAST, {V(zero_reg), 0});
+  out.Emit(isa::OPCODE_MOV, {S(addr), 0});
+  out.Emit(isa::OPCODE_MOV, {S(count), CeilDiv(bytes, vreg_bytes)});
   const std::string loop = out.NewLabel(name + ".zero");
   out.Bind(loop);
-  out.Emit("vst v{}, vmem[s{}]", zero_reg, addr);
-  out.Emit("add s{}, s{}, {:#x}", addr, addr, vreg_bytes);
-  out.Emit("loop s{}, {}", count, loop);
-  out.Emit("vpu.signal sem[{}], 1", vpu_sem);
-  out.Emit("sem.wait sem[{}], 1", vpu_sem);
+  out.Emit(isa::OPCODE_VST, {V(zero_reg), Vmem(S(addr))});
+  out.Emit(isa::OPCODE_ADD, {S(addr), S(addr), vreg_bytes});
+  out.Emit(isa::OPCODE_LOOP, {S(count), Label(loop)});
+  out.Emit(isa::OPCODE_VPU_SIGNAL, {Sem(vpu_sem), 1});
+  out.Emit(isa::OPCODE_SEM_WAIT, {Sem(vpu_sem), 1});
 }
 
 // Zeroes an HBM buffer from VMEM [0, zero_bytes) (already zero) by flat DMAs: for results whose
@@ -114,7 +118,7 @@ void EmitZeroHbm(ProgramBuilder& out, const DeviceBuffer& buffer, uint64_t zero_
     done += bytes;
     ++count;
   }
-  out.Emit("sem.wait sem[{}], {}", sem, count);
+  out.Emit(isa::OPCODE_SEM_WAIT, {Sem(sem), count});
 }
 
 bool HasPadding(const DeviceBuffer& buffer) {
@@ -268,13 +272,14 @@ class MxuConvEmitter {
       const int64_t lanes = std::min(l_, f_.cin - lb * l_);
       for (int64_t p = 0; p < pieces; ++p) {
         const int64_t y0 = f_.h * p / pieces, y1 = f_.h * (p + 1) / pieces;
-        out_.Emit("dma hbm[{:#x}] -> vmem[{}], src={}, dst=f32[{},{},{},{}]{{3,2,1,0}}, src_start={}, dst_start={}, "
-                  "size={}, sem=sem[{}], engine={}",
-                  c_.operands[0][0]->address, Item(dst_reg, lb * lane_block_bytes_), isa::ToString(view), nb_, image_h_,
-                  f_.wp, l_, List({Item(b_reg, 0), std::to_string(y0), "0", std::to_string(lb * l_)}),
-                  List({"0", std::to_string(f_.pad_h + y0), std::to_string(f_.pad_w), "0"}),
-                  List({std::to_string(nb_), std::to_string(y1 - y0), std::to_string(f_.w), std::to_string(lanes)}),
-                  Item(sem_reg, kImageSem), next_engine_++ % LoadEngines());
+        out_.Emit(isa::OPCODE_DMA, {Hbm(c_.operands[0][0]->address), Vmem(Item(dst_reg, lb * lane_block_bytes_))},
+                  {{"src", ShapeArg(view)},
+                   {"dst", ShapeArg(RowMajorUntiled(isa::ElementType::kF32, {nb_, image_h_, f_.wp, l_}))},
+                   {"src_start", Index({Item(b_reg, 0), y0, 0, lb * l_})},
+                   {"dst_start", Index({0, f_.pad_h + y0, f_.pad_w, 0})},
+                   {"size", Sizes({nb_, y1 - y0, f_.w, lanes})},
+                   {"sem", Sem(Item(sem_reg, kImageSem))},
+                   {"engine", next_engine_++ % LoadEngines()}});
       }
     }
   }
@@ -284,82 +289,85 @@ class MxuConvEmitter {
     if (HasPadding(*c_.results[0])) EmitZeroHbm(out_, *c_.results[0], stage_base_[0], kStageSem);
     // The whole kernel, as [KH, KW, Cin_p, Cout_p] f32 in T(S, L) tiles (zero padding).
     const isa::Shape kview = PermutedView(c_.operands[1][0]->shape, f_.kernel_perm);
-    out_.Emit("dma hbm[{:#x}] -> vmem[{:#x}], src={}, dst=f32[{},{},{},{}]{{3,2,1,0:T({},{})}}, size={}, sem=sem[{}], "
-              "engine=0",
-              c_.operands[1][0]->address, weight_base_, isa::ToString(kview), f_.kh, f_.kw, cin_p_, cout_p_, s_, l_,
-              List({std::to_string(f_.kh), std::to_string(f_.kw), std::to_string(f_.cin), std::to_string(f_.cout)}),
-              kWeightSem);
+    out_.Emit(isa::OPCODE_DMA, {Hbm(c_.operands[1][0]->address), Vmem(weight_base_)},
+              {{"src", ShapeArg(kview)},
+               {"dst", ShapeArg(RowMajorTiled(isa::ElementType::kF32, {f_.kh, f_.kw, cin_p_, cout_p_}, {isa::Tile{{s_, l_}}}))},
+               {"size", Sizes({f_.kh, f_.kw, f_.cin, f_.cout})},
+               {"sem", Sem(kWeightSem)},
+               {"engine", 0}});
     // This core's image groups [first_group_, end_group_) (all of them on one core).
     std::tie(first_group_, end_group_) = PartRange(f_.batch / nb_, c_.part);
-    out_.Emit("mov s{}, {}", kB, first_group_ * nb_);
-    out_.Emit("mov s{}, {:#x}", kImg, image_base_[first_group_ % 2]);
-    out_.Emit("mov s{}, {}", kTemp2, first_group_ % 2);
+    out_.Emit(isa::OPCODE_MOV, {S(kB), first_group_ * nb_});
+    out_.Emit(isa::OPCODE_MOV, {S(kImg), image_base_[first_group_ % 2]});
+    out_.Emit(isa::OPCODE_MOV, {S(kTemp2), first_group_ % 2});
     EmitImageDmas(kB, kImg, kTemp2);
     if (epilogue_ != nullptr) {
       EmitDotEpilogueConstants(out_, *epilogue_, epilogue_regs_);
       EmitBiasDmas();
     }
-    out_.Emit("sem.wait sem[{}], {}", kWeightSem, 1 + (epilogue_ != nullptr ? epilogue_->biases.size() : 0));
-    out_.Emit("sem.signal sem[{}], {}", kStageSem, StorePieces());  // the stages start free
-    out_.Emit("sem.signal sem[{}], {}", kStageSem + 1, StorePieces());
+    out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(kWeightSem), 1 + (epilogue_ != nullptr ? epilogue_->biases.size() : 0)});
+    out_.Emit(isa::OPCODE_SEM_SIGNAL, {Sem(kStageSem), StorePieces()});  // the stages start free
+    out_.Emit(isa::OPCODE_SEM_SIGNAL, {Sem(kStageSem + 1), StorePieces()});
   }
 
   void EmitImageLoop() {
     const std::string name = c_.instruction.name();
-    out_.Emit("mov s{}, {}", kBLeft, end_group_ - first_group_);
+    out_.Emit(isa::OPCODE_MOV, {S(kBLeft), end_group_ - first_group_});
     const std::string loop = out_.NewLabel(name + ".image");
     out_.Bind(loop);
-    out_.Emit("div s{}, s{}, {}", kParity, kB, nb_);
-    out_.Emit("and s{}, s{}, 1", kParity, kParity);
-    out_.Emit("mul s{}, s{}, {:#x}", kImg, kParity, image_bytes_);
-    out_.Emit("sem.wait sem[s{} + {}], {}", kParity, kImageSem, real_lane_blocks_ * LoadPieces());
+    out_.Emit(isa::OPCODE_DIV, {S(kParity), S(kB), nb_});
+    out_.Emit(isa::OPCODE_AND, {S(kParity), S(kParity), 1});
+    out_.Emit(isa::OPCODE_MUL, {S(kImg), S(kParity), image_bytes_});
+    out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(S(kParity), kImageSem), real_lane_blocks_ * LoadPieces()});
     // Prefetch the next image into the other buffer (its reader, image b - 1, is done).
     const std::string no_prefetch = out_.NewLabel(name + ".no_prefetch");
-    out_.Emit("add s{}, s{}, {}", kNext, kB, nb_);
-    out_.Emit("bge s{}, {}, {}", kNext, end_group_ * nb_, no_prefetch);
-    out_.Emit("xor s{}, s{}, 1", kTemp2, kParity);
-    out_.Emit("mul s{}, s{}, {:#x}", kOther, kTemp2, image_bytes_);
+    out_.Emit(isa::OPCODE_ADD, {S(kNext), S(kB), nb_});
+    out_.Emit(isa::OPCODE_BGE, {S(kNext), end_group_ * nb_, Label(no_prefetch)});
+    out_.Emit(isa::OPCODE_XOR, {S(kTemp2), S(kParity), 1});
+    out_.Emit(isa::OPCODE_MUL, {S(kOther), S(kTemp2), image_bytes_});
     EmitImageDmas(kNext, kOther, kTemp2);
     out_.Bind(no_prefetch);
-    out_.Emit("mul s{}, s{}, {:#x}", kStage, kParity, stage_bytes_);
-    out_.Emit("add s{}, s{}, {:#x}", kStage, kStage, stage_base_[0]);
-    out_.Emit("sem.wait sem[s{} + {}], {}", kParity, kStageSem, StorePieces());
-    out_.Emit("mov s{}, s{}", kImgI, kImg);
-    out_.Emit("mov s{}, s{}", kStI, kStage);
-    out_.Emit("mov s{}, {}", kILeft, nb_);
+    out_.Emit(isa::OPCODE_MUL, {S(kStage), S(kParity), stage_bytes_});
+    out_.Emit(isa::OPCODE_ADD, {S(kStage), S(kStage), stage_base_[0]});
+    out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(S(kParity), kStageSem), StorePieces()});
+    out_.Emit(isa::OPCODE_MOV, {S(kImgI), S(kImg)});
+    out_.Emit(isa::OPCODE_MOV, {S(kStI), S(kStage)});
+    out_.Emit(isa::OPCODE_MOV, {S(kILeft), nb_});
     const std::string image = out_.NewLabel(name + ".image_in_group");
     out_.Bind(image);
     for (int64_t ob = 0; ob < cout_blocks_; ++ob) EmitChunks(ob);
-    out_.Emit("add s{}, s{}, {:#x}", kImgI, kImgI, block_bytes_);
-    out_.Emit("add s{}, s{}, {:#x}", kStI, kStI, stage_one_);
-    out_.Emit("loop s{}, {}", kILeft, image);
-    out_.Emit("vpu.signal sem[{}], 1", kVpuSem);
-    out_.Emit("sem.wait sem[{}], 1", kVpuSem);
+    out_.Emit(isa::OPCODE_ADD, {S(kImgI), S(kImgI), block_bytes_});
+    out_.Emit(isa::OPCODE_ADD, {S(kStI), S(kStI), stage_one_});
+    out_.Emit(isa::OPCODE_LOOP, {S(kILeft), Label(image)});
+    out_.Emit(isa::OPCODE_VPU_SIGNAL, {Sem(kVpuSem), 1});
+    out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(kVpuSem), 1});
     const isa::Shape oview = PermutedView(c_.results[0]->shape, f_.out_perm);
     const int64_t pieces = StorePieces();
     for (int64_t p = 0; p < pieces; ++p) {
       const int64_t y0 = f_.ho * p / pieces, y1 = f_.ho * (p + 1) / pieces;
-      out_.Emit("dma vmem[s{}] -> hbm[{:#x}], src=f32[{},{},{},{}]{{3,2,1,0}}, dst={}, src_start={}, dst_start={}, "
-                "size={}, sem=sem[s{} + {}], engine={}",
-                kStage, c_.results[0]->address, nb_, stage_rows_, f_.wp, cout_p_, isa::ToString(oview),
-                List({"0", std::to_string(y0), "0", "0"}), List({Item(kB, 0), std::to_string(y0), "0", "0"}),
-                List({std::to_string(nb_), std::to_string(y1 - y0), std::to_string(f_.wo), std::to_string(f_.cout)}), kParity,
-                kStageSem, StoreEngine0() + p % StoreEngines());
+      out_.Emit(isa::OPCODE_DMA, {Vmem(S(kStage)), Hbm(c_.results[0]->address)},
+                {{"src", ShapeArg(RowMajorUntiled(isa::ElementType::kF32, {nb_, stage_rows_, f_.wp, cout_p_}))},
+                 {"dst", ShapeArg(oview)},
+                 {"src_start", Index({0, y0, 0, 0})},
+                 {"dst_start", Index({Item(kB, 0), y0, 0, 0})},
+                 {"size", Sizes({nb_, y1 - y0, f_.wo, f_.cout})},
+                 {"sem", Sem(S(kParity), kStageSem)},
+                 {"engine", StoreEngine0() + p % StoreEngines()}});
     }
-    out_.Emit("add s{}, s{}, {}", kB, kB, nb_);
-    out_.Emit("loop s{}, {}", kBLeft, loop);
-    out_.Emit("sem.wait sem[{}], {}", kStageSem, StorePieces());
-    out_.Emit("sem.wait sem[{}], {}", kStageSem + 1, StorePieces());
+    out_.Emit(isa::OPCODE_ADD, {S(kB), S(kB), nb_});
+    out_.Emit(isa::OPCODE_LOOP, {S(kBLeft), Label(loop)});
+    out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(kStageSem), StorePieces()});
+    out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(kStageSem + 1), StorePieces()});
   }
 
   // All chunks of output rows for output-feature block `ob`.
   void EmitChunks(int64_t ob) {
-    out_.Emit("mov s{}, s{}", kRow, kImgI);  // VMEM address of the chunk's first input row
-    out_.Emit("mov s{}, s{}", kStRow, kStI);
-    out_.Emit("mov s{}, {}", kChunkLeft, chunks_);
+    out_.Emit(isa::OPCODE_MOV, {S(kRow), S(kImgI)});  // VMEM address of the chunk's first input row
+    out_.Emit(isa::OPCODE_MOV, {S(kStRow), S(kStI)});
+    out_.Emit(isa::OPCODE_MOV, {S(kChunkLeft), chunks_});
     const std::string loop = out_.NewLabel(c_.instruction.name() + ".chunk");
     out_.Bind(loop);
-    for (int64_t a = 0; a < groups_ * nc_; ++a) out_.Emit("vbcast v{}, 0", acc0_ + a);
+    for (int64_t a = 0; a < groups_ * nc_; ++a) out_.Emit(isa::OPCODE_VBCAST, {V(static_cast<uint32_t>(acc0_ + a)), 0});
     // The chunk's work items (step, row group), step-major, cut into Q contiguous runs, one per
     // MXU: every MXU gets the same number of rows whatever steps % Q is, and re-latches weights
     // only when its run crosses a step. Software pipeline: the pops of slot i follow the pushes
@@ -387,7 +395,7 @@ class MxuConvEmitter {
       const int64_t j = i - lag;
       for (int64_t q = 0; q < q_ && j >= 0; ++q) {
         if (j >= static_cast<int64_t>(runs[q].size())) continue;
-        for (int64_t c = 0; c < nc_; ++c) out_.Emit("mxu.pop.acc mxu{}, v{}", q, acc0_ + runs[q][j].second * nc_ + c);
+        for (int64_t c = 0; c < nc_; ++c) out_.Emit(isa::OPCODE_MXU_POP_ACC, {Mxu(static_cast<uint32_t>(q)), V(static_cast<uint32_t>(acc0_ + runs[q][j].second * nc_ + c))});
       }
     }
     if (epilogue_ != nullptr) {
@@ -411,13 +419,14 @@ class MxuConvEmitter {
     const int64_t stride = cout_p_ / l_;
     for (int64_t g = 0; g < groups_; ++g) {
       for (int64_t j = 0; j < nc_; ++j) {
-        out_.Emit("vst v{}, vmem[s{} + {:#x}], stride={}", acc0_ + g * nc_ + j, kStRow,
-                  (g * s_ * cout_p_ + ob * cc_ + j * l_) * 4, stride);
+        out_.Emit(isa::OPCODE_VST,
+                  {V(static_cast<uint32_t>(acc0_ + g * nc_ + j)), Vmem(S(kStRow), (g * s_ * cout_p_ + ob * cc_ + j * l_) * 4)},
+                  {{"stride", stride}});
       }
     }
-    out_.Emit("add s{}, s{}, {:#x}", kRow, kRow, chunk_rows_ * l_ * 4);
-    out_.Emit("add s{}, s{}, {:#x}", kStRow, kStRow, chunk_rows_ * cout_p_ * 4);
-    out_.Emit("loop s{}, {}", kChunkLeft, loop);
+    out_.Emit(isa::OPCODE_ADD, {S(kRow), S(kRow), chunk_rows_ * l_ * 4});
+    out_.Emit(isa::OPCODE_ADD, {S(kStRow), S(kStRow), chunk_rows_ * cout_p_ * 4});
+    out_.Emit(isa::OPCODE_LOOP, {S(kChunkLeft), Label(loop)});
   }
 
   // Step t = tap * k_blocks + kb: the weight tile rows [kb R, kb R + R) of tap, columns of block ob.
@@ -431,10 +440,10 @@ class MxuConvEmitter {
       const int64_t row_tile = (tap * cin_p_ + kb * r_) / s_ + g;
       const int64_t offset = (row_tile * col_tiles + ob * nc_ + j) * s_ * l_ * 4;
       const int reg = static_cast<int>(weight0_ + (weight_count_++ % kWeightRegs));
-      out_.Emit("vld v{}, vmem[{:#x}]", reg, weight_base_ + offset);
-      out_.Emit("mxu.wpush.f32 mxu{}, v{}", q, reg);
+      out_.Emit(isa::OPCODE_VLD, {V(reg), Vmem(static_cast<int64_t>(weight_base_) + offset)});
+      out_.Emit(isa::OPCODE_MXU_WPUSH_F32, {Mxu(static_cast<uint32_t>(q)), V(reg)});
     }
-    out_.Emit("mxu.latch mxu{}", q);
+    out_.Emit(isa::OPCODE_MXU_LATCH, {Mxu(static_cast<uint32_t>(q))});
   }
 
   void EmitPush(int64_t step, int64_t q, int64_t g) {
@@ -444,14 +453,14 @@ class MxuConvEmitter {
     for (int64_t b = 0; b < nk_; ++b) {
       const int64_t lb = kb * nk_ + b;
       const int reg = static_cast<int>(lhs0_ + (lhs_count_++ % kLhsRegs));
-      out_.Emit("vld v{}, vmem[s{} + {:#x}]", reg, kRow, lb * lane_block_bytes_ + (g * s_ + shift) * l_ * 4);
-      out_.Emit("mxu.push.f32 mxu{}, v{}", q, reg);
+      out_.Emit(isa::OPCODE_VLD, {V(reg), Vmem(S(kRow), lb * lane_block_bytes_ + (g * s_ + shift) * l_ * 4)});
+      out_.Emit(isa::OPCODE_MXU_PUSH_F32, {Mxu(static_cast<uint32_t>(q)), V(reg)});
     }
   }
 
   // An epilogue's bias rows, one DMA each at the kernel's start beside the weights'.
   void EmitBiasDmas() {
-    out_.Emit("mov s{}, {:#x}", kBiasBase, bias_base_);
+    out_.Emit(isa::OPCODE_MOV, {S(kBiasBase), bias_base_});
     for (std::size_t b = 0; b < epilogue_->biases.size(); ++b) {
       const ExprNode& node = epilogue_->expr.nodes.at(epilogue_->biases[b]);
       EmitBiasRowDma(out_, *c_.operands.at(node.operand + 1).at(0), 0, f_.cout, cout_p_, bias_base_ + b * bias_stride_,
@@ -529,7 +538,7 @@ class DepthwiseEmitter {
       Refuse("depthwise convolutions of " + std::string(isa::ElementTypeName(type)) + " (f32 and bf16 are lowered)");
     }
     bf16_ = type == isa::ElementType::kBF16;
-    type_ = bf16_ ? "bf16" : "f32";
+    type_ = bf16_ ? isa::ElementType::kBF16 : isa::ElementType::kF32;
     taps_ = f_.kh * f_.kw;
     if (taps_ + 2 > static_cast<int64_t>(t.vector_registers())) {
       Refuse("its window has more taps than vector registers" + LimitNote(c_.options, TargetLimit::kVectorRegisters));
@@ -575,8 +584,8 @@ class DepthwiseEmitter {
     if (bf16_) tiles.push_back(isa::Tile{{2, 1}});
     return tiles;
   }
-  std::string StageShape(int64_t channels) const {
-    return fmt::format("{}[1,{},{},{}]{{3,2,1,0:T({},{}){}}}", type_, channels, f_.ho, f_.wo, s_, l_, bf16_ ? "(2,1)" : "");
+  isa::Shape StageShape(int64_t channels) const {
+    return RowMajorTiled(type_, {1, channels, f_.ho, f_.wo}, StageTiles());
   }
 
   // The taps' copies of chunk (b_reg, c0_reg) into the copy set at VMEM s[dst_reg], signalling
@@ -593,12 +602,14 @@ class DepthwiseEmitter {
       if (y1 <= y0 || x1 <= x0) continue;
       for (int64_t p = 0; p < pieces; ++p) {
         const int64_t lo = cc_ * p / pieces, hi = cc_ * (p + 1) / pieces;
-        out_.Emit("dma hbm[{:#x}] -> vmem[{}], src={}, dst={}, src_start={}, dst_start={}, size={}, sem=sem[{}], engine={}",
-                  c_.operands[0][0]->address, Item(dst_reg, k * array_bytes_), isa::ToString(view), StageShape(cc_),
-                  List({Item(b_reg, 0), Item(c0_reg, lo), std::to_string(y0 + oy), std::to_string(x0 + ox)}),
-                  List({"0", std::to_string(lo), std::to_string(y0), std::to_string(x0)}),
-                  List({"1", std::to_string(hi - lo), std::to_string(y1 - y0), std::to_string(x1 - x0)}),
-                  Item(sem_reg, kLoadSem), next_engine_++ % engines_);
+        out_.Emit(isa::OPCODE_DMA, {Hbm(c_.operands[0][0]->address), Vmem(Item(dst_reg, k * array_bytes_))},
+                  {{"src", ShapeArg(view)},
+                   {"dst", ShapeArg(StageShape(cc_))},
+                   {"src_start", Index({Item(b_reg, 0), Item(c0_reg, lo), y0 + oy, x0 + ox})},
+                   {"dst_start", Index({0, lo, y0, x0})},
+                   {"size", Sizes({1, hi - lo, y1 - y0, x1 - x0})},
+                   {"sem", Sem(Item(sem_reg, kLoadSem))},
+                   {"engine", next_engine_++ % engines_}});
         ++count;
       }
     }
@@ -611,110 +622,122 @@ class DepthwiseEmitter {
     // Weights to SMEM as [O, 1, KH, KW] untiled: channel c's taps at element c * taps.
     const isa::Shape kview =
         PermutedView(c_.operands[1][0]->shape, {f_.kernel_perm[3], f_.kernel_perm[2], f_.kernel_perm[0], f_.kernel_perm[1]});
-    out_.Emit("dma hbm[{:#x}] -> smem[0x0], src={}, dst={}[{},1,{},{}]{{3,2,1,0}}, size={}, sem=sem[{}], engine=0",
-              c_.operands[1][0]->address, isa::ToString(kview), type_, f_.cout, f_.kh, f_.kw,
-              List({std::to_string(f_.cout), "1", std::to_string(f_.kh), std::to_string(f_.kw)}), kSmemSem);
-    out_.Emit("sem.wait sem[{}], 1", kSmemSem);
+    out_.Emit(isa::OPCODE_DMA, {Hbm(c_.operands[1][0]->address), Smem(0)},
+              {{"src", ShapeArg(kview)},
+               {"dst", ShapeArg(RowMajorUntiled(type_, {f_.cout, 1, f_.kh, f_.kw}))},
+               {"size", Sizes({f_.cout, 1, f_.kh, f_.kw})},
+               {"sem", Sem(kSmemSem)},
+               {"engine", 0}});
+    out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(kSmemSem), 1});
     // This core's chunks [first_chunk_, end_chunk_) (all of them on one core).
     std::tie(first_chunk_, end_chunk_) = PartRange(f_.batch * chunks_per_image_, c_.part);
-    out_.Emit("mov s{}, {}", kB, first_chunk_ / chunks_per_image_);
-    out_.Emit("mov s{}, {}", kC0, first_chunk_ % chunks_per_image_ * cc_);
-    out_.Emit("mov s{}, 0", kCur);
-    out_.Emit("mov s{}, {:#x}", kNxt, set_bytes_);
-    out_.Emit("mov s{}, 0", kPar);
+    out_.Emit(isa::OPCODE_MOV, {S(kB), first_chunk_ / chunks_per_image_});
+    out_.Emit(isa::OPCODE_MOV, {S(kC0), first_chunk_ % chunks_per_image_ * cc_});
+    out_.Emit(isa::OPCODE_MOV, {S(kCur), 0});
+    out_.Emit(isa::OPCODE_MOV, {S(kNxt), set_bytes_});
+    out_.Emit(isa::OPCODE_MOV, {S(kPar), 0});
     loads_ = EmitTapDmas(kB, kC0, kCur, kPar);
-    out_.Emit("sem.signal sem[{}], 1", kStoreSem);  // the stage starts free
+    out_.Emit(isa::OPCODE_SEM_SIGNAL, {Sem(kStoreSem), 1});  // the stage starts free
   }
 
   // Chunk n computes from copy set n % 2 while chunk n + 1's copies load into the other.
   void EmitChunkLoop() {
     const std::string name = c_.instruction.name();
-    out_.Emit("mov s{}, {}", kLeft, end_chunk_ - first_chunk_);
+    out_.Emit(isa::OPCODE_MOV, {S(kLeft), end_chunk_ - first_chunk_});
     const std::string loop = out_.NewLabel(name + ".chunk");
     out_.Bind(loop);
-    if (loads_ > 0) out_.Emit("sem.wait sem[s{} + {}], {}", kPar, kLoadSem, loads_);
+    if (loads_ > 0) out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(S(kPar), kLoadSem), loads_});
     // The next chunk: (b, c0 + cc), wrapping to the next image; its copies go into the other set
     // (its reader, the previous chunk's VPU work, is done).
     const std::string same = out_.NewLabel(name + ".same_image");
     const std::string no_prefetch = out_.NewLabel(name + ".no_prefetch");
-    out_.Emit("add s{}, s{}, {}", kNextC0, kC0, cc_);
-    out_.Emit("mov s{}, s{}", kNextB, kB);
-    out_.Emit("blt s{}, {}, {}", kNextC0, f_.cin, same);
-    out_.Emit("mov s{}, 0", kNextC0);
-    out_.Emit("add s{}, s{}, 1", kNextB, kNextB);
+    out_.Emit(isa::OPCODE_ADD, {S(kNextC0), S(kC0), cc_});
+    out_.Emit(isa::OPCODE_MOV, {S(kNextB), S(kB)});
+    out_.Emit(isa::OPCODE_BLT, {S(kNextC0), f_.cin, Label(same)});
+    out_.Emit(isa::OPCODE_MOV, {S(kNextC0), 0});
+    out_.Emit(isa::OPCODE_ADD, {S(kNextB), S(kNextB), 1});
     out_.Bind(same);
-    out_.Emit("ble s{}, 1, {}", kLeft, no_prefetch);  // this core's last chunk
-    out_.Emit("xor s{}, s{}, 1", kOtherPar, kPar);
+    out_.Emit(isa::OPCODE_BLE, {S(kLeft), 1, Label(no_prefetch)});  // this core's last chunk
+    out_.Emit(isa::OPCODE_XOR, {S(kOtherPar), S(kPar), 1});
     EmitTapDmas(kNextB, kNextC0, kNxt, kOtherPar);
     out_.Bind(no_prefetch);
-    out_.Emit("sem.wait sem[{}], 1", kStoreSem);  // the stage is free again
+    out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(kStoreSem), 1});  // the stage is free again
     // Channel loop.
-    out_.Emit("mov s{}, s{}", kChan, kC0);
-    out_.Emit("mov s{}, s{}", kTile, kCur);
-    out_.Emit("mov s{}, {:#x}", kSt, stage_base_);
-    out_.Emit("mov s{}, {}", kChanLeft, cc_);
+    out_.Emit(isa::OPCODE_MOV, {S(kChan), S(kC0)});
+    out_.Emit(isa::OPCODE_MOV, {S(kTile), S(kCur)});
+    out_.Emit(isa::OPCODE_MOV, {S(kSt), stage_base_});
+    out_.Emit(isa::OPCODE_MOV, {S(kChanLeft), cc_});
     const std::string chan = out_.NewLabel(name + ".channel");
     out_.Bind(chan);
     EmitWeightBroadcasts();
     // The channel's tiles, `copies_` at a time interleaved (the in-order VPU overlaps one tile's
     // latencies with the others' work), then the remainder.
     if (tiles_ / copies_ > 1) {
-      out_.Emit("mov s{}, {}", kTileLeft, tiles_ / copies_);
+      out_.Emit(isa::OPCODE_MOV, {S(kTileLeft), tiles_ / copies_});
       const std::string tile = out_.NewLabel(name + ".tile");
       out_.Bind(tile);
       EmitTiles(copies_);
-      out_.Emit("loop s{}, {}", kTileLeft, tile);
+      out_.Emit(isa::OPCODE_LOOP, {S(kTileLeft), Label(tile)});
     } else if (tiles_ / copies_ == 1) {
       EmitTiles(copies_);
     }
     if (tiles_ % copies_ != 0) EmitTiles(tiles_ % copies_);
-    out_.Emit("add s{}, s{}, 1", kChan, kChan);
-    out_.Emit("loop s{}, {}", kChanLeft, chan);
-    out_.Emit("vpu.signal sem[{}], 1", kVpuSem);
-    out_.Emit("sem.wait sem[{}], 1", kVpuSem);
+    out_.Emit(isa::OPCODE_ADD, {S(kChan), S(kChan), 1});
+    out_.Emit(isa::OPCODE_LOOP, {S(kChanLeft), Label(chan)});
+    out_.Emit(isa::OPCODE_VPU_SIGNAL, {Sem(kVpuSem), 1});
+    out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(kVpuSem), 1});
     const isa::Shape oview = PermutedView(c_.results[0]->shape, {f_.out_perm[0], f_.out_perm[3], f_.out_perm[1], f_.out_perm[2]});
     if (flat_out_) {
-      out_.Emit("mul s{}, s{}, {}", kTemp, kB, f_.cout);
-      out_.Emit("add s{}, s{}, s{}", kTemp, kTemp, kC0);
-      out_.Emit("mul s{}, s{}, {}", kTemp, kTemp, channel_bytes_);
-      out_.Emit("add s{}, s{}, {:#x}", kTemp, kTemp, c_.results[0]->address);
-      out_.Emit("dma vmem[{:#x}] -> hbm[s{}], src=u32[{}]{{0}}, dst=u32[{}]{{0}}, size=[{}], sem=sem[{}], engine={}",
-                stage_base_, kTemp, array_bytes_ / 4, array_bytes_ / 4, array_bytes_ / 4, kStoreSem, engines_ - 1);
+      out_.Emit(isa::OPCODE_MUL, {S(kTemp), S(kB), f_.cout});
+      out_.Emit(isa::OPCODE_ADD, {S(kTemp), S(kTemp), S(kC0)});
+      out_.Emit(isa::OPCODE_MUL, {S(kTemp), S(kTemp), channel_bytes_});
+      out_.Emit(isa::OPCODE_ADD, {S(kTemp), S(kTemp), c_.results[0]->address});
+      const isa::Shape words = RowMajorUntiled(isa::ElementType::kU32, {array_bytes_ / 4});
+      out_.Emit(isa::OPCODE_DMA, {Vmem(stage_base_), Hbm(S(kTemp))},
+                {{"src", ShapeArg(words)},
+                 {"dst", ShapeArg(words)},
+                 {"size", Sizes({array_bytes_ / 4})},
+                 {"sem", Sem(kStoreSem)},
+                 {"engine", engines_ - 1}});
     } else {
-      out_.Emit("dma vmem[{:#x}] -> hbm[{:#x}], src={}, dst={}, dst_start={}, size={}, sem=sem[{}], engine={}", stage_base_,
-                c_.results[0]->address, StageShape(cc_), isa::ToString(oview), List({Item(kB, 0), Item(kC0, 0), "0", "0"}),
-                List({"1", std::to_string(cc_), std::to_string(f_.ho), std::to_string(f_.wo)}), kStoreSem, engines_ - 1);
+      out_.Emit(isa::OPCODE_DMA, {Vmem(stage_base_), Hbm(c_.results[0]->address)},
+                {{"src", ShapeArg(StageShape(cc_))},
+                 {"dst", ShapeArg(oview)},
+                 {"dst_start", Index({Item(kB, 0), Item(kC0, 0), 0, 0})},
+                 {"size", Sizes({1, cc_, f_.ho, f_.wo})},
+                 {"sem", Sem(kStoreSem)},
+                 {"engine", engines_ - 1}});
     }
-    out_.Emit("mov s{}, s{}", kB, kNextB);
-    out_.Emit("mov s{}, s{}", kC0, kNextC0);
-    out_.Emit("mov s{}, s{}", kTemp, kCur);
-    out_.Emit("mov s{}, s{}", kCur, kNxt);
-    out_.Emit("mov s{}, s{}", kNxt, kTemp);
-    out_.Emit("xor s{}, s{}, 1", kPar, kPar);
-    out_.Emit("loop s{}, {}", kLeft, loop);
-    out_.Emit("sem.wait sem[{}], 1", kStoreSem);
+    out_.Emit(isa::OPCODE_MOV, {S(kB), S(kNextB)});
+    out_.Emit(isa::OPCODE_MOV, {S(kC0), S(kNextC0)});
+    out_.Emit(isa::OPCODE_MOV, {S(kTemp), S(kCur)});
+    out_.Emit(isa::OPCODE_MOV, {S(kCur), S(kNxt)});
+    out_.Emit(isa::OPCODE_MOV, {S(kNxt), S(kTemp)});
+    out_.Emit(isa::OPCODE_XOR, {S(kPar), S(kPar), 1});
+    out_.Emit(isa::OPCODE_LOOP, {S(kLeft), Label(loop)});
+    out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(kStoreSem), 1});
   }
 
   // v0..v(taps-1) = channel kChan's weights broadcast (f32 bits).
   void EmitWeightBroadcasts() {
-    out_.Emit("mul s{}, s{}, {}", kW, kChan, taps_);
+    out_.Emit(isa::OPCODE_MUL, {S(kW), S(kChan), taps_});
     for (int64_t k = 0; k < taps_; ++k) {
       if (!bf16_) {
-        out_.Emit("shl s{}, s{}, 2", kTemp, kW);
-        out_.Emit("ld.u32 s{}, smem[s{} + {}]", kTemp, kTemp, k * 4);
+        out_.Emit(isa::OPCODE_SHL, {S(kTemp), S(kW), 2});
+        out_.Emit(isa::OPCODE_LD_U32, {S(kTemp), Smem(S(kTemp), k * 4)});
       } else {
         // Element i = kW + k is the half (i & 1) of word i / 2.
-        out_.Emit("add s{}, s{}, {}", kTemp2, kW, k);
-        out_.Emit("and s{}, s{}, 1", kHalf, kTemp2);
-        out_.Emit("shl s{}, s{}, 4", kHalf, kHalf);
-        out_.Emit("shr s{}, s{}, 1", kTemp2, kTemp2);
-        out_.Emit("shl s{}, s{}, 2", kTemp2, kTemp2);
-        out_.Emit("ld.u32 s{}, smem[s{}]", kTemp, kTemp2);
-        out_.Emit("shr s{}, s{}, s{}", kTemp, kTemp, kHalf);
-        out_.Emit("and s{}, s{}, 0xffff", kTemp, kTemp);
-        out_.Emit("shl s{}, s{}, 16", kTemp, kTemp);
+        out_.Emit(isa::OPCODE_ADD, {S(kTemp2), S(kW), k});
+        out_.Emit(isa::OPCODE_AND, {S(kHalf), S(kTemp2), 1});
+        out_.Emit(isa::OPCODE_SHL, {S(kHalf), S(kHalf), 4});
+        out_.Emit(isa::OPCODE_SHR, {S(kTemp2), S(kTemp2), 1});
+        out_.Emit(isa::OPCODE_SHL, {S(kTemp2), S(kTemp2), 2});
+        out_.Emit(isa::OPCODE_LD_U32, {S(kTemp), Smem(S(kTemp2))});
+        out_.Emit(isa::OPCODE_SHR, {S(kTemp), S(kTemp), S(kHalf)});
+        out_.Emit(isa::OPCODE_AND, {S(kTemp), S(kTemp), 0xffff});
+        out_.Emit(isa::OPCODE_SHL, {S(kTemp), S(kTemp), 16});
       }
-      out_.Emit("vbcast v{}, s{}", k, kTemp);
+      out_.Emit(isa::OPCODE_VBCAST, {V(static_cast<uint32_t>(k)), S(kTemp)});
     }
   }
 
@@ -723,30 +746,32 @@ class DepthwiseEmitter {
   void EmitTiles(int64_t copies) {
     const auto acc = [&](int64_t c) { return static_cast<int>(taps_ + 2 * c); };
     const auto x = [&](int64_t c) { return static_cast<int>(taps_ + 2 * c + 1); };
-    const std::string sub = bf16_ ? ", sublanes=0xf" : "";
+    // bf16 tiles fill half the sublanes.
+    const std::vector<KeywordArg> sub =
+        bf16_ ? std::vector<KeywordArg>{{"sublanes", Bits(0xf)}} : std::vector<KeywordArg>{};
     for (int64_t k = 0; k < taps_; ++k) {
       const auto dst = [&](int64_t c) { return k == 0 ? acc(c) : x(c); };
       for (int64_t c = 0; c < copies; ++c) {
-        out_.Emit("vld v{}, vmem[s{} + {:#x}]{}", dst(c), kTile, k * array_bytes_ + c * tile_bytes_, sub);
+        out_.Add(isa::MakeInstruction(isa::OPCODE_VLD, {V(dst(c)), Vmem(S(kTile), k * array_bytes_ + c * tile_bytes_)}, sub));
       }
       if (bf16_) {
-        for (int64_t c = 0; c < copies; ++c) out_.Emit("vunpack.lo.bf16 v{}, v{}", dst(c), dst(c));
+        for (int64_t c = 0; c < copies; ++c) out_.Emit(isa::OPCODE_VUNPACK_LO_BF16, {V(dst(c)), V(dst(c))});
       }
-      for (int64_t c = 0; c < copies; ++c) out_.Emit("vmul.f32 v{}, v{}, v{}", dst(c), dst(c), k);
+      for (int64_t c = 0; c < copies; ++c) out_.Emit(isa::OPCODE_VMUL_F32, {V(dst(c)), V(dst(c)), V(static_cast<uint32_t>(k))});
       if (k > 0) {
-        for (int64_t c = 0; c < copies; ++c) out_.Emit("vadd.f32 v{}, v{}, v{}", acc(c), acc(c), x(c));
+        for (int64_t c = 0; c < copies; ++c) out_.Emit(isa::OPCODE_VADD_F32, {V(acc(c)), V(acc(c)), V(x(c))});
       }
     }
     for (int64_t c = 0; c < copies; ++c) {
       if (bf16_) {
-        out_.Emit("vpack.bf16 v{}, v{}, v{}", x(c), acc(c), acc(c));
-        out_.Emit("vst v{}, vmem[s{} + {:#x}], sublanes=0xf", x(c), kSt, c * tile_bytes_);
+        out_.Emit(isa::OPCODE_VPACK_BF16, {V(x(c)), V(acc(c)), V(acc(c))});
+        out_.Emit(isa::OPCODE_VST, {V(x(c)), Vmem(S(kSt), c * tile_bytes_)}, {{"sublanes", Bits(0xf)}});
       } else {
-        out_.Emit("vst v{}, vmem[s{} + {:#x}]", acc(c), kSt, c * tile_bytes_);
+        out_.Emit(isa::OPCODE_VST, {V(acc(c)), Vmem(S(kSt), c * tile_bytes_)});
       }
     }
-    out_.Emit("add s{}, s{}, {:#x}", kTile, kTile, copies * tile_bytes_);
-    out_.Emit("add s{}, s{}, {:#x}", kSt, kSt, copies * tile_bytes_);
+    out_.Emit(isa::OPCODE_ADD, {S(kTile), S(kTile), copies * tile_bytes_});
+    out_.Emit(isa::OPCODE_ADD, {S(kSt), S(kSt), copies * tile_bytes_});
   }
 
 
@@ -755,7 +780,7 @@ class DepthwiseEmitter {
   ConvForm f_;
   int64_t s_ = 8, l_ = 128;
   bool bf16_ = false;
-  std::string type_;
+  isa::ElementType type_ = isa::ElementType::kF32;
   int64_t taps_ = 1, tile_bytes_ = 0, tiles_ = 0, channel_bytes_ = 0, cc_ = 1, array_bytes_ = 0;
   uint64_t stage_base_ = 0, vmem_bytes_ = 0, set_bytes_ = 0;
   uint64_t next_engine_ = 0;

@@ -1,5 +1,6 @@
 #include "compiler/lower/data_movement_kernel.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <numeric>
 
@@ -232,14 +233,15 @@ void EmitReverse(DmaEmitter& e) {
 int LoadFillWord(DmaEmitter& e, uint64_t smem, int bits) {
   const int reg = e.AllocSreg();
   ProgramBuilder& out = e.out();
-  out.Emit("ld.u32 s{}, smem[{:#x}]", reg, smem);
+  using namespace isa::ops;
+  out.Emit(isa::OPCODE_LD_U32, {S(reg), Smem(smem)});
   if (bits == 16) {
-    out.Emit("and s{}, s{}, 0xffff", reg, reg);
-    out.Emit("shl s0, s{}, 16", reg);
-    out.Emit("or s{}, s{}, s0", reg, reg);
+    out.Emit(isa::OPCODE_AND, {S(reg), S(reg), 0xffff});
+    out.Emit(isa::OPCODE_SHL, {S(0), S(reg), 16});
+    out.Emit(isa::OPCODE_OR, {S(reg), S(reg), S(0)});
   } else if (bits == 8) {
-    out.Emit("and s{}, s{}, 0xff", reg, reg);
-    out.Emit("mul s{}, s{}, 0x1010101", reg, reg);
+    out.Emit(isa::OPCODE_AND, {S(reg), S(reg), 0xff});
+    out.Emit(isa::OPCODE_MUL, {S(reg), S(reg), 0x1010101});
   } else if (bits != 32) {
     CannotLower(e.context().instruction, fmt::format("filling {}-bit elements is not lowered yet", bits));
   }

@@ -9,6 +9,8 @@
 namespace tpusim::compiler {
 namespace {
 
+using namespace isa::ops;
+
 // Registers holding the clamped start of each dim of `array` for a box of `size`.
 std::vector<DmaIndex> LoadStarts(DmaEmitter& e, std::size_t first_operand, const isa::Shape& array,
                                  const std::vector<int64_t>& size) {
@@ -39,10 +41,12 @@ std::vector<DmaIndex> LoadStarts(DmaEmitter& e, std::size_t first_operand, const
   std::vector<DmaIndex> starts;
   for (std::size_t d = 0; d < rank; ++d) {
     const int reg = e.AllocSreg();
-    const char* load = width == 8 ? "ld.s64" : type == isa::ElementType::kU32 ? "ld.u32" : "ld.s32";
-    e.out().Emit("{} s{}, smem[{:#x}]", load, reg, where[d]);
-    e.out().Emit("max s{}, s{}, 0", reg, reg);
-    e.out().Emit("min s{}, s{}, {}", reg, reg, array.dims[d] - size[d]);
+    const isa::Opcode load = width == 8                         ? isa::OPCODE_LD_S64
+                             : type == isa::ElementType::kU32 ? isa::OPCODE_LD_U32
+                                                              : isa::OPCODE_LD_S32;
+    e.out().Emit(load, {S(reg), Smem(where[d])});
+    e.out().Emit(isa::OPCODE_MAX, {S(reg), S(reg), 0});
+    e.out().Emit(isa::OPCODE_MIN, {S(reg), S(reg), array.dims[d] - size[d]});
     starts.push_back(DmaIndex(reg, 0));
   }
   return starts;

@@ -1,5 +1,6 @@
 #include "compiler/lower/dma_region.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <numeric>
 
@@ -9,6 +10,7 @@
 namespace tpusim::compiler {
 namespace {
 
+using namespace isa::ops;
 
 int64_t Product(const std::vector<int64_t>& values) {
   return std::accumulate(values.begin(), values.end(), int64_t{1}, std::multiplies<>());
@@ -242,33 +244,33 @@ void DmaEmitter::SplitDma(const DmaArray& src, const std::vector<int64_t>& src_s
 
 void DmaEmitter::WaitDmas() {
   if (pending_ == 0) return;
-  c_.out.Emit("sem.wait sem[{}], {}", kDmaSem, pending_);
+  c_.out.Emit(isa::OPCODE_SEM_WAIT, {Sem(kDmaSem), pending_});
   pending_ = 0;
 }
 
 void DmaEmitter::WaitVpu() {
-  c_.out.Emit("vpu.signal sem[{}], 1", kVpuSem);
-  c_.out.Emit("sem.wait sem[{}], 1", kVpuSem);
+  c_.out.Emit(isa::OPCODE_VPU_SIGNAL, {Sem(kVpuSem), 1});
+  c_.out.Emit(isa::OPCODE_SEM_WAIT, {Sem(kVpuSem), 1});
 }
 
 void DmaEmitter::VpuFillWords(uint64_t vmem, uint64_t bytes, int reg) {
-  c_.out.Emit("vbcast v0, s{}", reg);
+  c_.out.Emit(isa::OPCODE_VBCAST, {V(0), S(reg)});
   const int address = AllocSreg();
   const int counter = AllocSreg();
   const int64_t stores = static_cast<int64_t>(bytes / 4096);
   if (stores == 0) return;
-  c_.out.Emit("mov s{}, {:#x}", address, vmem);
-  c_.out.Emit("mov s{}, {}", counter, stores);
+  c_.out.Emit(isa::OPCODE_MOV, {S(address), vmem});
+  c_.out.Emit(isa::OPCODE_MOV, {S(counter), stores});
   const std::string label = c_.out.NewLabel(c_.instruction.name() + ".fill");
   c_.out.Bind(label);
-  c_.out.Emit("vst v0, vmem[s{}]", address);
-  c_.out.Emit("add s{}, s{}, 0x1000", address, address);
-  c_.out.Emit("loop s{}, {}", counter, label);
+  c_.out.Emit(isa::OPCODE_VST, {V(0), Vmem(S(address))});
+  c_.out.Emit(isa::OPCODE_ADD, {S(address), S(address), 0x1000});
+  c_.out.Emit(isa::OPCODE_LOOP, {S(counter), Label(label)});
 }
 
 void DmaEmitter::VpuFillWordsImmediate(uint64_t vmem, uint64_t bytes, uint32_t word) {
   const int reg = AllocSreg();
-  c_.out.Emit("mov s{}, {:#x}", reg, word);
+  c_.out.Emit(isa::OPCODE_MOV, {S(reg), word});
   VpuFillWords(vmem, bytes, reg);
 }
 

@@ -1,5 +1,6 @@
 #include "compiler/lower/dma_strided.h"
 
+#include <fmt/format.h>
 #include <functional>
 
 #include "isa/layout_index.h"
@@ -8,6 +9,7 @@ namespace tpusim::compiler {
 
 void EmitStridedCopy(DmaEmitter& emitter, const StridedSide& src, const StridedSide& dst,
                      const std::vector<int64_t>& size) {
+  using namespace isa::ops;
   for (int64_t s : size) {
     if (s == 0) return;
   }
@@ -51,9 +53,9 @@ void EmitStridedCopy(DmaEmitter& emitter, const StridedSide& src, const StridedS
   std::function<void(std::size_t, int64_t, int64_t)> nest = [&](std::size_t level, int64_t first, int64_t count) {
     const Walk& w = walks[level];
     const int64_t d = w.dim;
-    out.Emit("mov s{}, {}", w.src_reg, src.start[d] + first * src.step[d]);
-    out.Emit("mov s{}, {}", w.dst_reg, dst.start[d] + first * dst.step[d]);
-    out.Emit("mov s{}, {}", w.counter, count);
+    out.Emit(isa::OPCODE_MOV, {S(w.src_reg), src.start[d] + first * src.step[d]});
+    out.Emit(isa::OPCODE_MOV, {S(w.dst_reg), dst.start[d] + first * dst.step[d]});
+    out.Emit(isa::OPCODE_MOV, {S(w.counter), count});
     const std::string label = out.NewLabel(name + ".walk");
     out.Bind(label);
     if (level + 1 < walks.size()) {
@@ -61,9 +63,9 @@ void EmitStridedCopy(DmaEmitter& emitter, const StridedSide& src, const StridedS
     } else {
       emitter.Dma(src.array, src_start, dst.array, dst_start, box, engine);
     }
-    out.Emit("add s{}, s{}, {}", w.src_reg, w.src_reg, src.step[d]);
-    out.Emit("add s{}, s{}, {}", w.dst_reg, w.dst_reg, dst.step[d]);
-    out.Emit("loop s{}, {}", w.counter, label);
+    out.Emit(isa::OPCODE_ADD, {S(w.src_reg), S(w.src_reg), src.step[d]});
+    out.Emit(isa::OPCODE_ADD, {S(w.dst_reg), S(w.dst_reg), dst.step[d]});
+    out.Emit(isa::OPCODE_LOOP, {S(w.counter), Label(label)});
   };
   // The outermost walk cut into one range per engine; each range's DMAs keep one engine's queue.
   const int64_t outer = size[walks[0].dim];

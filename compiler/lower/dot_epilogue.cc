@@ -142,7 +142,7 @@ DotEpilogue BuildDotEpilogue(const KernelGroup& group, int64_t column_dim) {
         CannotLower(root, what + " is not an operation a dot's epilogue computes (not lowered yet)");
     }
     const Opcode opcode = node.hlo->opcode();
-    if (opcode != Opcode::kConvert && FloatVpuMnemonic(opcode).empty()) {
+    if (opcode != Opcode::kConvert && !FloatVpuOpcode(opcode)) {
       CannotLower(root, what + " is not an operation a dot's epilogue computes (not lowered yet)");
     }
     for (int input : node.inputs) {
@@ -161,24 +161,38 @@ int DotEpilogueVregs(const DotEpilogue& epilogue, int copies) {
 
 void EmitBiasRowDma(ProgramBuilder& out, const DeviceBuffer& bias, int64_t first_column, int64_t columns, int64_t row_words,
                     uint64_t vmem, uint32_t semaphore, uint32_t engine) {
+  using namespace isa::ops;
   const int64_t lanes = out.target().lanes();
-  const std::string row = bias.shape.element_type == isa::ElementType::kBF16
-                              ? fmt::format("bf16[2,{}]{{1,0:T(2,{})(2,1)}}", row_words, lanes)
-                              : fmt::format("f32[1,{}]{{1,0}}", row_words);
-  out.Emit("dma hbm[{:#x}] -> vmem[{:#x}], src={}, dst={}, src_start=[0, {}], dst_start=[0, 0], size=[1, {}], sem=sem[{}], "
-           "engine={}",
-           bias.address, vmem, isa::ToString(ExpandedView(bias.shape, 2, {1})), row, first_column, columns, semaphore, engine);
+  // bf16[2,row_words]{1,0:T(2,lanes)(2,1)}, or f32[1,row_words]{1,0}.
+  isa::Layout layout;
+  layout.minor_to_major = isa::MajorToMinorOrder(2);
+  const bool bf16 = bias.shape.element_type == isa::ElementType::kBF16;
+  if (bf16) layout.tiles = {isa::Tile{{2, lanes}}, isa::Tile{{2, 1}}};
+  const isa::Shape row = bf16 ? isa::Shape::Array(isa::ElementType::kBF16, {2, row_words}, layout)
+                              : isa::Shape::Array(isa::ElementType::kF32, {1, row_words}, layout);
+  out.Emit(isa::OPCODE_DMA, {Hbm(static_cast<int64_t>(bias.address)), Vmem(static_cast<int64_t>(vmem))},
+           {{"src", ShapeArg(ExpandedView(bias.shape, 2, {1}))},
+            {"dst", ShapeArg(row)},
+            {"src_start", Index({0, first_column})},
+            {"dst_start", Index({0, 0})},
+            {"size", Sizes({1, columns})},
+            {"sem", Sem(semaphore)},
+            {"engine", engine}});
 }
 
 void EmitDotEpilogueConstants(ProgramBuilder& out, const DotEpilogue& epilogue, const DotEpilogueRegisters& regs) {
+  using namespace isa::ops;
   for (std::size_t i = 0; i < epilogue.constants.size(); ++i) {
-    out.Emit("vbcast v{}, {:#x}", regs.constant0 + static_cast<int>(i), epilogue.constants[i]);
+    out.Emit(isa::OPCODE_VBCAST, {V(regs.constant0 + static_cast<int>(i)), epilogue.constants[i]});
   }
-  if (epilogue.shifts_bf16) out.Emit("vbcast v{}, 16", regs.constant0 + static_cast<int>(epilogue.constants.size()));
+  if (epilogue.shifts_bf16) {
+    out.Emit(isa::OPCODE_VBCAST, {V(regs.constant0 + static_cast<int>(epilogue.constants.size())), 16});
+  }
 }
 
 void EmitDotEpilogue(ProgramBuilder& out, const DotEpilogue& epilogue, const DotEpilogueRegisters& regs,
                      const std::vector<int>& reads, const std::vector<StageTile>& tiles) {
+  using namespace isa::ops;
   const ElementwiseExpr& expr = epilogue.expr;
   // Node by node over every read register: the in-order VPU overlaps one copy's latencies with
   // the others' instructions (a tile at a time, a GELU's chain of 15 dependent instructions left
@@ -204,7 +218,7 @@ void EmitDotEpilogue(ProgramBuilder& out, const DotEpilogue& epilogue, const Dot
       const int d = vreg(n, copy);
       if (IsDotSums(node)) {
         // A bf16 dot's result is its f32 sums rounded once.
-        if (bf16) out.Emit("vcvt.bf16.f32 v{}, v{}", d, d);
+        if (bf16) out.Emit(isa::OPCODE_VCVT_BF16_F32, {V(d), V(d)});
         continue;
       }
       if (node.kind == ExprNode::Kind::kLoad && node.view == nullptr) {
@@ -214,8 +228,9 @@ void EmitDotEpilogue(ProgramBuilder& out, const DotEpilogue& epilogue, const Dot
                                              epilogue.arrays.begin());
         const StageTile& tile = tiles[copy];
         const int64_t row = bf16 ? tile.row / 2 : tile.row;
-        out.Emit("vld v{}, vmem[s{} + {:#x}]", d, regs.array_base,
-                 a * regs.array_stride + static_cast<uint64_t>(row * regs.stage_tiles + tile.column) * vreg_bytes);
+        const uint64_t offset =
+            a * regs.array_stride + static_cast<uint64_t>(row * regs.stage_tiles + tile.column) * vreg_bytes;
+        out.Emit(isa::OPCODE_VLD, {V(d), Vmem(S(regs.array_base), static_cast<int64_t>(offset))});
         follows = bf16;
         continue;
       }
@@ -224,21 +239,21 @@ void EmitDotEpilogue(ProgramBuilder& out, const DotEpilogue& epilogue, const Dot
         // half of its word, which a shift by 16 makes the f32 of the same value.
         const auto b = static_cast<uint64_t>(std::find(epilogue.biases.begin(), epilogue.biases.end(), n) -
                                              epilogue.biases.begin());
-        out.Emit("vld v{}, vmem[s{} + {:#x}], stride=0", d, regs.column_base,
-                 b * regs.bias_stride + static_cast<uint64_t>(tiles[copy].column) * tile_bytes);
+        const uint64_t offset = b * regs.bias_stride + static_cast<uint64_t>(tiles[copy].column) * tile_bytes;
+        out.Emit(isa::OPCODE_VLD, {V(d), Vmem(S(regs.column_base), static_cast<int64_t>(offset))}, {{"stride", 0}});
         follows = bf16;
         continue;
       }
       const Opcode opcode = node.hlo->opcode();
       if (opcode == Opcode::kConvert) {  // to bf16 (IsIdentity took the rest)
-        out.Emit("vcvt.bf16.f32 v{}, v{}", d, vreg(node.inputs[0], copy));
+        out.Emit(isa::OPCODE_VCVT_BF16_F32, {V(d), V(vreg(node.inputs[0], copy))});
         continue;
       }
+      const isa::Opcode vpu = *FloatVpuOpcode(opcode);  // BuildDotEpilogue checked it has one
       if (node.inputs.size() == 1) {
-        out.Emit("{}.f32 v{}, v{}", FloatVpuMnemonic(opcode), d, vreg(node.inputs[0], copy));
+        out.Emit(vpu, {V(d), V(vreg(node.inputs[0], copy))});
       } else {
-        out.Emit("{}.f32 v{}, v{}, v{}", FloatVpuMnemonic(opcode), d, vreg(node.inputs[0], copy),
-                 vreg(node.inputs[1], copy));
+        out.Emit(vpu, {V(d), V(vreg(node.inputs[0], copy)), V(vreg(node.inputs[1], copy))});
       }
       // bf16 arithmetic rounds its f32 result (maximum, minimum, negate and abs of bf16 values
       // are bf16 values already), as the element-wise kernels do.
@@ -248,17 +263,17 @@ void EmitDotEpilogue(ProgramBuilder& out, const DotEpilogue& epilogue, const Dot
     for (std::size_t copy = 0; copy < reads.size() && follows; ++copy) {
       const int d = vreg(n, copy);
       if (node.kind == ExprNode::Kind::kLoad && node.view == nullptr) {
-        out.Emit("vunpack.{}.bf16 v{}, v{}", tiles[copy].row % 2 == 0 ? "lo" : "hi", d, d);
+        out.Emit(tiles[copy].row % 2 == 0 ? isa::OPCODE_VUNPACK_LO_BF16 : isa::OPCODE_VUNPACK_HI_BF16, {V(d), V(d)});
       } else if (node.kind == ExprNode::Kind::kLoad) {
-        out.Emit("vshl v{}, v{}, v{}", d, d, shift);
+        out.Emit(isa::OPCODE_VSHL, {V(d), V(d), V(shift)});
       } else {
-        out.Emit("vcvt.bf16.f32 v{}, v{}", d, d);
+        out.Emit(isa::OPCODE_VCVT_BF16_F32, {V(d), V(d)});
       }
     }
   }
   for (std::size_t copy = 0; copy < reads.size(); ++copy) {
     const int result = vreg(expr.outputs[0], copy);
-    if (result != reads[copy]) out.Emit("vor v{}, v{}, v{}", reads[copy], result, result);
+    if (result != reads[copy]) out.Emit(isa::OPCODE_VOR, {V(reads[copy]), V(result), V(result)});
   }
 }
 

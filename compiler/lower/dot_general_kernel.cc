@@ -466,9 +466,9 @@ void EmitGeneralDotKernel(KernelContext& context) {
     }
     inner.operands.insert(inner.operands.end(), context.operands.begin() + 2, context.operands.end());
   }
-  if (split && copies_before) context.out.Emit("core.sync");  // the operands' copies are done
+  if (split && copies_before) context.out.Emit(isa::OPCODE_CORE_SYNC);  // the operands' copies are done
   EmitDotKernel(inner, *form, epilogue_ptr);
-  if (split && !out_in_place) context.out.Emit("core.sync");  // every core's part of the result is in
+  if (split && !out_in_place) context.out.Emit(isa::OPCODE_CORE_SYNC);  // every core's part of the result is in
   if (!copier) return;
 
   // The canonical result through a row-major untiled image in scratch, whose bytes seen as

@@ -1,5 +1,6 @@
 #include "compiler/lower/dot_kernel.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -7,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <source_location>
 #include <string>
 #include <vector>
 
@@ -16,10 +18,13 @@
 #include "compiler/lower/megacore.h"
 #include "compiler/lower/mxu_tiling.h"
 #include "isa/element_type.h"
+#include "isa/instruction_builder.h"
 #include "isa/instruction_set.h"
 
 namespace tpusim::compiler {
 namespace {
+
+using namespace isa::ops;
 
 // Semaphores: the two lhs panels, the output stage, the VPU; then the K slices' and the weight
 // panels' ring slots' (ring_sem0_ + slot).
@@ -93,13 +98,25 @@ std::pair<int64_t, int64_t> EvenPiece(int64_t total, int64_t unit, int64_t piece
   return {std::min(total, units * p / pieces * unit), std::min(total, units * (p + 1) / pieces * unit)};
 }
 
-std::string Item(int reg, int64_t offset) {
-  if (reg < 0) return std::to_string(offset);
-  if (offset == 0) return "s" + std::to_string(reg);
-  return fmt::format("s{} + {}", reg, offset);
-}
+// Register `reg` plus `offset`, or `offset` alone where reg < 0.
+RegPlus Item(int reg, int64_t offset) { return reg < 0 ? RegPlus(offset) : RegPlus(S(reg), offset); }
 
-std::string List(const std::vector<std::string>& items) { return "[" + fmt::format("{}", fmt::join(items, ", ")) + "]"; }
+// `type[1,...,1,rows,cols]`, row-major, tiled so that one tile is one vreg: packed T(2S,L)(2,1)
+// for a 16-bit type (`packed`), T(S,L) for a 32-bit one.
+isa::Shape VregTiled(isa::ElementType type, int64_t rank, int64_t rows, int64_t cols, int64_t sublanes, int64_t lanes,
+                     bool packed) {
+  std::vector<int64_t> dims(static_cast<std::size_t>(rank - 2), 1);
+  dims.push_back(rows);
+  dims.push_back(cols);
+  isa::Layout layout;
+  layout.minor_to_major = isa::MajorToMinorOrder(rank);
+  if (packed) {
+    layout.tiles = {isa::Tile{{2 * sublanes, lanes}}, isa::Tile{{2, 1}}};
+  } else {
+    layout.tiles = {isa::Tile{{sublanes, lanes}}};
+  }
+  return isa::Shape::Array(type, std::move(dims), std::move(layout));
+}
 
 // How a dot's part on one core uses its MXUs: the tiling (its N groups' MXUs), and how the MXUs
 // a group leaves idle help: as replicas, sets of a group's MXUs that share its weights and split
@@ -278,11 +295,11 @@ class DotEmitter {
     EmitPrologue();
     // The epilogue's bias rows (EmitBiasDmas) have landed before the first read-out, whose VPU
     // wait shares their semaphore.
-    if (bias_dmas_ > 0) out_.Emit("sem.wait sem[{}], {}", kVpuSem, bias_dmas_);
+    if (bias_dmas_ > 0) out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(kVpuSem), bias_dmas_});
     EmitJobLoop();
-    for (int64_t stage = 0; stage < t_.stages; ++stage) out_.Emit("sem.wait sem[{}], {}", kOutSem + stage, out_pieces_);
+    for (int64_t stage = 0; stage < t_.stages; ++stage) out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(kOutSem + stage), out_pieces_});
     for (int64_t j = 1; j < slices_ && sliced_weights_; ++j) {
-      out_.Emit("sem.wait sem[{}], {}", WeightSliceSem(j), weight_slice_pieces_[j]);
+      out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(WeightSliceSem(j)), weight_slice_pieces_[j]});
     }
     EmitLhsRelease();
   }
@@ -319,7 +336,7 @@ class DotEmitter {
     if (in_f32_ && out_bf16_) Refuse("f32 x f32 dots with a 16-bit result are not lowered yet");
     if (both_bf16 && out_f16_) Refuse("bf16 x bf16 dots with an f16 result are not lowered yet");
     if (both_f16 && result.element_type == isa::ElementType::kBF16) Refuse("f16 x f16 dots with a bf16 result are not lowered yet");
-    in_type_ = in_f32_ ? "f32" : both_f16 ? "f16" : "bf16";
+    in_type_ = in_f32_ ? isa::ElementType::kF32 : both_f16 ? isa::ElementType::kF16 : isa::ElementType::kBF16;
     std::string why;
     batch_count_ = form_.batch;
     if (c_.part.count > 1) {
@@ -408,7 +425,7 @@ class DotEmitter {
         Refuse("its operands and result must be in HBM");
       }
     }
-    rhs_view_ = isa::ToString(PermutedView(rhs, form_.rhs_perm));
+    rhs_view_ = ShapeArg(PermutedView(rhs, form_.rhs_perm));
     PlanOutputView(result);
 
     // VMEM: lhs panels, weight panels (zeroed once: their K padding is never written again), stage.
@@ -420,15 +437,12 @@ class DotEmitter {
     lhs_base_[1] = t_.lhs_panel_bytes;
     weight_base_ = 2 * t_.lhs_panel_bytes;
     stage_base_ = WeightSlot(ring_);
-    const std::string ones = Ones(rank_ - 2);
-    const std::string mtm = MinorToMajor();
     // Panels are tiled so that one tile is one vreg: packed T(2S,L)(2,1) for bf16, T(S,L) for f32.
-    const std::string panel_tiling =
-        in_f32_ ? fmt::format("T({},{})", s_, l_) : fmt::format("T({},{})(2,1)", 2 * s_, l_);
-    lhs_panel_ = fmt::format("{}[{}{},{}]{{{}:{}}}", in_type_, ones, t_.chunk_rows, lhs_cols_, mtm, panel_tiling);
-    weight_panel_ = fmt::format("{}[{}{},{}]{{{}:{}}}", in_type_, ones, weight_rows_, width_, mtm, panel_tiling);
-    stage_ = out_bf16_ ? fmt::format("{}[{}{},{}]{{{}:T({},{})(2,1)}}", out_f16_ ? "f16" : "bf16", ones, t_.chunk_rows, width_, mtm, 2 * s_, l_)
-                       : fmt::format("f32[{}{},{}]{{{}:T({},{})}}", ones, t_.chunk_rows, width_, mtm, s_, l_);
+    lhs_panel_ = ShapeArg(VregTiled(in_type_, rank_, t_.chunk_rows, lhs_cols_, s_, l_, !in_f32_));
+    weight_panel_ = ShapeArg(VregTiled(in_type_, rank_, weight_rows_, width_, s_, l_, !in_f32_));
+    stage_ = out_bf16_ ? ShapeArg(VregTiled(out_f16_ ? isa::ElementType::kF16 : isa::ElementType::kBF16, rank_, t_.chunk_rows,
+                                            width_, s_, l_, true))
+                       : ShapeArg(VregTiled(isa::ElementType::kF32, rank_, t_.chunk_rows, width_, s_, l_, false));
 
     // The last row chunk and the last N group: their boxes reach the output's padded dims, and
     // rows or columns past M or N in them are masked to zero.
@@ -584,7 +598,7 @@ class DotEmitter {
       view = PaddedView(lhs);
       lhs_k_ = std::min(view.dims[rank - 1], lhs_cols_);
     }
-    lhs_view_ = isa::ToString(view);
+    lhs_view_ = ShapeArg(view);
   }
 
   void PlanOutputView(const isa::Shape& result) {
@@ -598,7 +612,7 @@ class DotEmitter {
     // (A core's part starts at a multiple of a and b: its box ends at its own padding.)
     padded_m_ = CeilDiv(form_.m, a) * a;
     padded_n_ = CeilDiv(form_.n, b) * b;
-    out_view_ = isa::ToString(PaddedView(result));
+    out_view_ = ShapeArg(PaddedView(result));
     if (padded_n_ - (t_.n_groups - 1) * t_.group_cols > t_.mxus * t_.nc * l_) {
       Refuse("its result tiles are wider than an N group");
     }
@@ -606,30 +620,35 @@ class DotEmitter {
     out_row_unit_ = std::lcm(out_bf16_ ? 2 * s_ : s_, a);
   }
 
-  std::string Ones(int64_t count) const {
-    std::string text;
-    for (int64_t i = 0; i < count; ++i) text += "1,";
-    return text;
-  }
-  std::string MinorToMajor() const {
-    std::vector<std::string> dims;
-    for (int64_t i = rank_ - 1; i >= 0; --i) dims.push_back(std::to_string(i));
-    return fmt::format("{}", fmt::join(dims, ","));
-  }
-  // Start items: the batch indices in registers first..., then `rest`.
-  std::vector<std::string> Start(int batch_reg, std::vector<std::string> rest) const {
-    std::vector<std::string> items;
+  // Start items: the batch indices in registers first..., then `row` and `col`.
+  IndexValue Start(int batch_reg, RegPlus row, RegPlus col) const {
+    IndexValue index;
     for (std::size_t i = 0; i < form_.batch_dims.size(); ++i) {
-      items.push_back(batch_reg < 0 ? "0" : Item(batch_reg + static_cast<int>(i), 0));
+      index.items.push_back(batch_reg < 0 ? RegPlus(0) : Item(batch_reg + static_cast<int>(i), 0));
     }
-    items.insert(items.end(), rest.begin(), rest.end());
-    return items;
+    index.items.push_back(row);
+    index.items.push_back(col);
+    return index;
   }
-  std::vector<std::string> Size(int64_t rows, int64_t cols) const {
-    std::vector<std::string> items(form_.batch_dims.size(), "1");
-    items.push_back(std::to_string(rows));
-    items.push_back(std::to_string(cols));
-    return items;
+  SizesValue Size(int64_t rows, int64_t cols) const {
+    SizesValue sizes{std::vector<int64_t>(form_.batch_dims.size(), 1)};
+    sizes.items.push_back(rows);
+    sizes.items.push_back(cols);
+    return sizes;
+  }
+  // A `dma` from `from` to `to`.
+  void EmitDma(const AddressValue& from, const AddressValue& to, const ShapeValue& src, const ShapeValue& dst,
+               const IndexValue& src_start, const IndexValue& dst_start, const SizesValue& size, const SemaphoreValue& sem,
+               int64_t engine, std::source_location where = std::source_location::current()) {
+    out_.Add(isa::MakeInstruction(isa::OPCODE_DMA, {from, to},
+                                  {{"src", src},
+                                   {"dst", dst},
+                                   {"src_start", src_start},
+                                   {"dst_start", dst_start},
+                                   {"size", size},
+                                   {"sem", sem},
+                                   {"engine", engine}},
+                                  where));
   }
 
   // ---- DMAs ----
@@ -649,16 +668,14 @@ class DotEmitter {
         for (int64_t p = 0; p < lhs_slice_pieces_; ++p) {
           const int64_t r0 = p * rows_per_piece;
           const int64_t piece_rows = std::min(rows, r0 + rows_per_piece) - r0;
-          const std::string sem = Item(sem_reg, kFirstSliceSem + j);
+          const SemaphoreValue sem = Sem(Item(sem_reg, kFirstSliceSem + j));
           if (piece_rows <= 0) {
-            out_.Emit("sem.signal sem[{}], 1", sem);
+            out_.Emit(isa::OPCODE_SEM_SIGNAL, {sem, 1});
             continue;
           }
-          out_.Emit("dma hbm[{:#x}] -> vmem[{}], src={}, dst={}, src_start={}, dst_start={}, size={}, sem=sem[{}], engine={}",
-                    lhs, Item(dst_reg, 0), lhs_view_, lhs_panel_,
-                    List(Start(batch_reg, {Item(row0_reg, r0), std::to_string(k0)})),
-                    List(Start(-1, {std::to_string(r0), std::to_string(k0)})), List(Size(piece_rows, cols)), sem,
-                    (j + p) % engines_);
+          EmitDma(Hbm(static_cast<int64_t>(lhs)), Vmem(Item(dst_reg, 0)), lhs_view_, lhs_panel_,
+                  Start(batch_reg, Item(row0_reg, r0), k0), Start(-1, r0, k0), Size(piece_rows, cols), sem,
+                  (j + p) % engines_);
         }
       }
       return lhs_slice_pieces_;
@@ -684,14 +701,11 @@ class DotEmitter {
           const int64_t r0 = rp * rows_per_piece;
           const int64_t piece_rows = std::min(rows, r0 + rows_per_piece) - r0;
           if (piece_rows <= 0) {
-            out_.Emit("sem.signal sem[{}], 1", Item(sem_reg, kLhsSem));
+            out_.Emit(isa::OPCODE_SEM_SIGNAL, {Sem(Item(sem_reg, kLhsSem)), 1});
           } else {
-            out_.Emit("dma hbm[{:#x}] -> vmem[{}], src={}, dst={}, src_start={}, dst_start={}, size={}, sem=sem[{}], "
-                      "engine={}",
-                      lhs, Item(dst_reg, 0), lhs_view_, lhs_panel_,
-                      List(Start(batch_reg, {Item(row0_reg, r0), std::to_string(k0)})),
-                      List(Start(-1, {std::to_string(r0), std::to_string(k0)})), List(Size(piece_rows, cols)),
-                      Item(sem_reg, kLhsSem), count % engines_);
+            EmitDma(Hbm(static_cast<int64_t>(lhs)), Vmem(Item(dst_reg, 0)), lhs_view_, lhs_panel_,
+                    Start(batch_reg, Item(row0_reg, r0), k0), Start(-1, r0, k0), Size(piece_rows, cols),
+                    Sem(Item(sem_reg, kLhsSem)), count % engines_);
           }
           ++count;
         }
@@ -700,10 +714,9 @@ class DotEmitter {
     }
     for (int64_t kb = 0; kb < t_.k_blocks; ++kb) {
       const int64_t cols = std::min(r_, form_.k - kb * r_);
-      out_.Emit("dma hbm[{:#x}] -> vmem[{}], src={}, dst={}, src_start={}, dst_start={}, size={}, sem=sem[{}], engine={}",
-                lhs, Item(dst_reg, 0), lhs_view_, lhs_panel_, List(Start(batch_reg, {Item(row0_reg, 0), std::to_string(kb * r_)})),
-                List(Start(-1, {"0", std::to_string(kb * t_.k_stride)})), List(Size(rows, cols)), Item(sem_reg, kLhsSem),
-                kb % engines_);
+      EmitDma(Hbm(static_cast<int64_t>(lhs)), Vmem(Item(dst_reg, 0)), lhs_view_, lhs_panel_,
+              Start(batch_reg, Item(row0_reg, 0), kb * r_), Start(-1, 0, kb * t_.k_stride), Size(rows, cols),
+              Sem(Item(sem_reg, kLhsSem)), kb % engines_);
     }
     return t_.k_blocks;
   }
@@ -736,13 +749,12 @@ class DotEmitter {
     for (int64_t p = 0; p < pieces; ++p) {
       const auto [k0, rows, c0, piece_cols] = WeightPiece(0, form_.k, cols, pieces, p, weights_by_cols_);
       if (rows <= 0 || piece_cols <= 0) {
-        out_.Emit("sem.signal sem[{}], 1", Item(sem_reg, sem));  // keeps the wait count fixed
+        out_.Emit(isa::OPCODE_SEM_SIGNAL, {Sem(Item(sem_reg, sem)), 1});  // keeps the wait count fixed
         continue;
       }
-      out_.Emit("dma hbm[{:#x}] -> vmem[{}], src={}, dst={}, src_start={}, dst_start={}, size={}, sem=sem[{}], engine={}",
-                rhs, Item(dst_reg, 0), rhs_view_, weight_panel_, List(Start(batch_reg, {std::to_string(k0), Item(col0_reg, c0)})),
-                List(Start(-1, {std::to_string(k0), std::to_string(c0)})), List(Size(rows, piece_cols)), Item(sem_reg, sem),
-                (p + 1) % engines_);
+      EmitDma(Hbm(static_cast<int64_t>(rhs)), Vmem(Item(dst_reg, 0)), rhs_view_, weight_panel_,
+              Start(batch_reg, k0, Item(col0_reg, c0)), Start(-1, k0, c0), Size(rows, piece_cols), Sem(Item(sem_reg, sem)),
+              (p + 1) % engines_);
     }
   }
   // This core's jobs: its batch elements x N groups x row chunks.
@@ -804,13 +816,12 @@ class DotEmitter {
     for (int64_t p = 0; p < pieces; ++p) {
       const auto [k0, rows, c0, piece_cols] = WeightPiece(k_begin, k_end, cols, pieces, p, false);
       if (rows <= 0 || piece_cols <= 0) {
-        out_.Emit("sem.signal sem[{}], 1", WeightSliceSem(j));
+        out_.Emit(isa::OPCODE_SEM_SIGNAL, {Sem(WeightSliceSem(j)), 1});
         continue;
       }
-      out_.Emit("dma hbm[{:#x}] -> vmem[{:#x}], src={}, dst={}, src_start={}, dst_start={}, size={}, sem=sem[{}], engine={}",
-                rhs, WeightSlot(0), rhs_view_, weight_panel_, List(Start(kBatch, {std::to_string(k0), std::to_string(col0_ + c0)})),
-                List(Start(-1, {std::to_string(k0), std::to_string(c0)})), List(Size(rows, piece_cols)), WeightSliceSem(j),
-                (j + p + 1) % engines_);
+      EmitDma(Hbm(static_cast<int64_t>(rhs)), Vmem(static_cast<int64_t>(WeightSlot(0))), rhs_view_, weight_panel_,
+              Start(kBatch, k0, col0_ + c0), Start(-1, k0, c0), Size(rows, piece_cols), Sem(WeightSliceSem(j)),
+              (j + p + 1) % engines_);
     }
   }
   int64_t WeightSliceSem(int64_t j) const { return kFirstSliceSem + 2 * slices_ + j; }
@@ -822,9 +833,9 @@ class DotEmitter {
     if (t_.n_groups == 1) return EmitWeightDmas(batch_reg, col0_reg, dst_reg, last_cols_, sem_reg, sem);
     const std::string last = out_.NewLabel(c_.instruction.name() + ".weights_last");
     const std::string done = out_.NewLabel(c_.instruction.name() + ".weights_done");
-    out_.Emit("beq s{}, {}, {}", group_reg, t_.n_groups - 1, last);
+    out_.Emit(isa::OPCODE_BEQ, {S(group_reg), t_.n_groups - 1, Label(last)});
     EmitWeightDmas(batch_reg, col0_reg, dst_reg, t_.group_cols, sem_reg, sem);
-    out_.Emit("br {}", done);
+    out_.Emit(isa::OPCODE_BR, {Label(done)});
     out_.Bind(last);
     EmitWeightDmas(batch_reg, col0_reg, dst_reg, last_cols_, sem_reg, sem);
     out_.Bind(done);
@@ -835,23 +846,23 @@ class DotEmitter {
   // The ring slot of panel `panel_reg` + `ahead` (mod ring_): its address into `address_reg`, its
   // semaphore into kRingSem.
   void EmitSlotOf(int panel_reg, int64_t ahead, int address_reg) {
-    out_.Emit("add s{}, s{}, {}", kTemp2, panel_reg, ahead);
-    out_.Emit("rem s{}, s{}, {}", kTemp2, kTemp2, ring_);
-    out_.Emit("add s{}, s{}, {}", kRingSem, kTemp2, ring_sem0_);
-    out_.Emit("mul s{}, s{}, {:#x}", address_reg, kTemp2, t_.weight_panel_bytes);
-    out_.Emit("add s{}, s{}, {:#x}", address_reg, address_reg, weight_base_);
+    out_.Emit(isa::OPCODE_ADD, {S(kTemp2), S(panel_reg), ahead});
+    out_.Emit(isa::OPCODE_REM, {S(kTemp2), S(kTemp2), ring_});
+    out_.Emit(isa::OPCODE_ADD, {S(kRingSem), S(kTemp2), ring_sem0_});
+    out_.Emit(isa::OPCODE_MUL, {S(address_reg), S(kTemp2), t_.weight_panel_bytes});
+    out_.Emit(isa::OPCODE_ADD, {S(address_reg), S(address_reg), weight_base_});
   }
   void EmitLhsDmasFor(int batch_reg, int row0_reg, int row_chunk_reg, int dst_reg, int sem_reg) {
-    if (slices_ > 1) out_.Emit("mul s{}, s{}, {}", sem_reg, sem_reg, slices_);  // parity -> its first slice
+    if (slices_ > 1) out_.Emit(isa::OPCODE_MUL, {S(sem_reg), S(sem_reg), slices_});  // parity -> its first slice
     if (t_.m_chunks == 1) {
       lhs_dmas_ = EmitLhsDmas(batch_reg, row0_reg, dst_reg, sem_reg, last_rows_);
       return;
     }
     const std::string last = out_.NewLabel(c_.instruction.name() + ".lhs_last");
     const std::string done = out_.NewLabel(c_.instruction.name() + ".lhs_done");
-    out_.Emit("beq s{}, {}, {}", row_chunk_reg, t_.m_chunks - 1, last);
+    out_.Emit(isa::OPCODE_BEQ, {S(row_chunk_reg), t_.m_chunks - 1, Label(last)});
     lhs_dmas_ = EmitLhsDmas(batch_reg, row0_reg, dst_reg, sem_reg, t_.chunk_rows);
-    out_.Emit("br {}", done);
+    out_.Emit(isa::OPCODE_BR, {Label(done)});
     out_.Bind(last);
     EmitLhsDmas(batch_reg, row0_reg, dst_reg, sem_reg, last_rows_);
     out_.Bind(done);
@@ -861,8 +872,6 @@ class DotEmitter {
   // bytes must be those of its row-major TPU layout in their type), and in a slot the job's
   // output stage's layout in their type.
   void PlanArrayViews() {
-    const std::string ones = Ones(rank_ - 2);
-    const std::string mtm = MinorToMajor();
     epilogue_regs_.array_stride = static_cast<uint64_t>(t_.chunk_rows * width_) * 4;
     for (int n : epilogue_->arrays) {
       const ExprNode& node = epilogue_->expr.nodes[n];
@@ -873,10 +882,10 @@ class DotEmitter {
       if (!SameRowMajorImage(WithoutMemorySpace(array.shape), view)) {
         Refuse("its epilogue's array " + isa::ToString(array.shape) + " is not laid out as the dot's result");
       }
-      array_views_.push_back(isa::ToString(view));
+      array_views_.push_back(ShapeArg(view));
       const bool bf16 = node.type == isa::ElementType::kBF16;
-      array_stages_.push_back(bf16 ? fmt::format("bf16[{}{},{}]{{{}:T({},{})(2,1)}}", ones, t_.chunk_rows, width_, mtm, 2 * s_, l_)
-                                   : fmt::format("f32[{}{},{}]{{{}:T({},{})}}", ones, t_.chunk_rows, width_, mtm, s_, l_));
+      array_stages_.push_back(ShapeArg(VregTiled(bf16 ? isa::ElementType::kBF16 : isa::ElementType::kF32, rank_, t_.chunk_rows,
+                                                 width_, s_, l_, bf16)));
     }
   }
 
@@ -885,25 +894,23 @@ class DotEmitter {
   void EmitArrayDmas() {
     const std::string odd = out_.NewLabel(c_.instruction.name() + ".arrays_odd");
     const std::string done = out_.NewLabel(c_.instruction.name() + ".arrays_done");
-    out_.Emit("and s{}, s{}, 1", kBiasColumns, kJob);
-    out_.Emit("bne s{}, 0, {}", kBiasColumns, odd);
+    out_.Emit(isa::OPCODE_AND, {S(kBiasColumns), S(kJob), 1});
+    out_.Emit(isa::OPCODE_BNE, {S(kBiasColumns), 0, Label(odd)});
     for (int64_t parity = 0; parity < 2; ++parity) {
       EmitChunkGroupVariants("arrays" + std::to_string(parity), [&](bool last_chunk, bool last_group) {
         const int64_t rows = last_chunk ? last_rows_ : t_.chunk_rows;
         const int64_t cols = last_group ? last_cols_ : t_.group_cols;
         for (std::size_t a = 0; a < epilogue_->arrays.size(); ++a) {
           const ExprNode& node = epilogue_->expr.nodes[epilogue_->arrays[a]];
-          out_.Emit("dma hbm[{:#x}] -> vmem[{:#x}], src={}, dst={}, src_start={}, dst_start={}, size={}, sem=sem[{}], engine={}",
-                    c_.operands.at(node.operand + 1).at(0)->address,
-                    array_base_ + static_cast<uint64_t>(parity) * array_slot_bytes_ + a * epilogue_regs_.array_stride,
-                    array_views_[a],
-                    array_stages_[a], List(Start(kBatch, {Item(kRow0, 0), Item(kCol0, 0)})),
-                    List(Start(-1, {"0", "0"})), List(Size(rows, cols)), array_sem0_ + parity,
-                    static_cast<int64_t>(a + 2) % engines_);
+          EmitDma(Hbm(static_cast<int64_t>(c_.operands.at(node.operand + 1).at(0)->address)),
+                  Vmem(static_cast<int64_t>(array_base_ + static_cast<uint64_t>(parity) * array_slot_bytes_ +
+                                            a * epilogue_regs_.array_stride)),
+                  array_views_[a], array_stages_[a], Start(kBatch, Item(kRow0, 0), Item(kCol0, 0)), Start(-1, 0, 0),
+                  Size(rows, cols), Sem(array_sem0_ + parity), static_cast<int64_t>(a + 2) % engines_);
         }
       });
       if (parity == 0) {
-        out_.Emit("br {}", done);
+        out_.Emit(isa::OPCODE_BR, {Label(done)});
         out_.Bind(odd);
       }
     }
@@ -926,8 +933,8 @@ class DotEmitter {
     // Zero both lhs and weight panels where K has padding (K not a multiple of R, or K blocks
     // narrower than their vregs): it must be zero, and no DMA ever writes there. Rows past M and
     // columns past N need nothing: they reach only the output's padding, which is masked.
-    out_.Emit("vbcast v{}, 0", zero_reg_);
-    for (const auto& [value, reg] : f16_constant_reg_) out_.Emit("vbcast v{}, {:#x}", reg, value);
+    out_.Emit(isa::OPCODE_VBCAST, {V(zero_reg_), 0});
+    for (const auto& [value, reg] : f16_constant_reg_) out_.Emit(isa::OPCODE_VBCAST, {V(reg), value});
     const int64_t vreg_bytes = s_ * l_ * 4;
     if (t_.k_stride != r_) {
       // K blocks narrower than their vregs: every block has padding lanes; zero the panels whole.
@@ -941,8 +948,8 @@ class DotEmitter {
       EmitPadding(true);
     }
     if (zeroed_before_dmas_) {
-      out_.Emit("vpu.signal sem[{}], 1", kVpuSem);
-      out_.Emit("sem.wait sem[{}], 1", kVpuSem);
+      out_.Emit(isa::OPCODE_VPU_SIGNAL, {Sem(kVpuSem), 1});
+      out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(kVpuSem), 1});
     }
     if (epilogue_ != nullptr) {
       EmitDotEpilogueConstants(out_, *epilogue_, epilogue_regs_);
@@ -952,32 +959,32 @@ class DotEmitter {
     const int temp = read_reg0_;
     const int temp2 = read_reg0_ + 1;
     if (last_m_special_ && last_rows_ % s_ != 0) {
-      out_.Emit("vsublaneid v{}", temp);
-      out_.Emit("vbcast v{}, {}", temp2, last_rows_ % s_);
-      out_.Emit("vcmp.lt.s32 m{}, v{}, v{}", kRowMask, temp, temp2);
+      out_.Emit(isa::OPCODE_VSUBLANEID, {V(temp)});
+      out_.Emit(isa::OPCODE_VBCAST, {V(temp2), last_rows_ % s_});
+      out_.Emit(isa::OPCODE_VCMP_LT_S32, {M(kRowMask), V(temp), V(temp2)});
     }
     if (last_n_special_ && last_cols_ % l_ != 0) {
-      out_.Emit("vlaneid v{}", temp);
-      out_.Emit("vbcast v{}, {}", temp2, last_cols_ % l_);
-      out_.Emit("vcmp.lt.s32 m{}, v{}, v{}", kLaneMask, temp, temp2);
-      out_.Emit("mand m{}, m{}, m{}", kBothMask, kRowMask, kLaneMask);
+      out_.Emit(isa::OPCODE_VLANEID, {V(temp)});
+      out_.Emit(isa::OPCODE_VBCAST, {V(temp2), last_cols_ % l_});
+      out_.Emit(isa::OPCODE_VCMP_LT_S32, {M(kLaneMask), V(temp), V(temp2)});
+      out_.Emit(isa::OPCODE_MAND, {M(kBothMask), M(kRowMask), M(kLaneMask)});
     }
     for (int64_t stage = 0; stage < t_.stages; ++stage) {
-      out_.Emit("sem.signal sem[{}], {}", kOutSem + stage, out_pieces_);  // the stages start free
+      out_.Emit(isa::OPCODE_SEM_SIGNAL, {Sem(kOutSem + stage), out_pieces_});  // the stages start free
     }
     // Job 0's panels: the weights of (the first batch element, group 0), then the lhs of chunk 0.
     int64_t first = batch_first_;
     for (std::size_t i = form_.batch_dims.size(); i-- > 0;) {
-      out_.Emit("mov s{}, {}", kBatch + static_cast<int>(i), first % form_.batch_dims[i]);
+      out_.Emit(isa::OPCODE_MOV, {S(kBatch + static_cast<int>(i)), first % form_.batch_dims[i]});
       first /= form_.batch_dims[i];
     }
-    out_.Emit("mov s{}, {}", kCol0, col0_);
-    out_.Emit("mov s{}, 0", kGroup);
-    out_.Emit("mov s{}, {:#x}", kWeights, WeightSlot(0));
-    out_.Emit("mov s{}, {}", kRow0, row0_);
-    out_.Emit("mov s{}, 0", kRowChunk);
-    out_.Emit("mov s{}, {:#x}", kTemp, lhs_base_[0]);
-    out_.Emit("mov s{}, 0", kTemp2);
+    out_.Emit(isa::OPCODE_MOV, {S(kCol0), col0_});
+    out_.Emit(isa::OPCODE_MOV, {S(kGroup), 0});
+    out_.Emit(isa::OPCODE_MOV, {S(kWeights), WeightSlot(0)});
+    out_.Emit(isa::OPCODE_MOV, {S(kRow0), row0_});
+    out_.Emit(isa::OPCODE_MOV, {S(kRowChunk), 0});
+    out_.Emit(isa::OPCODE_MOV, {S(kTemp), lhs_base_[0]});
+    out_.Emit(isa::OPCODE_MOV, {S(kTemp2), 0});
     if (sliced_weights_) {
       // Slice 0 of both panels first on every engine, then slice 1, ...: the engines' queues
       // deliver the slices in K order. (Job 0's chunk is the first, its rows known.)
@@ -996,21 +1003,21 @@ class DotEmitter {
       const int64_t group = panel % t_.n_groups;
       int64_t batch = batch_first_ + panel / t_.n_groups;
       for (std::size_t i = form_.batch_dims.size(); i-- > 0;) {
-        out_.Emit("mov s{}, {}", kNextBatch + static_cast<int>(i), batch % form_.batch_dims[i]);
+        out_.Emit(isa::OPCODE_MOV, {S(kNextBatch + static_cast<int>(i)), batch % form_.batch_dims[i]});
         batch /= form_.batch_dims[i];
       }
-      out_.Emit("mov s{}, {}", kNextGroup, group);
-      out_.Emit("mov s{}, {}", kNextCol0, col0_ + group * t_.group_cols);
-      out_.Emit("mov s{}, {:#x}", kOtherWeights, WeightSlot(panel));
+      out_.Emit(isa::OPCODE_MOV, {S(kNextGroup), group});
+      out_.Emit(isa::OPCODE_MOV, {S(kNextCol0), col0_ + group * t_.group_cols});
+      out_.Emit(isa::OPCODE_MOV, {S(kOtherWeights), WeightSlot(panel)});
       EmitWeightDmasFor(kNextBatch, kNextGroup, kNextCol0, kOtherWeights, -1, RingSem(panel));
     }
     if (t_.k_stride == r_ && form_.k % r_ != 0) EmitPadding(false);
     if (!ahead_new_panel_) return;
     // Job 0's first round, its panel waited for here rather than at the job's start.
     if (sliced_weights_) {
-      out_.Emit("sem.wait sem[{}], {}", WeightSliceSem(0), weight_slice_pieces_[0]);
+      out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(WeightSliceSem(0)), weight_slice_pieces_[0]});
     } else {
-      out_.Emit("sem.wait sem[{}], {}", RingSem(0), WeightPieces());
+      out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(RingSem(0)), WeightPieces()});
     }
     waited_slice_ = 0;
     EmitFirstRound(kWeights);
@@ -1047,30 +1054,30 @@ class DotEmitter {
   // bytes on.
   void EmitZeroLoop(uint64_t base, int64_t rows, int64_t per_row, int64_t stride) {
     const int64_t vreg_bytes = s_ * l_ * 4;
-    out_.Emit("mov s{}, {:#x}", kTemp, base);
-    out_.Emit("mov s{}, {}", kTemp2, rows);
+    out_.Emit(isa::OPCODE_MOV, {S(kTemp), base});
+    out_.Emit(isa::OPCODE_MOV, {S(kTemp2), rows});
     const std::string zero_loop = out_.NewLabel(c_.instruction.name() + ".zero");
     out_.Bind(zero_loop);
-    for (int64_t i = 0; i < per_row; ++i) out_.Emit("vst v{}, vmem[s{} + {:#x}]", zero_reg_, kTemp, i * vreg_bytes);
-    if (rows > 1) out_.Emit("add s{}, s{}, {:#x}", kTemp, kTemp, stride);
-    out_.Emit("loop s{}, {}", kTemp2, zero_loop);
+    for (int64_t i = 0; i < per_row; ++i) out_.Emit(isa::OPCODE_VST, {V(zero_reg_), Vmem(S(kTemp), i * vreg_bytes)});
+    if (rows > 1) out_.Emit(isa::OPCODE_ADD, {S(kTemp), S(kTemp), stride});
+    out_.Emit(isa::OPCODE_LOOP, {S(kTemp2), Label(zero_loop)});
   }
 
   // From the flattened job index in `job_reg`: row chunk, N group, batch indices first.., and
   // the flattened (batch, group) panel index in `panel_reg`.
   void EmitDecompose(int job_reg, int row_chunk_reg, int group_reg, int first, int panel_reg) {
-    out_.Emit("rem s{}, s{}, {}", row_chunk_reg, job_reg, t_.m_chunks);
-    out_.Emit("div s{}, s{}, {}", panel_reg, job_reg, t_.m_chunks);
+    out_.Emit(isa::OPCODE_REM, {S(row_chunk_reg), S(job_reg), t_.m_chunks});
+    out_.Emit(isa::OPCODE_DIV, {S(panel_reg), S(job_reg), t_.m_chunks});
     EmitPanelIndices(panel_reg, group_reg, first);
   }
   // From the flattened (batch, group) panel index in `panel_reg`: N group, batch indices first...
   void EmitPanelIndices(int panel_reg, int group_reg, int first) {
-    out_.Emit("rem s{}, s{}, {}", group_reg, panel_reg, t_.n_groups);
-    out_.Emit("div s{}, s{}, {}", kTemp2, panel_reg, t_.n_groups);
-    if (batch_first_ != 0) out_.Emit("add s{}, s{}, {}", kTemp2, kTemp2, batch_first_);
+    out_.Emit(isa::OPCODE_REM, {S(group_reg), S(panel_reg), t_.n_groups});
+    out_.Emit(isa::OPCODE_DIV, {S(kTemp2), S(panel_reg), t_.n_groups});
+    if (batch_first_ != 0) out_.Emit(isa::OPCODE_ADD, {S(kTemp2), S(kTemp2), batch_first_});
     for (int64_t i = static_cast<int64_t>(form_.batch_dims.size()) - 1; i >= 0; --i) {
-      out_.Emit("rem s{}, s{}, {}", first + i, kTemp2, form_.batch_dims[i]);
-      out_.Emit("div s{}, s{}, {}", kTemp2, kTemp2, form_.batch_dims[i]);
+      out_.Emit(isa::OPCODE_REM, {S(first + i), S(kTemp2), form_.batch_dims[i]});
+      out_.Emit(isa::OPCODE_DIV, {S(kTemp2), S(kTemp2), form_.batch_dims[i]});
     }
   }
 
@@ -1082,16 +1089,16 @@ class DotEmitter {
   // (immediate accumulator rows).
   void EmitJobLoop() {
     const int64_t jobs = Jobs();
-    out_.Emit("mov s{}, 0", kJob);
+    out_.Emit(isa::OPCODE_MOV, {S(kJob), 0});
     const std::string loop = out_.NewLabel(c_.instruction.name() + ".job");
     if (acc_half_ == 0) {
-      out_.Emit("mov s{}, {}", kJobsLeft, jobs);
+      out_.Emit(isa::OPCODE_MOV, {S(kJobsLeft), jobs});
       out_.Bind(loop);
       EmitJobStart();
       EmitKBlocks();
       EmitReadOutVariants();
-      out_.Emit("add s{}, s{}, 1", kJob, kJob);
-      out_.Emit("loop s{}, {}", kJobsLeft, loop);
+      out_.Emit(isa::OPCODE_ADD, {S(kJob), S(kJob), 1});
+      out_.Emit(isa::OPCODE_LOOP, {S(kJobsLeft), Label(loop)});
       return;
     }
     const std::string tail = out_.NewLabel(c_.instruction.name() + ".last_read_out");
@@ -1105,21 +1112,21 @@ class DotEmitter {
         // once its loads have run, which a read-out's wait for the VPU ensured.
         const std::string read = out_.NewLabel(c_.instruction.name() + ".read_before");
         const std::string done = out_.NewLabel(c_.instruction.name() + ".read_before_done");
-        out_.Emit("bne s{}, 0, {}", kJob, read);
-        out_.Emit("vpu.signal sem[{}], 1", kVpuSem);
-        out_.Emit("sem.wait sem[{}], 1", kVpuSem);
-        out_.Emit("br {}", done);
+        out_.Emit(isa::OPCODE_BNE, {S(kJob), 0, Label(read)});
+        out_.Emit(isa::OPCODE_VPU_SIGNAL, {Sem(kVpuSem), 1});
+        out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(kVpuSem), 1});
+        out_.Emit(isa::OPCODE_BR, {Label(done)});
         out_.Bind(read);
         EmitReadOutOfJobBefore(1);
         out_.Bind(done);
       } else {
         EmitReadOutOfJobBefore(0);
       }
-      out_.Emit("add s{}, s{}, 1", kJob, kJob);
+      out_.Emit(isa::OPCODE_ADD, {S(kJob), S(kJob), 1});
       if (half == 0) {
-        out_.Emit("bge s{}, {}, {}", kJob, jobs, tail);
+        out_.Emit(isa::OPCODE_BGE, {S(kJob), jobs, Label(tail)});
       } else {
-        out_.Emit("blt s{}, {}, {}", kJob, jobs, loop);
+        out_.Emit(isa::OPCODE_BLT, {S(kJob), jobs, Label(loop)});
       }
     }
     out_.Bind(tail);
@@ -1130,7 +1137,7 @@ class DotEmitter {
   // The read-out of job kJob - 1, in accumulator half `half`: its indices decomposed again (the
   // job after it overwrote them) into the registers the read-out reads.
   void EmitReadOutOfJobBefore(int64_t half) {
-    out_.Emit("sub s{}, s{}, 1", kReadJob, kJob);
+    out_.Emit(isa::OPCODE_SUB, {S(kReadJob), S(kJob), 1});
     EmitJobIndices(kReadJob);
     acc_offset_ = half * acc_half_;
     read_stage_ = half;
@@ -1141,10 +1148,10 @@ class DotEmitter {
   // Row chunk, N group, batch indices, panel, first row and column of the job in `job_reg`.
   void EmitJobIndices(int job_reg) {
     EmitDecompose(job_reg, kRowChunk, kGroup, kBatch, kPanel);
-    out_.Emit("mul s{}, s{}, {}", kRow0, kRowChunk, t_.chunk_rows);
-    if (row0_ != 0) out_.Emit("add s{}, s{}, {}", kRow0, kRow0, row0_);
-    out_.Emit("mul s{}, s{}, {}", kCol0, kGroup, t_.group_cols);
-    if (col0_ != 0) out_.Emit("add s{}, s{}, {}", kCol0, kCol0, col0_);
+    out_.Emit(isa::OPCODE_MUL, {S(kRow0), S(kRowChunk), t_.chunk_rows});
+    if (row0_ != 0) out_.Emit(isa::OPCODE_ADD, {S(kRow0), S(kRow0), row0_});
+    out_.Emit(isa::OPCODE_MUL, {S(kCol0), S(kGroup), t_.group_cols});
+    if (col0_ != 0) out_.Emit(isa::OPCODE_ADD, {S(kCol0), S(kCol0), col0_});
   }
 
   // Job kJob's start: its indices, its weight panel (at a new N group: waited for, and a later
@@ -1156,17 +1163,17 @@ class DotEmitter {
     // A new N group (row chunk 0): a later panel prefetched, then this one's ring slot, and its
     // weight panel waited for.
     const std::string same_group = out_.NewLabel(c_.instruction.name() + ".same_group");
-    out_.Emit("bne s{}, 0, {}", kRowChunk, same_group);
+    out_.Emit(isa::OPCODE_BNE, {S(kRowChunk), 0, Label(same_group)});
     // Panel + ring - 1 into the slot of the panel before this one (its last job is done with
     // it: every job waits for the VPU before its output DMA), before this panel's wait, so it goes
     // out a round trip earlier where that waits.
     if (!all_in_prologue_) {
       const std::string prefetched = out_.NewLabel(c_.instruction.name() + ".prefetched");
-      out_.Emit("bge s{}, {}, {}", kPanel, Panels() - (ring_ - 1), prefetched);
-      out_.Emit("add s{}, s{}, {}", kTemp, kPanel, ring_ - 1);
+      out_.Emit(isa::OPCODE_BGE, {S(kPanel), Panels() - (ring_ - 1), Label(prefetched)});
+      out_.Emit(isa::OPCODE_ADD, {S(kTemp), S(kPanel), ring_ - 1});
       EmitPanelIndices(kTemp, kNextGroup, kNextBatch);
-      out_.Emit("mul s{}, s{}, {}", kNextCol0, kNextGroup, t_.group_cols);
-      if (col0_ != 0) out_.Emit("add s{}, s{}, {}", kNextCol0, kNextCol0, col0_);
+      out_.Emit(isa::OPCODE_MUL, {S(kNextCol0), S(kNextGroup), t_.group_cols});
+      if (col0_ != 0) out_.Emit(isa::OPCODE_ADD, {S(kNextCol0), S(kNextCol0), col0_});
       EmitSlotOf(kPanel, ring_ - 1, kOtherWeights);
       EmitWeightDmasFor(kNextBatch, kNextGroup, kNextCol0, kOtherWeights, kRingSem, 0);
       out_.Bind(prefetched);
@@ -1177,19 +1184,18 @@ class DotEmitter {
     if (ahead_new_panel_) {
       // Its panel was waited for where its first round was pushed (EmitPrologue, EmitNextFirstSource).
     } else if (!sliced_weights_) {
-      out_.Emit("sem.wait sem[{}], {}", one_panel ? std::to_string(RingSem(0)) : "s" + std::to_string(kRingSem),
-                WeightPieces());
+      out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(one_panel ? RegPlus(RingSem(0)) : RegPlus(S(kRingSem))), WeightPieces()});
     } else if (one_panel) {
-      out_.Emit("sem.wait sem[{}], {}", WeightSliceSem(0), weight_slice_pieces_[0]);
+      out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(WeightSliceSem(0)), weight_slice_pieces_[0]});
     } else {
       // The first panel's slice 0, or a later panel whole.
       const std::string later = out_.NewLabel(c_.instruction.name() + ".later_panel");
       const std::string waited = out_.NewLabel(c_.instruction.name() + ".panel_waited");
-      out_.Emit("bne s{}, 0, {}", kPanel, later);
-      out_.Emit("sem.wait sem[{}], {}", WeightSliceSem(0), weight_slice_pieces_[0]);
-      out_.Emit("br {}", waited);
+      out_.Emit(isa::OPCODE_BNE, {S(kPanel), 0, Label(later)});
+      out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(WeightSliceSem(0)), weight_slice_pieces_[0]});
+      out_.Emit(isa::OPCODE_BR, {Label(waited)});
       out_.Bind(later);
-      out_.Emit("sem.wait sem[s{}], {}", kRingSem, WeightPieces());
+      out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(S(kRingSem)), WeightPieces()});
       out_.Bind(waited);
     }
     // The new panel's first round here, where it was not pushed during the job before.
@@ -1198,48 +1204,64 @@ class DotEmitter {
     // This job's lhs panel (parity kJob & 1; a resident panel's is 0) has landed; prefetch the
     // next job's.
     if (lhs_resident_) {
-      out_.Emit("mov s{}, 0", kTemp);
+      out_.Emit(isa::OPCODE_MOV, {S(kTemp), 0});
     } else {
-      out_.Emit("and s{}, s{}, 1", kTemp, kJob);
+      out_.Emit(isa::OPCODE_AND, {S(kTemp), S(kJob), 1});
     }
-    out_.Emit("mul s{}, s{}, {:#x}", kLhs, kTemp, t_.lhs_panel_bytes);
+    out_.Emit(isa::OPCODE_MUL, {S(kLhs), S(kTemp), t_.lhs_panel_bytes});
     if (slices_ > 1) {
-      out_.Emit("mul s{}, s{}, {}", kSliceSem, kTemp, slices_);
-      WaitLhs(fmt::format("s{} + {}", kSliceSem, kFirstSliceSem), lhs_slice_pieces_);  // slice 0
+      out_.Emit(isa::OPCODE_MUL, {S(kSliceSem), S(kTemp), slices_});
+      WaitLhs(RegPlus(S(kSliceSem), kFirstSliceSem), lhs_slice_pieces_);  // slice 0
     } else {
-      WaitLhs(fmt::format("s{} + {}", kTemp, kLhsSem), lhs_dmas_);
+      WaitLhs(RegPlus(S(kTemp), kLhsSem), lhs_dmas_);
     }
     if (lhs_resident_) return;
-    out_.Emit("xor s{}, s{}, 1", kTemp, kTemp);
-    out_.Emit("mul s{}, s{}, {:#x}", kOtherLhs, kTemp, t_.lhs_panel_bytes);
+    out_.Emit(isa::OPCODE_XOR, {S(kTemp), S(kTemp), 1});
+    out_.Emit(isa::OPCODE_MUL, {S(kOtherLhs), S(kTemp), t_.lhs_panel_bytes});
     const std::string no_prefetch = out_.NewLabel(c_.instruction.name() + ".no_lhs_prefetch");
-    out_.Emit("add s{}, s{}, 1", kNextJob, kJob);
-    out_.Emit("bge s{}, {}, {}", kNextJob, jobs, no_prefetch);
+    out_.Emit(isa::OPCODE_ADD, {S(kNextJob), S(kJob), 1});
+    out_.Emit(isa::OPCODE_BGE, {S(kNextJob), jobs, Label(no_prefetch)});
     EmitDecompose(kNextJob, kNextRowChunk, kNextGroup, kNextBatch, kTemp);
-    out_.Emit("mul s{}, s{}, {}", kNextRow0, kNextRowChunk, t_.chunk_rows);
-    if (row0_ != 0) out_.Emit("add s{}, s{}, {}", kNextRow0, kNextRow0, row0_);
-    out_.Emit("and s{}, s{}, 1", kTemp, kNextJob);
+    out_.Emit(isa::OPCODE_MUL, {S(kNextRow0), S(kNextRowChunk), t_.chunk_rows});
+    if (row0_ != 0) out_.Emit(isa::OPCODE_ADD, {S(kNextRow0), S(kNextRow0), row0_});
+    out_.Emit(isa::OPCODE_AND, {S(kTemp), S(kNextJob), 1});
     EmitLhsDmasFor(kNextBatch, kNextRow0, kNextRowChunk, kOtherLhs, kTemp);
     out_.Bind(no_prefetch);
   }
 
   // Waits for an lhs panel's DMAs (`sem`: the semaphore operand). A resident panel's semaphores
   // are signalled back for the later jobs, and taken back at the kernel's end (EmitLhsRelease).
-  void WaitLhs(const std::string& sem, int64_t count) {
-    out_.Emit("sem.wait sem[{}], {}", sem, count);
-    if (lhs_resident_) out_.Emit("sem.signal sem[{}], {}", sem, count);
+  void WaitLhs(const RegPlus& sem, int64_t count) {
+    out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(sem), count});
+    if (lhs_resident_) out_.Emit(isa::OPCODE_SEM_SIGNAL, {Sem(sem), count});
   }
   void EmitLhsRelease() {
     if (!lhs_resident_) return;
     if (slices_ == 1) {
-      out_.Emit("sem.wait sem[{}], {}", kLhsSem, lhs_dmas_);
+      out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(kLhsSem), lhs_dmas_});
       return;
     }
-    for (int64_t j = 0; j < slices_; ++j) out_.Emit("sem.wait sem[{}], {}", kFirstSliceSem + j, lhs_slice_pieces_);
+    for (int64_t j = 0; j < slices_; ++j) out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(kFirstSliceSem + j), lhs_slice_pieces_});
   }
 
   // The MXU of K block kb's set, replica r, that holds N block q of the group.
-  int64_t Mxu(int64_t kb, int64_t r, int64_t q) const { return ((kb % k_sets_) * replicas_ + r) * t_.mxus + q; }
+  int64_t MxuOf(int64_t kb, int64_t r, int64_t q) const { return ((kb % k_sets_) * replicas_ + r) * t_.mxus + q; }
+
+  // The MXU instructions of the operands' type.
+  isa::Opcode WeightPushOpcode() const {
+    switch (in_type_) {
+      case isa::ElementType::kF32: return isa::OPCODE_MXU_WPUSH_F32;
+      case isa::ElementType::kF16: return isa::OPCODE_MXU_WPUSH_F16;
+      default: return isa::OPCODE_MXU_WPUSH_BF16;
+    }
+  }
+  isa::Opcode PushAccOpcode() const {
+    switch (in_type_) {
+      case isa::ElementType::kF32: return isa::OPCODE_MXU_PUSH_ACC_F32;
+      case isa::ElementType::kF16: return isa::OPCODE_MXU_PUSH_ACC_F16;
+      default: return isa::OPCODE_MXU_PUSH_ACC_BF16;
+    }
+  }
 
   // Weight push b of N block q, K block kb: loaded once, pushed to that block's MXU in every
   // replica of the block's K set.
@@ -1250,8 +1272,8 @@ class DotEmitter {
     const int64_t j = b % t_.nc;
     const int64_t row_tile = kb * (r_ / t_.rows_per_vreg) + g;
     const int64_t offset = (row_tile * (t_.mxus * t_.nc) + q * t_.nc + j) * s_ * l_ * 4;
-    out_.Emit("vld v{}, vmem[s{} + {:#x}]", reg, base_reg, offset);
-    for (int64_t r = 0; r < replicas_; ++r) out_.Emit("mxu.wpush.{} mxu{}, v{}", in_type_, Mxu(kb, r, q), reg);
+    out_.Emit(isa::OPCODE_VLD, {V(reg), Vmem(S(base_reg), offset)});
+    for (int64_t r = 0; r < replicas_; ++r) out_.Emit(WeightPushOpcode(), {Mxu(MxuOf(kb, r, q)), V(reg)});
   }
 
   // The first weight panel's slice holding K block kb has landed (sliced_weights_): waited for
@@ -1261,15 +1283,15 @@ class DotEmitter {
     if (!sliced_weights_) return;
     for (; waited_slice_ < kb / slice_blocks_; ++waited_slice_) {
       const int64_t j = waited_slice_ + 1;
-      out_.Emit("sem.wait sem[{}], {}", WeightSliceSem(j), weight_slice_pieces_[j]);
-      out_.Emit("sem.signal sem[{}], {}", WeightSliceSem(j), weight_slice_pieces_[j]);
+      out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(WeightSliceSem(j)), weight_slice_pieces_[j]});
+      out_.Emit(isa::OPCODE_SEM_SIGNAL, {Sem(WeightSliceSem(j)), weight_slice_pieces_[j]});
     }
   }
 
   // Latches K block kb's weights in its set's MXUs.
   void EmitLatches(int64_t kb) {
     for (int64_t r = 0; r < replicas_; ++r) {
-      for (int64_t q = 0; q < t_.mxus; ++q) out_.Emit("mxu.latch mxu{}", Mxu(kb, r, q));
+      for (int64_t q = 0; q < t_.mxus; ++q) out_.Emit(isa::OPCODE_MXU_LATCH, {Mxu(MxuOf(kb, r, q))});
     }
   }
 
@@ -1280,10 +1302,10 @@ class DotEmitter {
     for (int64_t b = 0; b < t_.nk; ++b) {
       const int reg = static_cast<int>(lhs_reg0_ + (lhs_count_++ % lhs_vregs_));
       const int64_t offset = (i * tile_cols + kb * t_.nk + b) * s_ * l_ * 4;
-      out_.Emit("vld v{}, vmem[s{} + {:#x}]", reg, kLhs, offset);
+      out_.Emit(isa::OPCODE_VLD, {V(reg), Vmem(S(kLhs), offset)});
       for (int64_t q = 0; q < t_.mxus; ++q) {
-        out_.Emit("mxu.push.acc.{} mxu{}, v{}, {}", in_type_, Mxu(kb, i % replicas_, q), reg,
-                  acc_offset_ + i / replicas_ * t_.rows_per_vreg);
+        out_.Emit(PushAccOpcode(), {Mxu(MxuOf(kb, i % replicas_, q)), V(reg),
+                  acc_offset_ + i / replicas_ * t_.rows_per_vreg});
       }
     }
   }
@@ -1313,20 +1335,20 @@ class DotEmitter {
   // this job's panel, or at a group's last row chunk the next panel (in its ring slot, waited for
   // here); 0 where there is no next job or its round waits for its own start.
   void EmitNextFirstSource() {
-    out_.Emit("mov s{}, 0", kOtherWeights);
+    out_.Emit(isa::OPCODE_MOV, {S(kOtherWeights), 0});
     const std::string same_panel = out_.NewLabel(c_.instruction.name() + ".next_same_panel");
     const std::string done = out_.NewLabel(c_.instruction.name() + ".next_source_done");
-    out_.Emit("add s{}, s{}, 1", kNextJob, kJob);
-    out_.Emit("bge s{}, {}, {}", kNextJob, Jobs(), done);
-    if (t_.m_chunks > 1) out_.Emit("bne s{}, {}, {}", kRowChunk, t_.m_chunks - 1, same_panel);
+    out_.Emit(isa::OPCODE_ADD, {S(kNextJob), S(kJob), 1});
+    out_.Emit(isa::OPCODE_BGE, {S(kNextJob), Jobs(), Label(done)});
+    if (t_.m_chunks > 1) out_.Emit(isa::OPCODE_BNE, {S(kRowChunk), t_.m_chunks - 1, Label(same_panel)});
     if (ahead_new_panel_) {
       EmitSlotOf(kPanel, 1, kOtherWeights);
-      out_.Emit("sem.wait sem[s{}], {}", kRingSem, WeightPieces());
+      out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(S(kRingSem)), WeightPieces()});
     }
     if (t_.m_chunks > 1) {
-      out_.Emit("br {}", done);
+      out_.Emit(isa::OPCODE_BR, {Label(done)});
       out_.Bind(same_panel);
-      out_.Emit("mov s{}, s{}", kOtherWeights, kWeights);
+      out_.Emit(isa::OPCODE_MOV, {S(kOtherWeights), S(kWeights)});
     }
     out_.Bind(done);
   }
@@ -1360,14 +1382,14 @@ class DotEmitter {
       const std::vector<int64_t> next = last && next_job_round ? RoundBlocks(0) : RoundBlocks(round + 1);
       const int base = last ? kOtherWeights : kWeights;
       for (; waited_lhs_slice < blocks.back() / slice_blocks_; ++waited_lhs_slice) {
-        WaitLhs(fmt::format("s{} + {}", kSliceSem, kFirstSliceSem + waited_lhs_slice + 1), lhs_slice_pieces_);
+        WaitLhs(RegPlus(S(kSliceSem), kFirstSliceSem + waited_lhs_slice + 1), lhs_slice_pieces_);
       }
       if (last && next_job_round) EmitNextFirstSource();
       // Code the next job's round skips where it has none.
       const auto for_next = [&](const std::function<void()>& emit) {
         if (!last) return emit();
         const std::string skip = out_.NewLabel(c_.instruction.name() + ".no_next_round");
-        out_.Emit("beq s{}, 0, {}", kOtherWeights, skip);
+        out_.Emit(isa::OPCODE_BEQ, {S(kOtherWeights), 0, Label(skip)});
         emit();
         out_.Bind(skip);
       };
@@ -1402,9 +1424,9 @@ class DotEmitter {
       if (!n_branch) return emit(last_chunk, n_always);
       const std::string last = out_.NewLabel(c_.instruction.name() + "." + what + "_last_group");
       const std::string end = out_.NewLabel(c_.instruction.name() + "." + what + "_group_done");
-      out_.Emit("beq s{}, {}, {}", kGroup, t_.n_groups - 1, last);
+      out_.Emit(isa::OPCODE_BEQ, {S(kGroup), t_.n_groups - 1, Label(last)});
       emit(last_chunk, false);
-      out_.Emit("br {}", end);
+      out_.Emit(isa::OPCODE_BR, {Label(end)});
       out_.Bind(last);
       emit(last_chunk, true);
       out_.Bind(end);
@@ -1414,9 +1436,9 @@ class DotEmitter {
       return;
     }
     const std::string last = out_.NewLabel(c_.instruction.name() + "." + what + "_last_chunk");
-    out_.Emit("beq s{}, {}, {}", kRowChunk, t_.m_chunks - 1, last);
+    out_.Emit(isa::OPCODE_BEQ, {S(kRowChunk), t_.m_chunks - 1, Label(last)});
     for_n(false);
-    out_.Emit("br {}", done);
+    out_.Emit(isa::OPCODE_BR, {Label(done)});
     out_.Bind(last);
     for_n(true);
     out_.Bind(done);
@@ -1432,7 +1454,7 @@ class DotEmitter {
   // group's replica's MXU, at the group's accumulator rows there.
   // K set j's MXU.
   int64_t ReadMxu(int64_t j, int64_t t, int64_t ct) const {
-    return Mxu(j, t * s_ / t_.rows_per_vreg % replicas_, ct / t_.nc);
+    return MxuOf(j, t * s_ / t_.rows_per_vreg % replicas_, ct / t_.nc);
   }
   int64_t ReadRow(int64_t t) const {
     const int64_t group = t * s_ / t_.rows_per_vreg;
@@ -1446,11 +1468,11 @@ class DotEmitter {
     Mask(t, ct, reg);
   }
   void ReadSums(int64_t t, int64_t ct, int reg) {
-    out_.Emit("mxu.acc.read.clear mxu{}, v{}, {}, {}", ReadMxu(0, t, ct), reg, ReadRow(t), ct % t_.nc);
+    out_.Emit(isa::OPCODE_MXU_ACC_READ_CLEAR, {Mxu(ReadMxu(0, t, ct)), V(reg), ReadRow(t), ct % t_.nc});
     for (int64_t j = 1; j < k_sets_; ++j) {
       const int partial = static_cast<int>(k_sum_reg0_ + (k_sum_count_++ % kKSumVregs));
-      out_.Emit("mxu.acc.read.clear mxu{}, v{}, {}, {}", ReadMxu(j, t, ct), partial, ReadRow(t), ct % t_.nc);
-      out_.Emit("vadd.f32 v{}, v{}, v{}", reg, reg, partial);
+      out_.Emit(isa::OPCODE_MXU_ACC_READ_CLEAR, {Mxu(ReadMxu(j, t, ct)), V(partial), ReadRow(t), ct % t_.nc});
+      out_.Emit(isa::OPCODE_VADD_F32, {V(reg), V(reg), V(partial)});
     }
   }
   void Mask(int64_t t, int64_t ct, int reg) {
@@ -1458,7 +1480,7 @@ class DotEmitter {
     const bool lanes = read_mask_.lanes && ct == read_mask_.lane_tile;
     if (rows || lanes) {
       const int mask = rows && lanes ? kBothMask : rows ? kRowMask : kLaneMask;
-      out_.Emit("vsel v{}, m{}, v{}, v{}", reg, mask, reg, zero_reg_);
+      out_.Emit(isa::OPCODE_VSEL, {V(reg), M(mask), V(reg), V(zero_reg_)});
     }
   }
 
@@ -1478,29 +1500,29 @@ class DotEmitter {
     // This job's stage (job parity, with two), once the output DMAs of the job that used it last
     // have read it.
     if (t_.stages == 2 && read_stage_ >= 0) {
-      out_.Emit("mov s{}, {}", kStageSem, read_stage_);
-      out_.Emit("mov s{}, {:#x}", kStage, stage_base_ + static_cast<uint64_t>(read_stage_) * t_.stage_bytes);
+      out_.Emit(isa::OPCODE_MOV, {S(kStageSem), read_stage_});
+      out_.Emit(isa::OPCODE_MOV, {S(kStage), stage_base_ + static_cast<uint64_t>(read_stage_) * t_.stage_bytes});
     } else if (t_.stages == 2) {
-      out_.Emit("and s{}, s{}, 1", kStageSem, kJob);
-      out_.Emit("mul s{}, s{}, {:#x}", kStage, kStageSem, t_.stage_bytes);
-      out_.Emit("add s{}, s{}, {:#x}", kStage, kStage, stage_base_);
+      out_.Emit(isa::OPCODE_AND, {S(kStageSem), S(kJob), 1});
+      out_.Emit(isa::OPCODE_MUL, {S(kStage), S(kStageSem), t_.stage_bytes});
+      out_.Emit(isa::OPCODE_ADD, {S(kStage), S(kStage), stage_base_});
     } else {
-      out_.Emit("mov s{}, {:#x}", kStage, stage_base_);
-      out_.Emit("mov s{}, 0", kStageSem);
+      out_.Emit(isa::OPCODE_MOV, {S(kStage), stage_base_});
+      out_.Emit(isa::OPCODE_MOV, {S(kStageSem), 0});
     }
-    out_.Emit("sem.wait sem[s{} + {}], {}", kStageSem, kOutSem, out_pieces_);
+    out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(S(kStageSem), kOutSem), out_pieces_});
     if (epilogue_ != nullptr && !epilogue_->arrays.empty()) {
       // The job's arrays (EmitArrayDmas): its parity's slot, once its DMAs have landed.
-      out_.Emit("and s{}, s{}, 1", kTemp, read_stage_ >= 0 ? kReadJob : kJob);
-      out_.Emit("sem.wait sem[s{} + {}], {}", kTemp, array_sem0_, epilogue_->arrays.size());
-      out_.Emit("mul s{}, s{}, {:#x}", kTemp, kTemp, array_slot_bytes_);
-      out_.Emit("add s{}, s{}, {:#x}", kTemp, kTemp, array_base_);
+      out_.Emit(isa::OPCODE_AND, {S(kTemp), S(read_stage_ >= 0 ? kReadJob : kJob), 1});
+      out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(S(kTemp), array_sem0_), epilogue_->arrays.size()});
+      out_.Emit(isa::OPCODE_MUL, {S(kTemp), S(kTemp), array_slot_bytes_});
+      out_.Emit(isa::OPCODE_ADD, {S(kTemp), S(kTemp), array_base_});
     }
     if (epilogue_ != nullptr && !epilogue_->biases.empty()) {
       // The bias rows' words of this job's first column (kCol0 counts from the core's first).
-      out_.Emit("sub s{}, s{}, {}", kBiasColumns, kCol0, col0_);
-      out_.Emit("mul s{}, s{}, 4", kBiasColumns, kBiasColumns);
-      out_.Emit("add s{}, s{}, {:#x}", kBiasColumns, kBiasColumns, bias_base_);
+      out_.Emit(isa::OPCODE_SUB, {S(kBiasColumns), S(kCol0), col0_});
+      out_.Emit(isa::OPCODE_MUL, {S(kBiasColumns), S(kBiasColumns), 4});
+      out_.Emit(isa::OPCODE_ADD, {S(kBiasColumns), S(kBiasColumns), bias_base_});
     }
     // Row vreg t of stage column tile ct into `reg`, masked past M and N.
     read_mask_ = {mask_rows, mask_lanes, row_vreg, lane_tile};
@@ -1536,8 +1558,8 @@ class DotEmitter {
           for (std::size_t i = first; i < end; i += out_bf16_ ? 2 : 1) {
             const auto [t, ct] = tiles_in_order[i];
             const int reg = reads[i - first];
-            if (out_bf16_) out_.Emit("vpack.bf16 v{}, v{}, v{}", reg, reg, reg + 1);
-            out_.Emit("vst v{}, vmem[s{} + {:#x}]", reg, kStage, ((out_bf16_ ? t / 2 : t) * tiles + ct) * vreg_bytes);
+            if (out_bf16_) out_.Emit(isa::OPCODE_VPACK_BF16, {V(reg), V(reg), V(reg + 1)});
+            out_.Emit(isa::OPCODE_VST, {V(reg), Vmem(S(kStage), ((out_bf16_ ? t / 2 : t) * tiles + ct) * vreg_bytes)});
           }
         }
       } else if (out_f16_) {
@@ -1563,8 +1585,8 @@ class DotEmitter {
           f16.EmitNarrow(out_, regs);
           for (int64_t p = first; p < std::min(first + pairs_per_batch, pairs); ++p) {
             const int lo = set + static_cast<int>(2 * (p - first));
-            out_.Emit("vpack.bf16 v{}, v{}, v{}", lo, lo, lo + 1);
-            out_.Emit("vst v{}, vmem[s{} + {:#x}]", lo, kStage, ((p / used) * tiles + p % used) * vreg_bytes);
+            out_.Emit(isa::OPCODE_VPACK_BF16, {V(lo), V(lo), V(lo + 1)});
+            out_.Emit(isa::OPCODE_VST, {V(lo), Vmem(S(kStage), ((p / used) * tiles + p % used) * vreg_bytes)});
           }
         }
       } else if (out_bf16_) {
@@ -1573,15 +1595,15 @@ class DotEmitter {
             const int lo = read(2 * u, ct);
             const int hi = read(2 * u + 1, ct);
             const int packed = static_cast<int>(read_reg0_ + (read_count_++ % read_vregs_));
-            out_.Emit("vpack.bf16 v{}, v{}, v{}", packed, lo, hi);
-            out_.Emit("vst v{}, vmem[s{} + {:#x}]", packed, kStage, (u * tiles + ct) * vreg_bytes);
+            out_.Emit(isa::OPCODE_VPACK_BF16, {V(packed), V(lo), V(hi)});
+            out_.Emit(isa::OPCODE_VST, {V(packed), Vmem(S(kStage), (u * tiles + ct) * vreg_bytes)});
           }
         }
       } else {
         for (int64_t t = t0; t < t1; ++t) {
           for (int64_t ct = 0; ct < used; ++ct) {
             const int reg = read(t, ct);
-            out_.Emit("vst v{}, vmem[s{} + {:#x}]", reg, kStage, (t * tiles + ct) * vreg_bytes);
+            out_.Emit(isa::OPCODE_VST, {V(reg), Vmem(S(kStage), (t * tiles + ct) * vreg_bytes)});
           }
         }
       }
@@ -1604,20 +1626,18 @@ class DotEmitter {
         for (int64_t t = 0; t < row_vregs; ++t) {
           for (int64_t ct = used; ct < tiles; ++ct) {
             for (int64_t j = 0; j < k_sets_; ++j) {
-              out_.Emit("mxu.acc.read.clear mxu{}, v{}, {}, {}", ReadMxu(j, t, ct), read_reg0_, ReadRow(t), ct % t_.nc);
+              out_.Emit(isa::OPCODE_MXU_ACC_READ_CLEAR, {Mxu(ReadMxu(j, t, ct)), V(read_reg0_), ReadRow(t), ct % t_.nc});
             }
           }
         }
       }
-      out_.Emit("vpu.signal sem[{}], 1", kVpuSem);
-      out_.Emit("sem.wait sem[{}], 1", kVpuSem);
-      out_.Emit("dma vmem[s{}] -> hbm[{:#x}], src={}, dst={}, src_start={}, dst_start={}, size={}, sem=sem[s{} + {}], "
-                "engine={}",
-                kStage, c_.results[0]->address, stage_, out_view_, List(Start(-1, {std::to_string(r0), "0"})),
-                List(Start(kBatch, {Item(kRow0, r0), Item(kCol0, 0)})), List(Size(std::min(piece_rows, rows - r0), cols)),
-                kStageSem, kOutSem, (engines_ - 1 - piece) % engines_);
+      out_.Emit(isa::OPCODE_VPU_SIGNAL, {Sem(kVpuSem), 1});
+      out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(kVpuSem), 1});
+      EmitDma(Vmem(S(kStage)), Hbm(static_cast<int64_t>(c_.results[0]->address)), stage_, out_view_, Start(-1, r0, 0),
+              Start(kBatch, Item(kRow0, r0), Item(kCol0, 0)), Size(std::min(piece_rows, rows - r0), cols),
+              Sem(S(kStageSem), kOutSem), (engines_ - 1 - piece) % engines_);
     }
-    if (pieces < out_pieces_) out_.Emit("sem.signal sem[s{} + {}], {}", kStageSem, kOutSem, out_pieces_ - pieces);
+    if (pieces < out_pieces_) out_.Emit(isa::OPCODE_SEM_SIGNAL, {Sem(S(kStageSem), kOutSem), out_pieces_ - pieces});
   }
 
   KernelContext& c_;
@@ -1633,7 +1653,7 @@ class DotEmitter {
   uint64_t array_slot_bytes_ = 0;
   int64_t array_sem0_ = 0;        // + job parity: the semaphore of a slot's DMAs
   int64_t reserved_sems_ = 0;     // semaphores at the top the arrays take
-  std::vector<std::string> array_views_, array_stages_;  // each array as its DMAs read and write it
+  std::vector<ShapeValue> array_views_, array_stages_;  // each array as its DMAs read and write it
   int64_t s_ = 8, l_ = 128, r_ = 128, c_cols_ = 128;
   bool out_bf16_ = false;        // a packed 16-bit result: bf16, or f16 when out_f16_
   bool out_f16_ = false;
@@ -1647,11 +1667,11 @@ class DotEmitter {
   int64_t k_sum_count_ = 0;
   ReadMask read_mask_;
   bool in_f32_ = false;           // f32 x f32 (mxu.*.f32, the config's f32_passes per row)
-  std::string in_type_ = "bf16";
+  isa::ElementType in_type_ = isa::ElementType::kBF16;  // the operands' (and the MXUs') type
   DotForm form_;
   MxuTiling t_;
   int64_t rank_ = 2;
-  std::string lhs_view_, rhs_view_, out_view_, lhs_panel_, weight_panel_, stage_;
+  ShapeValue lhs_view_, rhs_view_, out_view_, lhs_panel_, weight_panel_, stage_;
   int64_t lhs_k_ = 0;  // lhs columns the DMAs copy (PlanLhsView)
   int64_t padded_m_ = 0, padded_n_ = 0;
   int64_t row0_ = 0;                 // megacore: this core's first output row,

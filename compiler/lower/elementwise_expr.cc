@@ -337,29 +337,6 @@ Domain DomainOf(isa::ElementType type) {
   return *domain;
 }
 
-std::string_view FloatVpuMnemonic(hlo::Opcode opcode) {
-  switch (opcode) {
-    case Opcode::kAdd: return "vadd";
-    case Opcode::kSubtract: return "vsub";
-    case Opcode::kMultiply: return "vmul";
-    case Opcode::kDivide: return "vdiv";
-    case Opcode::kMaximum: return "vmax";
-    case Opcode::kMinimum: return "vmin";
-    case Opcode::kNegate: return "vneg";
-    case Opcode::kAbs: return "vabs";
-    case Opcode::kExp: return "vexp";
-    case Opcode::kLog: return "vlog";
-    case Opcode::kRsqrt: return "vrsqrt";
-    case Opcode::kSqrt: return "vsqrt";
-    case Opcode::kTanh: return "vtanh";
-    case Opcode::kLogistic: return "vlogistic";
-    case Opcode::kSin: return "vsin";
-    case Opcode::kCos: return "vcos";
-    case Opcode::kPower: return "vpow";
-    default: return "";
-  }
-}
-
 std::optional<isa::Opcode> FloatVpuOpcode(hlo::Opcode opcode) {
   switch (opcode) {
     case Opcode::kAdd: return isa::OPCODE_VADD_F32;

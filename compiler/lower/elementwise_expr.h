@@ -61,11 +61,8 @@ Domain DomainOf(isa::ElementType type);  // HeldDomain, or throws for a type the
 // Whether `opcode` is one the element-wise kernels compute.
 bool IsElementwiseOpcode(hlo::Opcode opcode);
 
-// The VPU instruction (without its ".f32") computing `opcode` on f32 words in one instruction of
-// one or two vector operands, in the HLO operands' order (add: "vadd", tanh: "vtanh"); empty
-// for an opcode that has none.
-std::string_view FloatVpuMnemonic(hlo::Opcode opcode);
-// The VPU's f32 instruction for `opcode` (vadd.f32, vexp.f32, ...), if it has one.
+// The VPU's f32 instruction computing `opcode` on f32 words in one instruction of one or two
+// vector operands, in the HLO operands' order (add: vadd.f32, tanh: vtanh.f32), if it has one.
 std::optional<isa::Opcode> FloatVpuOpcode(hlo::Opcode opcode);
 
 // Whether a reduce-precision keeps every value of its type (at least the type's own exponent and

@@ -1,5 +1,6 @@
 #include "compiler/lower/elementwise_kernel.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <bit>
 #include <map>
@@ -23,6 +24,7 @@ namespace tpusim::compiler {
 namespace {
 
 using hlo::Opcode;
+using namespace isa::ops;
 
 constexpr uint64_t kMaxBlockBytesPerArray = 512 * 1024;
 constexpr uint64_t kMinBlockBytesPerArray = 16 * 1024;
@@ -72,14 +74,26 @@ constexpr int kMaskRegisters = 8;
 enum Variant { kNone = 0, kRow = 1, kLane = 2, kBoth = 3 };
 
 
-std::string CompareSuffix(const std::string& direction) {
-  if (direction == "EQ") return "eq";
-  if (direction == "NE") return "ne";
-  if (direction == "LT") return "lt";
-  if (direction == "LE") return "le";
-  if (direction == "GT") return "gt";
-  if (direction == "GE") return "ge";
+// The values a vcmp compares: f32, s32 or u32 (u32 has no eq or ne: the s32 ones compare its bits).
+enum class CompareType { kF32, kS32, kU32 };
+
+// The vcmp of HLO comparison `direction` (EQ, NE, LT, LE, GT, GE) on `type` values.
+isa::Opcode CompareOpcode(const std::string& direction, CompareType type) {
+  const bool f32 = type == CompareType::kF32;
+  const bool u32 = type == CompareType::kU32;
+  if (direction == "EQ" && !u32) return f32 ? isa::OPCODE_VCMP_EQ_F32 : isa::OPCODE_VCMP_EQ_S32;
+  if (direction == "NE" && !u32) return f32 ? isa::OPCODE_VCMP_NE_F32 : isa::OPCODE_VCMP_NE_S32;
+  if (direction == "LT") return f32 ? isa::OPCODE_VCMP_LT_F32 : u32 ? isa::OPCODE_VCMP_LT_U32 : isa::OPCODE_VCMP_LT_S32;
+  if (direction == "LE") return f32 ? isa::OPCODE_VCMP_LE_F32 : u32 ? isa::OPCODE_VCMP_LE_U32 : isa::OPCODE_VCMP_LE_S32;
+  if (direction == "GT") return f32 ? isa::OPCODE_VCMP_GT_F32 : u32 ? isa::OPCODE_VCMP_GT_U32 : isa::OPCODE_VCMP_GT_S32;
+  if (direction == "GE") return f32 ? isa::OPCODE_VCMP_GE_F32 : u32 ? isa::OPCODE_VCMP_GE_U32 : isa::OPCODE_VCMP_GE_S32;
   throw Error("unknown comparison direction " + direction);
+}
+
+// `sublanes=0xf` where `half` (a 16-bit tile: its packed rows fill the first half), else none.
+std::vector<KeywordArg> HalfTileKeywords(bool half) {
+  if (!half) return {};
+  return {{"sublanes", Bits(0xf)}};
 }
 
 // A streamed array: an operand read tile by tile, or a result written so.
@@ -486,34 +500,34 @@ class Emitter {
       scalar_smem_[operand] = smem;
       smem += 8;
     }
-    if (!scalars_.empty()) out_->Emit("sem.wait sem[{}], {}", kSmemSem, scalars_.size());
+    if (!scalars_.empty()) out_->Emit(isa::OPCODE_SEM_WAIT, {Sem(kSmemSem), scalars_.size()});
   }
 
   // The registers that hold their values for the whole kernel: scalars, constants, masks. A
   // producer sets them up again before each block, after its consumer's code has used them.
   void EmitRegisterSetup() {
-    for (const auto& [value, reg] : f16_constant_reg_) out_->Emit("vbcast v{}, {:#x}", reg, value);
+    for (const auto& [value, reg] : f16_constant_reg_) out_->Emit(isa::OPCODE_VBCAST, {V(reg), value});
     for (int operand : scalars_) {
       const isa::ElementType type = c_.operands.at(operand).at(0)->shape.element_type;
-      out_->Emit("ld.u32 s{}, smem[{:#x}]", kScalarTemp, scalar_smem_.at(operand));
+      out_->Emit(isa::OPCODE_LD_U32, {S(kScalarTemp), Smem(scalar_smem_.at(operand))});
       if (type == isa::ElementType::kBF16 || type == isa::ElementType::kF16) {
-        out_->Emit("and s{}, s{}, 0xffff", kScalarTemp, kScalarTemp);
-        out_->Emit("shl s{}, s{}, 16", kScalarTemp, kScalarTemp);
+        out_->Emit(isa::OPCODE_AND, {S(kScalarTemp), S(kScalarTemp), 0xffff});
+        out_->Emit(isa::OPCODE_SHL, {S(kScalarTemp), S(kScalarTemp), 16});
       } else if (isa::ElementBitWidth(type) == 8) {
         // One byte: pred 0/1, u8 zero-extended, s8 sign-extended, as the vector loads leave them.
-        out_->Emit("and s{}, s{}, 0xff", kScalarTemp, kScalarTemp);
+        out_->Emit(isa::OPCODE_AND, {S(kScalarTemp), S(kScalarTemp), 0xff});
         if (type == isa::ElementType::kS8) {
-          out_->Emit("shl s{}, s{}, 56", kScalarTemp, kScalarTemp);
-          out_->Emit("sra s{}, s{}, 56", kScalarTemp, kScalarTemp);
+          out_->Emit(isa::OPCODE_SHL, {S(kScalarTemp), S(kScalarTemp), 56});
+          out_->Emit(isa::OPCODE_SRA, {S(kScalarTemp), S(kScalarTemp), 56});
         }
       }
       if (type == isa::ElementType::kPred) {
-        out_->Emit("vbcast v0, s{}", kScalarTemp);
-        out_->Emit("vbcast v1, 0");
-        out_->Emit("vcmp.ne.s32 m{}, v0, v1", scalar_mask_.at(operand));
+        out_->Emit(isa::OPCODE_VBCAST, {V(0), S(kScalarTemp)});
+        out_->Emit(isa::OPCODE_VBCAST, {V(1), 0});
+        out_->Emit(isa::OPCODE_VCMP_NE_S32, {M(scalar_mask_.at(operand)), V(0), V(1)});
       } else {
         const int reg = scalar_reg_.at(operand);
-        out_->Emit("vbcast v{}, s{}", reg, kScalarTemp);
+        out_->Emit(isa::OPCODE_VBCAST, {V(reg), S(kScalarTemp)});
         // v0, v1 and m0 are free here: the masks and temporaries are set up after the scalars.
         if (type == isa::ElementType::kF16) F16().EmitWiden(*out_, {{reg, reg, 0, 1, 2, kRowMask}});
       }
@@ -521,9 +535,9 @@ class Emitter {
     for (const auto& [node, reg] : pinned_) {
       const ExprNode& n = expr_.nodes[node];
       if (n.kind != ExprNode::Kind::kConstant || DomainOf(n.type) != Domain::kPred) continue;
-      out_->Emit("vcmp.{}.s32 m{}, v0, v0", n.bits != 0 ? "eq" : "ne", reg);
+      out_->Emit(n.bits != 0 ? isa::OPCODE_VCMP_EQ_S32 : isa::OPCODE_VCMP_NE_S32, {M(reg), V(0), V(0)});
     }
-    for (const auto& [bits, reg] : constant_reg_) out_->Emit("vbcast v{}, {:#x}", reg, bits);
+    for (const auto& [bits, reg] : constant_reg_) out_->Emit(isa::OPCODE_VBCAST, {V(reg), bits});
     bool converts_pred = false;
     for (const ExprNode& node : expr_.nodes) {
       if (node.kind == ExprNode::Kind::kOp && node.hlo->opcode() == Opcode::kConvert &&
@@ -534,40 +548,40 @@ class Emitter {
     if (uses_8bit_) {
       // Row s of an 8-bit tile is byte s%4 of its word: shifting left by 24 - 8*(s%4) and back by
       // 24 extracts it; packing shifts it left by 8*(s%4).
-      out_->Emit("vbcast v{}, 24", c24_reg_);
-      out_->Emit("vbcast v{}, 0xff", c255_reg_);
-      out_->Emit("vsublaneid v{}", store_shift_reg_);
-      out_->Emit("vbcast v{}, 3", load_shift_reg_);
-      out_->Emit("vand v{}, v{}, v{}", store_shift_reg_, store_shift_reg_, load_shift_reg_);
-      out_->Emit("vbcast v{}, 8", load_shift_reg_);
-      out_->Emit("vmul.s32 v{}, v{}, v{}", store_shift_reg_, store_shift_reg_, load_shift_reg_);
-      out_->Emit("vsub.s32 v{}, v{}, v{}", load_shift_reg_, c24_reg_, store_shift_reg_);
+      out_->Emit(isa::OPCODE_VBCAST, {V(c24_reg_), 24});
+      out_->Emit(isa::OPCODE_VBCAST, {V(c255_reg_), 0xff});
+      out_->Emit(isa::OPCODE_VSUBLANEID, {V(store_shift_reg_)});
+      out_->Emit(isa::OPCODE_VBCAST, {V(load_shift_reg_), 3});
+      out_->Emit(isa::OPCODE_VAND, {V(store_shift_reg_), V(store_shift_reg_), V(load_shift_reg_)});
+      out_->Emit(isa::OPCODE_VBCAST, {V(load_shift_reg_), 8});
+      out_->Emit(isa::OPCODE_VMUL_S32, {V(store_shift_reg_), V(store_shift_reg_), V(load_shift_reg_)});
+      out_->Emit(isa::OPCODE_VSUB_S32, {V(load_shift_reg_), V(c24_reg_), V(store_shift_reg_)});
     }
     // Zero: the masks' fill, and the lane index every lane of a lane broadcast reads.
-    if (masked_ || converts_pred || moves_pred_ || LaneBroadcasts() || row_folds_) out_->Emit("vbcast v{}, 0", zero_reg_);
-    if (converts_pred) out_->Emit("vbcast v{}, 0x3f800000", one_reg_);  // 1.0f
+    if (masked_ || converts_pred || moves_pred_ || LaneBroadcasts() || row_folds_) out_->Emit(isa::OPCODE_VBCAST, {V(zero_reg_), 0});
+    if (converts_pred) out_->Emit(isa::OPCODE_VBCAST, {V(one_reg_), 0x3f800000});  // 1.0f
     // (A row fold reads the lane mask for its strips' padding lanes: EmitRowFold.)
     if (masked_ || (row_folds_ && grid_.partial_lanes != 0)) {
       if (grid_.partial_elements != 0) {
         // Rank <= 1: element sublane * L + lane of the last tile is valid below partial_elements.
-        out_->Emit("vsublaneid v0");
-        out_->Emit("vbcast v1, {}", lanes_);
-        out_->Emit("vmul.s32 v0, v0, v1");
-        out_->Emit("vlaneid v1");
-        out_->Emit("vadd.s32 v0, v0, v1");
-        out_->Emit("vbcast v1, {}", grid_.partial_elements);
-        out_->Emit("vcmp.lt.s32 m{}, v0, v1", kRowMask);
+        out_->Emit(isa::OPCODE_VSUBLANEID, {V(0)});
+        out_->Emit(isa::OPCODE_VBCAST, {V(1), lanes_});
+        out_->Emit(isa::OPCODE_VMUL_S32, {V(0), V(0), V(1)});
+        out_->Emit(isa::OPCODE_VLANEID, {V(1)});
+        out_->Emit(isa::OPCODE_VADD_S32, {V(0), V(0), V(1)});
+        out_->Emit(isa::OPCODE_VBCAST, {V(1), grid_.partial_elements});
+        out_->Emit(isa::OPCODE_VCMP_LT_S32, {M(kRowMask), V(0), V(1)});
       }
       if (grid_.partial_rows != 0) {
-        out_->Emit("vsublaneid v0");
-        out_->Emit("vbcast v1, {}", grid_.partial_rows);
-        out_->Emit("vcmp.lt.s32 m{}, v0, v1", kRowMask);
+        out_->Emit(isa::OPCODE_VSUBLANEID, {V(0)});
+        out_->Emit(isa::OPCODE_VBCAST, {V(1), grid_.partial_rows});
+        out_->Emit(isa::OPCODE_VCMP_LT_S32, {M(kRowMask), V(0), V(1)});
       }
       if (grid_.partial_lanes != 0) {
-        out_->Emit("vlaneid v0");
-        out_->Emit("vbcast v1, {}", grid_.partial_lanes);
-        out_->Emit("vcmp.lt.s32 m{}, v0, v1", kLaneMask);
-        if (grid_.partial_rows != 0) out_->Emit("mand m{}, m{}, m{}", kBothMask, kRowMask, kLaneMask);
+        out_->Emit(isa::OPCODE_VLANEID, {V(0)});
+        out_->Emit(isa::OPCODE_VBCAST, {V(1), grid_.partial_lanes});
+        out_->Emit(isa::OPCODE_VCMP_LT_S32, {M(kLaneMask), V(0), V(1)});
+        if (grid_.partial_rows != 0) out_->Emit(isa::OPCODE_MAND, {M(kBothMask), M(kRowMask), M(kLaneMask)});
       }
     }
   }
@@ -665,7 +679,7 @@ class Emitter {
   void EmitBlocks() {
     const int64_t total = BlockCount();
     const auto [begin, blocks] = PartRange(total, c_.part);
-    if (iotas_) out_->Emit("mov s{}, {}", kIotaStrip, begin * block_strips_);
+    if (iotas_) out_->Emit(isa::OPCODE_MOV, {S(kIotaStrip), begin * block_strips_});
     int loads[kBuffers] = {};   // DMAs in flight into each buffer
     int stores[kBuffers] = {};  // and out of it
     for (int64_t b = begin; b < std::min<int64_t>(begin + depth_ - 1, blocks) && !inputs_.empty(); ++b) {
@@ -681,25 +695,25 @@ class Emitter {
       if (ahead < blocks && !inputs_.empty()) {
         loads[ahead % depth_] = EmitBlockLoads(ahead, static_cast<int>(ahead % depth_), looped_block);
       }
-      if (loads[buffer] > 0) out_->Emit("sem.wait sem[{}], {}", kLoadSem[buffer], loads[buffer]);
-      if (stores[buffer] > 0) out_->Emit("sem.wait sem[{}], {}", kStoreSem[buffer], stores[buffer]);
+      if (loads[buffer] > 0) out_->Emit(isa::OPCODE_SEM_WAIT, {Sem(kLoadSem[buffer]), loads[buffer]});
+      if (stores[buffer] > 0) out_->Emit(isa::OPCODE_SEM_WAIT, {Sem(kStoreSem[buffer]), stores[buffer]});
       if (sink_ != nullptr && b > 0) EmitRegisterSetup();
       EmitBlockCompute(b, buffer);
       if (sink_ != nullptr) {
         // The VPU runs in order: the consumer's loads follow the block's stores.
         const int64_t first = b * block_strips_;
         sink_->consume(first, std::min(grid_.strips, first + block_strips_), outputs_[0].vmem[buffer]);
-        out_->Emit("vpu.signal sem[{}], 1", kVpuSem);
-        out_->Emit("sem.wait sem[{}], 1", kVpuSem);
+        out_->Emit(isa::OPCODE_VPU_SIGNAL, {Sem(kVpuSem), 1});
+        out_->Emit(isa::OPCODE_SEM_WAIT, {Sem(kVpuSem), 1});
       } else {
-        out_->Emit("vpu.signal sem[{}], 1", kVpuSem);
-        out_->Emit("sem.wait sem[{}], 1", kVpuSem);
+        out_->Emit(isa::OPCODE_VPU_SIGNAL, {Sem(kVpuSem), 1});
+        out_->Emit(isa::OPCODE_SEM_WAIT, {Sem(kVpuSem), 1});
         stores[buffer] = 0;
         for (const Stream& s : outputs_) stores[buffer] += EmitBlockDmas(s, b, buffer, false, kStoreSem[buffer], looped_block);
       }
       if (looped) {
         for (const auto& [tile_bytes, reg] : offset_registers_) {
-          out_->Emit("add s{}, s{}, {:#x}", reg, reg, block_strips_ * grid_.strip_tiles * tile_bytes);
+          out_->Emit(isa::OPCODE_ADD, {S(reg), S(reg), block_strips_ * grid_.strip_tiles * tile_bytes});
         }
       }
     };
@@ -713,7 +727,7 @@ class Emitter {
       out_->Comment(fmt::format("blocks {} to {} of {}, {} per iteration", b + 1, b + iterations * depth_, total, depth_));
       for (const Stream* s : AllStreams()) OffsetRegister(*s);
       for (const auto& [tile_bytes, reg] : offset_registers_) {
-        out_->Emit("mov s{}, {:#x}", reg, b * block_strips_ * grid_.strip_tiles * tile_bytes);
+        out_->Emit(isa::OPCODE_MOV, {S(reg), b * block_strips_ * grid_.strip_tiles * tile_bytes});
       }
       EmitLoop(kBlockCounter, iterations, [&] {
         for (int k = 0; k < depth_; ++k) step(b + k, true);
@@ -725,7 +739,7 @@ class Emitter {
       step(b, false);
     }
     for (int buffer = 0; buffer < depth_; ++buffer) {
-      if (stores[buffer] > 0) out_->Emit("sem.wait sem[{}], {}", kStoreSem[buffer], stores[buffer]);
+      if (stores[buffer] > 0) out_->Emit(isa::OPCODE_SEM_WAIT, {Sem(kStoreSem[buffer]), stores[buffer]});
     }
   }
 
@@ -763,17 +777,17 @@ class Emitter {
 
   void EmitBlockCompute(int64_t block, int buffer) {
     buffer_ = buffer;
-    if (fold_ != nullptr) out_->Emit("mov s{}, 0", kFoldOffset);
-    out_->Emit("mov s{}, 0", kOffset32);
-    out_->Emit("mov s{}, 0", kOffset16);
-    out_->Emit("mov s{}, 0", kOffset8);
+    if (fold_ != nullptr) out_->Emit(isa::OPCODE_MOV, {S(kFoldOffset), 0});
+    out_->Emit(isa::OPCODE_MOV, {S(kOffset32), 0});
+    out_->Emit(isa::OPCODE_MOV, {S(kOffset16), 0});
+    out_->Emit(isa::OPCODE_MOV, {S(kOffset8), 0});
     const bool lane_masked = masked_ && grid_.partial_lanes != 0;
     if (pieces_ > 1) {
       // A piece is part of one strip: its tiles share their lane broadcasts.
       const Variant base = IsPartialStrip(block / pieces_) ? kRow : kNone;
       const int64_t tiles = PieceTiles(block).second;
       if (iotas_) {
-        out_->Emit("mov s{}, {}", kIotaStrip, block / pieces_);
+        out_->Emit(isa::OPCODE_MOV, {S(kIotaStrip), block / pieces_});
         iota_column_tile_ = (block % pieces_) * piece_tiles_;
       }
       shared_tiles_ = copies_;
@@ -810,10 +824,10 @@ class Emitter {
       shared_tiles_ = copies_;
       EmitLoop(kStripCounter, strips, [&] {
         // A strip fold runs through the strip's bodies in a register of its own.
-        if (fold_ != nullptr) out_->Emit("vbcast v{}, {:#x}", fold_acc_reg_, fold_->identity);
+        if (fold_ != nullptr) out_->Emit(isa::OPCODE_VBCAST, {V(fold_acc_reg_), fold_->identity});
         iota_column_tile_ = 0;
         EmitStripTail(base, last, tiles);
-        if (iotas_) out_->Emit("add s{}, s{}, 1", kIotaStrip, kIotaStrip);
+        if (iotas_) out_->Emit(isa::OPCODE_ADD, {S(kIotaStrip), S(kIotaStrip), 1});
       });
       shared_tiles_ = 1;
       return;
@@ -827,7 +841,7 @@ class Emitter {
         variants.push_back(last);
       }
       EmitBody(variants);
-      if (iotas_) out_->Emit("add s{}, s{}, {}", kIotaStrip, kIotaStrip, body_strips);
+      if (iotas_) out_->Emit(isa::OPCODE_ADD, {S(kIotaStrip), S(kIotaStrip), body_strips});
     };
     shared_tiles_ = static_cast<int>(tiles);
     EmitLoop(kStripCounter, strips / per_body, [&] { body(per_body); });
@@ -863,21 +877,22 @@ class Emitter {
       return;
     }
     const std::string label = out_->NewLabel(c_.instruction.name() + ".loop");
-    out_->Emit("mov s{}, {}", counter, count);
+    out_->Emit(isa::OPCODE_MOV, {S(counter), count});
     out_->Bind(label);
     body();
-    out_->Emit("loop s{}, {}", counter, label);
+    out_->Emit(isa::OPCODE_LOOP, {S(counter), Label(label)});
   }
 
   // ---- one tile ----
-  std::string Address(const Stream& s) const {
-    return AddressAt(s, 0);
+  // The current copy's tile of `s` in the buffer being computed (plus `byte_offset`).
+  AddressValue TileAddress(const Stream& s) const {
+    return TileAddressAt(s, 0);
   }
-  std::string AddressAt(const Stream& s, int64_t byte_offset) const {
+  AddressValue TileAddressAt(const Stream& s, int64_t byte_offset) const {
     const int bits = s.geometry.element_bits;
     const int reg = bits == 32 ? kOffset32 : bits == 16 ? kOffset16 : kOffset8;
     const int64_t tile = sublanes_ * lanes_ * bits / 8;
-    return fmt::format("vmem[s{} + {:#x}]", reg, s.vmem[buffer_] + copy_ * tile + byte_offset);
+    return Vmem(S(reg), static_cast<int64_t>(s.vmem[buffer_] + copy_ * tile + byte_offset));
   }
 
   int AllocVreg() {
@@ -940,9 +955,9 @@ class Emitter {
       if (s->buffer->shape.rank() == 0) continue;
       (s->geometry.element_bits == 32 ? any32 : s->geometry.element_bits == 16 ? any16 : any8) = true;
     }
-    if (any32) out_->Emit("add s{}, s{}, {:#x}", kOffset32, kOffset32, copies * sublanes_ * lanes_ * 4);
-    if (any16) out_->Emit("add s{}, s{}, {:#x}", kOffset16, kOffset16, copies * sublanes_ * lanes_ * 2);
-    if (any8) out_->Emit("add s{}, s{}, {:#x}", kOffset8, kOffset8, copies * sublanes_ * lanes_);
+    if (any32) out_->Emit(isa::OPCODE_ADD, {S(kOffset32), S(kOffset32), copies * sublanes_ * lanes_ * 4});
+    if (any16) out_->Emit(isa::OPCODE_ADD, {S(kOffset16), S(kOffset16), copies * sublanes_ * lanes_ * 2});
+    if (any8) out_->Emit(isa::OPCODE_ADD, {S(kOffset8), S(kOffset8), copies * sublanes_ * lanes_});
   }
 
   // The values of `copies` tiles, operation by operation, each for every copy before the next
@@ -968,7 +983,8 @@ class Emitter {
             // A lane broadcast's value is in the first tile of its strip's tiles (shared_tiles_).
             const int copy = copy_;
             if (s.lanes_in_registers) copy_ -= copy_ % shared_tiles_;
-            out_->Emit("vld v{}, {}{}", r, Address(s), s.geometry.element_bits == 32 ? "" : ", sublanes=0xf");
+            out_->Add(isa::MakeInstruction(isa::OPCODE_VLD, {V(r), TileAddress(s)},
+                                           HalfTileKeywords(s.geometry.element_bits != 32)));
             copy_ = copy;
           }
           Regs()[n] = r;
@@ -981,12 +997,12 @@ class Emitter {
       }
       // An operation's bf16 roundings follow every copy's operation: right after each, the
       // in-order VPU waited for each result (an exp's 16 cycles, once per tile).
-      for (int d : pending_bf16_rounds_) out_->Emit("vcvt.bf16.f32 v{}, v{}", d, d);
+      for (int d : pending_bf16_rounds_) out_->Emit(isa::OPCODE_VCVT_BF16_F32, {V(d), V(d)});
       pending_bf16_rounds_.clear();
       // A bf16 load is unpacked once every copy's load has issued: the in-order VPU then waits
       // for the first load's latency once, not once per tile.
       if (node.kind == ExprNode::Kind::kLoad && inputs_[loads_.at(KeyOf(node))].geometry.element_bits == 16) {
-        for (copy_ = 0; copy_ < copies; ++copy_) out_->Emit("vunpack.lo.bf16 v{}, v{}", Regs()[n], Regs()[n]);
+        for (copy_ = 0; copy_ < copies; ++copy_) out_->Emit(isa::OPCODE_VUNPACK_LO_BF16, {V(Regs()[n]), V(Regs()[n])});
         if (inputs_[loads_.at(KeyOf(node))].buffer->shape.element_type == isa::ElementType::kF16) {
           std::vector<F16Emulation::Regs> regs(copies);
           for (copy_ = 0; copy_ < copies; ++copy_) regs[copy_] = F16Temps(Regs()[n], Regs()[n], false);
@@ -995,20 +1011,20 @@ class Emitter {
         }
       }
       if (IsLaneBroadcast(n)) {
-        for (copy_ = 0; copy_ < copies; ++copy_) out_->Emit("vperm v{}, v{}, v{}", Regs()[n], Regs()[n], zero_reg_);
+        for (copy_ = 0; copy_ < copies; ++copy_) out_->Emit(isa::OPCODE_VPERM, {V(Regs()[n]), V(Regs()[n]), V(zero_reg_)});
       }
       if (node.kind == ExprNode::Kind::kLoad && inputs_[loads_.at(KeyOf(node))].geometry.element_bits == 8) {
         for (copy_ = 0; copy_ < copies; ++copy_) {
-          out_->Emit("vshl v{}, v{}, v{}", Regs()[n], Regs()[n], load_shift_reg_);
-          out_->Emit("{} v{}, v{}, v{}", node.type == isa::ElementType::kS8 ? "vsra" : "vshr", Regs()[n], Regs()[n],
-                     c24_reg_);
+          out_->Emit(isa::OPCODE_VSHL, {V(Regs()[n]), V(Regs()[n]), V(load_shift_reg_)});
+          out_->Emit(node.type == isa::ElementType::kS8 ? isa::OPCODE_VSRA : isa::OPCODE_VSHR,
+                     {V(Regs()[n]), V(Regs()[n]), V(c24_reg_)});
         }
         if (node.type == isa::ElementType::kPred) {
           // A pred byte is 0 or 1: the mask is set where it is not 0.
           for (copy_ = 0; copy_ < copies; ++copy_) {
             const int byte = Regs()[n];
             const int mask = AllocMask();
-            out_->Emit("vcmp.ne.s32 m{}, v{}, v{}", mask, byte, zero_reg_);
+            out_->Emit(isa::OPCODE_VCMP_NE_S32, {M(mask), V(byte), V(zero_reg_)});
             vreg_used_[byte] = false;
             Regs()[n] = mask;
           }
@@ -1040,14 +1056,14 @@ class Emitter {
         if (!f16_in_place && (variant != kNone || packed || packed8)) temps[copy_] = AllocVreg();
         if (pred) {
           // The mask as bytes 0 and 1.
-          out_->Emit("vbcast v{}, 1", temps[copy_]);
-          out_->Emit("vsel v{}, m{}, v{}, v{}", temps[copy_], values[copy_], temps[copy_], zero_reg_);
+          out_->Emit(isa::OPCODE_VBCAST, {V(temps[copy_]), 1});
+          out_->Emit(isa::OPCODE_VSEL, {V(temps[copy_]), M(values[copy_]), V(temps[copy_]), V(zero_reg_)});
           values[copy_] = temps[copy_];
         }
         if (variant != kNone) {
           const int mask = variant == kRow ? kRowMask : variant == kLane ? kLaneMask : kBothMask;
           const int into = temps[copy_] >= 0 ? temps[copy_] : values[copy_];
-          out_->Emit("vsel v{}, m{}, v{}, v{}", into, mask, values[copy_], zero_reg_);
+          out_->Emit(isa::OPCODE_VSEL, {V(into), M(mask), V(values[copy_]), V(zero_reg_)});
           values[copy_] = into;
         }
       }
@@ -1065,7 +1081,7 @@ class Emitter {
       if (packed) {
         for (copy_ = 0; copy_ < copies; ++copy_) {
           const int into = temps[copy_] >= 0 ? temps[copy_] : values[copy_];
-          out_->Emit("vpack.bf16 v{}, v{}, v{}", into, values[copy_], values[copy_]);
+          out_->Emit(isa::OPCODE_VPACK_BF16, {V(into), V(values[copy_]), V(values[copy_])});
           values[copy_] = into;
         }
       }
@@ -1073,7 +1089,7 @@ class Emitter {
         EmitStore8(s, values, temps);
       } else {
         for (copy_ = 0; copy_ < copies; ++copy_) {
-          out_->Emit("vst v{}, {}{}", values[copy_], Address(s), packed ? ", sublanes=0xf" : "");
+          out_->Add(isa::MakeInstruction(isa::OPCODE_VST, {V(values[copy_]), TileAddress(s)}, HalfTileKeywords(packed)));
         }
       }
       for (copy_ = 0; copy_ < copies; ++copy_) {
@@ -1426,7 +1442,8 @@ class Emitter {
             clock.Issue(slot(step), ready, static_cast<int>(out_->instruction_count() - before));
             break;
           }
-          out_->Emit("vst v{}, {}{}", reg, Address(s), s.geometry.element_bits == 16 ? ", sublanes=0xf" : "");
+          out_->Add(isa::MakeInstruction(isa::OPCODE_VST, {V(reg), TileAddress(s)},
+                                         HalfTileKeywords(s.geometry.element_bits == 16)));
           clock.Issue(slot(step), ready, 1);
           if (prepared.issued) {
             vreg_used_[reg] = false;
@@ -1461,7 +1478,12 @@ class Emitter {
     const ExprNode& node = expr_.nodes[step.index];
     const int input = node.inputs.at(0);
     const hlo::ReduceOp op = *hlo::ReducerOpOf(*node.hlo);
-    const char* name = op == hlo::ReduceOp::kAdd ? "add" : op == hlo::ReduceOp::kMaximum ? "max" : "min";
+    const isa::Opcode combine = op == hlo::ReduceOp::kAdd       ? isa::OPCODE_VADD_F32
+                                : op == hlo::ReduceOp::kMaximum ? isa::OPCODE_VMAX_F32
+                                                                : isa::OPCODE_VMIN_F32;
+    const isa::Opcode across = op == hlo::ReduceOp::kAdd       ? isa::OPCODE_VREDB_ADD_F32
+                               : op == hlo::ReduceOp::kMaximum ? isa::OPCODE_VREDB_MAX_F32
+                                                               : isa::OPCODE_VREDB_MIN_F32;
     // Each tile's value is in its register (a strip-shared one in every tile's: ShareWithStrip).
     const auto [first, end] = FoldedCopies(step);
     copy_ = step.copy;
@@ -1477,24 +1499,24 @@ class Emitter {
         identity = zero_reg_;
       } else {
         identity = AllocVreg();
-        out_->Emit("vbcast v{}, {:#x}", identity, op == hlo::ReduceOp::kMaximum ? 0xff800000u : 0x7f800000u);
+        out_->Emit(isa::OPCODE_VBCAST, {V(identity), op == hlo::ReduceOp::kMaximum ? 0xff800000u : 0x7f800000u});
       }
       const int padded = identity == zero_reg_ ? AllocVreg() : identity;
-      out_->Emit("vsel v{}, m{}, v{}, v{}", padded, kLaneMask, last, identity);
+      out_->Emit(isa::OPCODE_VSEL, {V(padded), M(kLaneMask), V(last), V(identity)});
       last = padded;
     }
     int folded = end - 1 == first ? last : regs_[first][input];
     for (int c = first + 1; c < end; ++c) {
-      out_->Emit("v{}.f32 v{}, v{}, v{}", name, d, folded, c == end - 1 ? last : regs_[c][input]);
+      out_->Emit(combine, {V(d), V(folded), V(c == end - 1 ? last : regs_[c][input])});
       folded = d;
     }
     if (last != regs_[end - 1][input]) vreg_used_[last] = false;
-    out_->Emit("vredb.{}.f32 v{}, v{}", name, d, folded);
+    out_->Emit(across, {V(d), V(folded)});
     const bool add = op == hlo::ReduceOp::kAdd;
-    if (add) out_->Emit("vadd.f32 v{}, v{}, v{}", d, d, zero_reg_);
+    if (add) out_->Emit(isa::OPCODE_VADD_F32, {V(d), V(d), V(zero_reg_)});
     // A bf16 sum is rounded once (a maximum or minimum of bf16 values is one of them).
     const bool rounds = add && node.type == isa::ElementType::kBF16;
-    if (rounds) out_->Emit("vcvt.bf16.f32 v{}, v{}", d, d);
+    if (rounds) out_->Emit(isa::OPCODE_VCVT_BF16_F32, {V(d), V(d)});
     std::set<int> owners;  // each distinct value read once (a strip-shared input is one)
     for (int c = first; c < end; ++c) owners.insert(values[c][input].owner >= 0 ? values[c][input].owner : c);
     for (int c : owners) {
@@ -1531,11 +1553,11 @@ class Emitter {
         if (!prepared.issued) value.readers = 0;
       } else {
         fold = AllocVreg();
-        out_->Emit("vmov v{}, v{}", fold, reg);
+        out_->Emit(isa::OPCODE_VMOV, {V(fold), V(reg)});
       }
       folds[copy / tiles] = fold;
     } else {
-      out_->Emit("{} v{}, v{}, v{}", fold_->op, fold, fold, reg);
+      out_->Emit(fold_->op, {V(fold), V(fold), V(reg)});
     }
     if (release) {
       if (prepared.issued) {
@@ -1545,8 +1567,8 @@ class Emitter {
       }
     }
     if (ends) {
-      out_->Emit("vst v{}, vmem[s{} + {:#x}]", fold, kFoldOffset, outputs_[0].vmem[buffer_]);
-      out_->Emit("add s{}, s{}, {:#x}", kFoldOffset, kFoldOffset, sublanes_ * lanes_ * 4);
+      out_->Emit(isa::OPCODE_VST, {V(fold), Vmem(S(kFoldOffset), static_cast<int64_t>(outputs_[0].vmem[buffer_]))});
+      out_->Emit(isa::OPCODE_ADD, {S(kFoldOffset), S(kFoldOffset), sublanes_ * lanes_ * 4});
       if (tiles > 0) vreg_used_[fold] = false;
     }
   }
@@ -1571,10 +1593,10 @@ class Emitter {
     const int into = AllocVreg();
     if (variant != kNone) {
       const int mask = variant == kRow ? kRowMask : variant == kLane ? kLaneMask : kBothMask;
-      out_->Emit("vsel v{}, m{}, v{}, v{}", into, mask, value, zero_reg_);
+      out_->Emit(isa::OPCODE_VSEL, {V(into), M(mask), V(value), V(zero_reg_)});
       value = into;
     }
-    if (s.geometry.element_bits == 16 && fold_ == nullptr) out_->Emit("vpack.bf16 v{}, v{}, v{}", into, value, value);
+    if (s.geometry.element_bits == 16 && fold_ == nullptr) out_->Emit(isa::OPCODE_VPACK_BF16, {V(into), V(value), V(value)});
     return into;
   }
 
@@ -1608,7 +1630,8 @@ class Emitter {
       if (s.geometry.element_bits == 8) {
         EmitLoad8(s, r);
       } else {
-        out_->Emit("vld v{}, {}{}", r, Address(s), s.geometry.element_bits == 32 ? "" : ", sublanes=0xf");
+        out_->Add(isa::MakeInstruction(isa::OPCODE_VLD, {V(r), TileAddress(s)},
+                                       HalfTileKeywords(s.geometry.element_bits != 32)));
       }
       Regs()[n] = r;
       value.finish = s.geometry.element_bits != 32 || s.lanes_in_registers;
@@ -1637,10 +1660,10 @@ class Emitter {
     const int tile = copy_ % shared_tiles_;
     const int strip = copy_ / shared_tiles_;
     const int d = AllocVreg();
-    const auto add_ids = [&](const char* ids) {
+    const auto add_ids = [&](isa::Opcode ids) {
       const int t = AllocVreg();
-      out_->Emit("{} v{}", ids, t);
-      out_->Emit("vadd.s32 v{}, v{}, v{}", d, d, t);
+      out_->Emit(ids, {V(t)});
+      out_->Emit(isa::OPCODE_VADD_S32, {V(d), V(d), V(t)});
       vreg_used_[t] = false;
     };
     if (dim == rank - 1 && (pieces_ > 1 || grid_.strip_tiles > copies_)) {
@@ -1648,37 +1671,37 @@ class Emitter {
       // the tile loop, copies_ tiles for each iteration done (the count minus kTileCounter's).
       const int64_t first = (iota_column_tile_ + tile) * lanes_;
       if (iota_loop_count_ > 0) {
-        out_->Emit("mov s{}, {}", kScalarTemp, iota_loop_count_);
-        out_->Emit("sub s{}, s{}, s{}", kScalarTemp, kScalarTemp, kTileCounter);
-        out_->Emit("mul s{}, s{}, {}", kScalarTemp, kScalarTemp, copies_ * lanes_);
-        out_->Emit("add s{}, s{}, {}", kScalarTemp, kScalarTemp, first);
-        out_->Emit("vbcast v{}, s{}", d, kScalarTemp);
+        out_->Emit(isa::OPCODE_MOV, {S(kScalarTemp), iota_loop_count_});
+        out_->Emit(isa::OPCODE_SUB, {S(kScalarTemp), S(kScalarTemp), S(kTileCounter)});
+        out_->Emit(isa::OPCODE_MUL, {S(kScalarTemp), S(kScalarTemp), copies_ * lanes_});
+        out_->Emit(isa::OPCODE_ADD, {S(kScalarTemp), S(kScalarTemp), first});
+        out_->Emit(isa::OPCODE_VBCAST, {V(d), S(kScalarTemp)});
       } else {
-        out_->Emit("vbcast v{}, {}", d, first);
+        out_->Emit(isa::OPCODE_VBCAST, {V(d), first});
       }
-      add_ids("vlaneid");
+      add_ids(isa::OPCODE_VLANEID);
     } else if (dim == rank - 1 && tile == 0) {
-      out_->Emit("vlaneid v{}", d);
+      out_->Emit(isa::OPCODE_VLANEID, {V(d)});
     } else if (dim == rank - 1) {
-      out_->Emit("vbcast v{}, {}", d, tile * lanes_);
-      add_ids("vlaneid");
+      out_->Emit(isa::OPCODE_VBCAST, {V(d), tile * lanes_});
+      add_ids(isa::OPCODE_VLANEID);
     } else {
-      out_->Emit("add s{}, s{}, {}", kScalarTemp, kIotaStrip, strip);
+      out_->Emit(isa::OPCODE_ADD, {S(kScalarTemp), S(kIotaStrip), strip});
       if (dim == rank - 2) {
-        out_->Emit("rem s{}, s{}, {}", kScalarTemp, kScalarTemp, grid_.strips_per_matrix);
-        out_->Emit("mul s{}, s{}, {}", kScalarTemp, kScalarTemp, sublanes_);
-        out_->Emit("vbcast v{}, s{}", d, kScalarTemp);
-        add_ids("vsublaneid");
+        out_->Emit(isa::OPCODE_REM, {S(kScalarTemp), S(kScalarTemp), grid_.strips_per_matrix});
+        out_->Emit(isa::OPCODE_MUL, {S(kScalarTemp), S(kScalarTemp), sublanes_});
+        out_->Emit(isa::OPCODE_VBCAST, {V(d), S(kScalarTemp)});
+        add_ids(isa::OPCODE_VSUBLANEID);
       } else {
         int64_t inner = 1;  // matrices per step of `dim`
         for (int64_t k = dim + 1; k < rank - 2; ++k) inner *= shape.dims[k];
-        out_->Emit("div s{}, s{}, {}", kScalarTemp, kScalarTemp, grid_.strips_per_matrix * inner);
-        out_->Emit("rem s{}, s{}, {}", kScalarTemp, kScalarTemp, shape.dims[dim]);
-        out_->Emit("vbcast v{}, s{}", d, kScalarTemp);
+        out_->Emit(isa::OPCODE_DIV, {S(kScalarTemp), S(kScalarTemp), grid_.strips_per_matrix * inner});
+        out_->Emit(isa::OPCODE_REM, {S(kScalarTemp), S(kScalarTemp), shape.dims[dim]});
+        out_->Emit(isa::OPCODE_VBCAST, {V(d), S(kScalarTemp)});
       }
     }
-    if (DomainOf(node.type) == Domain::kFloat) out_->Emit("vcvt.f32.s32 v{}, v{}", d, d);
-    if (node.type == isa::ElementType::kBF16) out_->Emit("vcvt.bf16.f32 v{}, v{}", d, d);
+    if (DomainOf(node.type) == Domain::kFloat) out_->Emit(isa::OPCODE_VCVT_F32_S32, {V(d), V(d)});
+    if (node.type == isa::ElementType::kBF16) out_->Emit(isa::OPCODE_VCVT_BF16_F32, {V(d), V(d)});
     return d;
   }
 
@@ -1689,20 +1712,20 @@ class Emitter {
     const ExprNode& node = expr_.nodes[n];
     if (node.kind == ExprNode::Kind::kLoad) {
       const Stream& s = inputs_[loads_.at(KeyOf(node))];
-      if (s.geometry.element_bits == 16) out_->Emit("vunpack.lo.bf16 v{}, v{}", Regs()[n], Regs()[n]);
-      if (s.lanes_in_registers) out_->Emit("vperm v{}, v{}, v{}", Regs()[n], Regs()[n], zero_reg_);
+      if (s.geometry.element_bits == 16) out_->Emit(isa::OPCODE_VUNPACK_LO_BF16, {V(Regs()[n]), V(Regs()[n])});
+      if (s.lanes_in_registers) out_->Emit(isa::OPCODE_VPERM, {V(Regs()[n]), V(Regs()[n]), V(zero_reg_)});
       if (s.geometry.element_bits == 8) {
         const int byte = Regs()[n];
-        out_->Emit("vshl v{}, v{}, v{}", byte, byte, load_shift_reg_);
-        out_->Emit("vshr v{}, v{}, v{}", byte, byte, c24_reg_);
+        out_->Emit(isa::OPCODE_VSHL, {V(byte), V(byte), V(load_shift_reg_)});
+        out_->Emit(isa::OPCODE_VSHR, {V(byte), V(byte), V(c24_reg_)});
         // A pred byte is 0 or 1: the mask is set where it is not 0.
         const int mask = AllocMask();
-        out_->Emit("vcmp.ne.s32 m{}, v{}, v{}", mask, byte, zero_reg_);
+        out_->Emit(isa::OPCODE_VCMP_NE_S32, {M(mask), V(byte), V(zero_reg_)});
         vreg_used_[byte] = false;
         Regs()[n] = mask;
       }
     } else {
-      out_->Emit("vcvt.bf16.f32 v{}, v{}", Regs()[n], Regs()[n]);
+      out_->Emit(isa::OPCODE_VCVT_BF16_F32, {V(Regs()[n]), V(Regs()[n])});
     }
   }
 
@@ -1716,8 +1739,9 @@ class Emitter {
     const int t = word_rows > 1 ? AllocVreg() : -1;
     for (int64_t w = 0; w < word_rows; ++w) {
       const uint64_t mask = uint64_t{0xf} << (4 * w);
-      out_->Emit("vld v{}, {}, stride=0, sublanes={:#x}", w == 0 ? r : t, AddressAt(s, w * lanes_ * 4), mask);
-      if (w > 0) out_->Emit("vor v{}, v{}, v{}", r, r, t);
+      out_->Emit(isa::OPCODE_VLD, {V(w == 0 ? r : t), TileAddressAt(s, w * lanes_ * 4)},
+                 {{"stride", 0}, {"sublanes", Bits(mask)}});
+      if (w > 0) out_->Emit(isa::OPCODE_VOR, {V(r), V(r), V(t)});
     }
     if (t >= 0) vreg_used_[t] = false;
   }
@@ -1731,18 +1755,19 @@ class Emitter {
     const int64_t word_rows = WordRows8();
     const uint64_t rows_mask = (uint64_t{1} << word_rows) - 1;
     for (copy_ = 0; copy_ < copies; ++copy_) {
-      out_->Emit("vand v{}, v{}, v{}", temps[copy_], values[copy_], c255_reg_);
-      out_->Emit("vshl v{}, v{}, v{}", temps[copy_], temps[copy_], store_shift_reg_);
-      out_->Emit("vst v{}, vmem[{:#x}]", temps[copy_], pack_scratch_ + copy_ * tile);
+      out_->Emit(isa::OPCODE_VAND, {V(temps[copy_]), V(values[copy_]), V(c255_reg_)});
+      out_->Emit(isa::OPCODE_VSHL, {V(temps[copy_]), V(temps[copy_]), V(store_shift_reg_)});
+      out_->Emit(isa::OPCODE_VST, {V(temps[copy_]), Vmem(static_cast<int64_t>(pack_scratch_ + copy_ * tile))});
     }
     const int part = AllocVreg();
     for (copy_ = 0; copy_ < copies; ++copy_) {
       for (int64_t j = 0; j < 4; ++j) {
-        out_->Emit("vld v{}, vmem[{:#x}], stride=4, sublanes={:#x}", j == 0 ? temps[copy_] : part,
-                   pack_scratch_ + copy_ * tile + j * lanes_ * 4, rows_mask);
-        if (j > 0) out_->Emit("vor v{}, v{}, v{}", temps[copy_], temps[copy_], part);
+        out_->Emit(isa::OPCODE_VLD,
+                   {V(j == 0 ? temps[copy_] : part), Vmem(static_cast<int64_t>(pack_scratch_ + copy_ * tile + j * lanes_ * 4))},
+                   {{"stride", 4}, {"sublanes", Bits(rows_mask)}});
+        if (j > 0) out_->Emit(isa::OPCODE_VOR, {V(temps[copy_]), V(temps[copy_]), V(part)});
       }
-      out_->Emit("vst v{}, {}, sublanes={:#x}", temps[copy_], Address(s), rows_mask);
+      out_->Emit(isa::OPCODE_VST, {V(temps[copy_]), TileAddress(s)}, {{"sublanes", Bits(rows_mask)}});
     }
     vreg_used_[part] = false;
   }
@@ -1857,34 +1882,37 @@ class Emitter {
           const isa::ElementType t = in_type(0);
           if (DomainOf(t) == Domain::kPred) {
             if (direction != "EQ" && direction != "NE") CannotLower(c_.instruction, "ordered compare of preds");
-            out_->Emit("mxor m{}, m{}, m{}", d, in(0), in(1));
-            if (direction == "EQ") out_->Emit("mnot m{}, m{}", d, d);
+            out_->Emit(isa::OPCODE_MXOR, {M(d), M(in(0)), M(in(1))});
+            if (direction == "EQ") out_->Emit(isa::OPCODE_MNOT, {M(d), M(d)});
             return;
           }
-          std::string suffix = DomainOf(t) == Domain::kFloat ? "f32" : t == isa::ElementType::kU32 ? "u32" : "s32";
-          if (suffix == "u32" && (direction == "EQ" || direction == "NE")) suffix = "s32";
-          out_->Emit("vcmp.{}.{} m{}, v{}, v{}", CompareSuffix(direction), suffix, d, in(0), in(1));
+          CompareType type = DomainOf(t) == Domain::kFloat     ? CompareType::kF32
+                             : t == isa::ElementType::kU32 ? CompareType::kU32
+                                                           : CompareType::kS32;
+          if (type == CompareType::kU32 && (direction == "EQ" || direction == "NE")) type = CompareType::kS32;
+          out_->Emit(CompareOpcode(direction, type), {M(d), V(in(0)), V(in(1))});
           return;
         }
-        case Opcode::kAnd: out_->Emit("mand m{}, m{}, m{}", d, in(0), in(1)); return;
-        case Opcode::kOr: out_->Emit("mor m{}, m{}, m{}", d, in(0), in(1)); return;
-        case Opcode::kXor: out_->Emit("mxor m{}, m{}, m{}", d, in(0), in(1)); return;
-        case Opcode::kNot: out_->Emit("mnot m{}, m{}", d, in(0)); return;
+        case Opcode::kAnd: out_->Emit(isa::OPCODE_MAND, {M(d), M(in(0)), M(in(1))}); return;
+        case Opcode::kOr: out_->Emit(isa::OPCODE_MOR, {M(d), M(in(0)), M(in(1))}); return;
+        case Opcode::kXor: out_->Emit(isa::OPCODE_MXOR, {M(d), M(in(0)), M(in(1))}); return;
+        case Opcode::kNot: out_->Emit(isa::OPCODE_MNOT, {M(d), M(in(0))}); return;
         case Opcode::kSelect: {
           const int t = AllocMask();
-          out_->Emit("mand m{}, m{}, m{}", t, in(0), in(1));
-          out_->Emit("mnot m{}, m{}", d, in(0));
-          out_->Emit("mand m{}, m{}, m{}", d, d, in(2));
-          out_->Emit("mor m{}, m{}, m{}", d, d, t);
+          out_->Emit(isa::OPCODE_MAND, {M(t), M(in(0)), M(in(1))});
+          out_->Emit(isa::OPCODE_MNOT, {M(d), M(in(0))});
+          out_->Emit(isa::OPCODE_MAND, {M(d), M(d), M(in(2))});
+          out_->Emit(isa::OPCODE_MOR, {M(d), M(d), M(t)});
           mask_used_[t] = false;
           return;
         }
         case Opcode::kConvert: {
           const isa::ElementType from = in_type(0);
           if (DomainOf(from) == Domain::kPred) {
-            out_->Emit("mand m{}, m{}, m{}", d, in(0), in(0));
+            out_->Emit(isa::OPCODE_MAND, {M(d), M(in(0)), M(in(0))});
           } else {
-            out_->Emit("vcmp.ne.{} m{}, v{}, v{}", DomainOf(from) == Domain::kFloat ? "f32" : "s32", d, in(0), zero_reg_);
+            out_->Emit(DomainOf(from) == Domain::kFloat ? isa::OPCODE_VCMP_NE_F32 : isa::OPCODE_VCMP_NE_S32,
+                       {M(d), V(in(0)), V(zero_reg_)});
           }
           return;
         }
@@ -1894,49 +1922,60 @@ class Emitter {
     }
     const int d = AllocVreg();
     Regs()[n] = d;
-    const std::string f = domain == Domain::kFloat ? "f32" : "s32";
-    const std::string fu = domain == Domain::kFloat ? "f32" : is_unsigned ? "u32" : "s32";
+    // The operation's f32 or s32 form (f), or f32, u32 or s32 form (fu), by the value's domain.
+    const auto f = [&](isa::Opcode f32, isa::Opcode s32) { return domain == Domain::kFloat ? f32 : s32; };
+    const auto fu = [&](isa::Opcode f32, isa::Opcode u32, isa::Opcode s32) {
+      return domain == Domain::kFloat ? f32 : is_unsigned ? u32 : s32;
+    };
     bool round = node.type == isa::ElementType::kBF16 || node.type == isa::ElementType::kF16;
     switch (x.opcode()) {
-      case Opcode::kAdd: out_->Emit("vadd.{} v{}, v{}, v{}", f, d, in(0), in(1)); break;
-      case Opcode::kSubtract: out_->Emit("vsub.{} v{}, v{}, v{}", f, d, in(0), in(1)); break;
-      case Opcode::kMultiply: out_->Emit("vmul.{} v{}, v{}, v{}", f, d, in(0), in(1)); break;
-      case Opcode::kDivide: out_->Emit("vdiv.{} v{}, v{}, v{}", fu, d, in(0), in(1)); break;
+      case Opcode::kAdd: out_->Emit(f(isa::OPCODE_VADD_F32, isa::OPCODE_VADD_S32), {V(d), V(in(0)), V(in(1))}); break;
+      case Opcode::kSubtract: out_->Emit(f(isa::OPCODE_VSUB_F32, isa::OPCODE_VSUB_S32), {V(d), V(in(0)), V(in(1))}); break;
+      case Opcode::kMultiply: out_->Emit(f(isa::OPCODE_VMUL_F32, isa::OPCODE_VMUL_S32), {V(d), V(in(0)), V(in(1))}); break;
+      case Opcode::kDivide:
+        out_->Emit(fu(isa::OPCODE_VDIV_F32, isa::OPCODE_VDIV_U32, isa::OPCODE_VDIV_S32), {V(d), V(in(0)), V(in(1))});
+        break;
       case Opcode::kRemainder:
         if (domain == Domain::kFloat) CannotLower(c_.instruction, "floating-point remainder (not lowered yet)");
-        out_->Emit("vrem.{} v{}, v{}, v{}", fu, d, in(0), in(1));
+        out_->Emit(is_unsigned ? isa::OPCODE_VREM_U32 : isa::OPCODE_VREM_S32, {V(d), V(in(0)), V(in(1))});
         break;
-      case Opcode::kMaximum: out_->Emit("vmax.{} v{}, v{}, v{}", fu, d, in(0), in(1)); round = false; break;
-      case Opcode::kMinimum: out_->Emit("vmin.{} v{}, v{}, v{}", fu, d, in(0), in(1)); round = false; break;
-      case Opcode::kNegate: out_->Emit("vneg.{} v{}, v{}", f, d, in(0)); round = false; break;
-      case Opcode::kAbs: out_->Emit("vabs.{} v{}, v{}", f, d, in(0)); round = false; break;
+      case Opcode::kMaximum:
+        out_->Emit(fu(isa::OPCODE_VMAX_F32, isa::OPCODE_VMAX_U32, isa::OPCODE_VMAX_S32), {V(d), V(in(0)), V(in(1))});
+        round = false;
+        break;
+      case Opcode::kMinimum:
+        out_->Emit(fu(isa::OPCODE_VMIN_F32, isa::OPCODE_VMIN_U32, isa::OPCODE_VMIN_S32), {V(d), V(in(0)), V(in(1))});
+        round = false;
+        break;
+      case Opcode::kNegate: out_->Emit(f(isa::OPCODE_VNEG_F32, isa::OPCODE_VNEG_S32), {V(d), V(in(0))}); round = false; break;
+      case Opcode::kAbs: out_->Emit(f(isa::OPCODE_VABS_F32, isa::OPCODE_VABS_S32), {V(d), V(in(0))}); round = false; break;
       case Opcode::kExp: case Opcode::kLog: case Opcode::kRsqrt: case Opcode::kSqrt: case Opcode::kTanh:
       case Opcode::kLogistic: case Opcode::kSin: case Opcode::kCos:
         if (domain != Domain::kFloat) CannotLower(c_.instruction, "a transcendental op on integers");
-        out_->Emit("{}.f32 v{}, v{}", FloatVpuMnemonic(x.opcode()), d, in(0));
+        out_->Emit(FloatVpuOpcode(x.opcode()).value(), {V(d), V(in(0))});
         break;
       case Opcode::kPower:
         if (domain != Domain::kFloat) CannotLower(c_.instruction, "integer power (not lowered yet)");
-        out_->Emit("vpow.f32 v{}, v{}, v{}", d, in(0), in(1));
+        out_->Emit(isa::OPCODE_VPOW_F32, {V(d), V(in(0)), V(in(1))});
         break;
-      case Opcode::kAnd: out_->Emit("vand v{}, v{}, v{}", d, in(0), in(1)); break;
-      case Opcode::kOr: out_->Emit("vor v{}, v{}, v{}", d, in(0), in(1)); break;
-      case Opcode::kXor: out_->Emit("vxor v{}, v{}, v{}", d, in(0), in(1)); break;
-      case Opcode::kNot: out_->Emit("vnot v{}, v{}", d, in(0)); break;
-      case Opcode::kShiftLeft: out_->Emit("vshl v{}, v{}, v{}", d, in(0), in(1)); break;
-      case Opcode::kShiftRightArithmetic: out_->Emit("vsra v{}, v{}, v{}", d, in(0), in(1)); break;
-      case Opcode::kShiftRightLogical: out_->Emit("vshr v{}, v{}, v{}", d, in(0), in(1)); break;
-      case Opcode::kSelect: out_->Emit("vsel v{}, m{}, v{}, v{}", d, in(0), in(1), in(2)); round = false; break;
+      case Opcode::kAnd: out_->Emit(isa::OPCODE_VAND, {V(d), V(in(0)), V(in(1))}); break;
+      case Opcode::kOr: out_->Emit(isa::OPCODE_VOR, {V(d), V(in(0)), V(in(1))}); break;
+      case Opcode::kXor: out_->Emit(isa::OPCODE_VXOR, {V(d), V(in(0)), V(in(1))}); break;
+      case Opcode::kNot: out_->Emit(isa::OPCODE_VNOT, {V(d), V(in(0))}); break;
+      case Opcode::kShiftLeft: out_->Emit(isa::OPCODE_VSHL, {V(d), V(in(0)), V(in(1))}); break;
+      case Opcode::kShiftRightArithmetic: out_->Emit(isa::OPCODE_VSRA, {V(d), V(in(0)), V(in(1))}); break;
+      case Opcode::kShiftRightLogical: out_->Emit(isa::OPCODE_VSHR, {V(d), V(in(0)), V(in(1))}); break;
+      case Opcode::kSelect: out_->Emit(isa::OPCODE_VSEL, {V(d), M(in(0)), V(in(1)), V(in(2))}); round = false; break;
       case Opcode::kClamp:
-        out_->Emit("vmax.{} v{}, v{}, v{}", fu, d, in(1), in(0));
-        out_->Emit("vmin.{} v{}, v{}, v{}", fu, d, d, in(2));
+        out_->Emit(fu(isa::OPCODE_VMAX_F32, isa::OPCODE_VMAX_U32, isa::OPCODE_VMAX_S32), {V(d), V(in(1)), V(in(0))});
+        out_->Emit(fu(isa::OPCODE_VMIN_F32, isa::OPCODE_VMIN_U32, isa::OPCODE_VMIN_S32), {V(d), V(d), V(in(2))});
         round = false;
         break;
       case Opcode::kConvert:
         round = EmitConvert(x, in_type(0), node.type, d, in(0));
         break;
       case Opcode::kBitcastConvert:  // 32-bit to 32-bit only (elementwise_expr.cc): the same bits
-        out_->Emit("vor v{}, v{}, v{}", d, in(0), in(0));
+        out_->Emit(isa::OPCODE_VOR, {V(d), V(in(0)), V(in(0))});
         round = false;
         break;
       default:
@@ -1985,10 +2024,10 @@ class Emitter {
 
   void Normalize8(isa::ElementType type, int d) {
     if (type == isa::ElementType::kS8) {
-      out_->Emit("vshl v{}, v{}, v{}", d, d, c24_reg_);
-      out_->Emit("vsra v{}, v{}, v{}", d, d, c24_reg_);
+      out_->Emit(isa::OPCODE_VSHL, {V(d), V(d), V(c24_reg_)});
+      out_->Emit(isa::OPCODE_VSRA, {V(d), V(d), V(c24_reg_)});
     } else {
-      out_->Emit("vand v{}, v{}, v{}", d, d, c255_reg_);
+      out_->Emit(isa::OPCODE_VAND, {V(d), V(d), V(c255_reg_)});
     }
   }
 
@@ -2003,49 +2042,49 @@ class Emitter {
     if (from_domain == Domain::kPred) {
       const int one = to_domain == Domain::kFloat ? one_reg_ : -1;
       if (one < 0) {
-        out_->Emit("vbcast v{}, 1", d);
-        out_->Emit("vsel v{}, m{}, v{}, v{}", d, a, d, zero_reg_);
+        out_->Emit(isa::OPCODE_VBCAST, {V(d), 1});
+        out_->Emit(isa::OPCODE_VSEL, {V(d), M(a), V(d), V(zero_reg_)});
       } else {
-        out_->Emit("vsel v{}, m{}, v{}, v{}", d, a, one, zero_reg_);
+        out_->Emit(isa::OPCODE_VSEL, {V(d), M(a), V(one), V(zero_reg_)});
       }
       return false;
     }
     if (from_domain == Domain::kFloat && to_domain == Domain::kFloat) {
       if (to == isa::ElementType::kBF16 && from != to) {
         // The rounding reads the source: one instruction, where a copy and a rounding were two.
-        out_->Emit("vcvt.bf16.f32 v{}, v{}", d, a);
+        out_->Emit(isa::OPCODE_VCVT_BF16_F32, {V(d), V(a)});
         return false;
       }
-      out_->Emit("vmov v{}, v{}", d, a);
+      out_->Emit(isa::OPCODE_VMOV, {V(d), V(a)});
       return (to == isa::ElementType::kBF16 || to == isa::ElementType::kF16) && from != to;
     }
     if (from_domain == Domain::kFloat && Is8Bit(to)) {
       // XLA: truncate toward zero, saturate to the type's range, NaN -> 0 (vcvt gives 0 for NaN).
       const bool is_signed = to == isa::ElementType::kS8;
       const int t = AllocVreg();
-      out_->Emit("vcvt.s32.f32 v{}, v{}", d, a);
-      out_->Emit("vbcast v{}, {:#x}", t, is_signed ? 0xffffff80u : 0u);
-      out_->Emit("vmax.s32 v{}, v{}, v{}", d, d, t);
-      out_->Emit("vbcast v{}, {}", t, is_signed ? 127 : 255);
-      out_->Emit("vmin.s32 v{}, v{}, v{}", d, d, t);
+      out_->Emit(isa::OPCODE_VCVT_S32_F32, {V(d), V(a)});
+      out_->Emit(isa::OPCODE_VBCAST, {V(t), is_signed ? 0xffffff80u : 0u});
+      out_->Emit(isa::OPCODE_VMAX_S32, {V(d), V(d), V(t)});
+      out_->Emit(isa::OPCODE_VBCAST, {V(t), is_signed ? 127 : 255});
+      out_->Emit(isa::OPCODE_VMIN_S32, {V(d), V(d), V(t)});
       vreg_used_[t] = false;
       return false;
     }
     if (Is8Bit(from) && to_domain == Domain::kFloat) {
       // Exact: every 8-bit integer is an f32 and a bf16, so no rounding and no double rounding.
-      out_->Emit("vcvt.f32.s32 v{}, v{}", d, a);
+      out_->Emit(isa::OPCODE_VCVT_F32_S32, {V(d), V(a)});
       return false;
     }
     if (from_domain == Domain::kFloat && to == isa::ElementType::kS32) {
-      out_->Emit("vcvt.s32.f32 v{}, v{}", d, a);
+      out_->Emit(isa::OPCODE_VCVT_S32_F32, {V(d), V(a)});
       return false;
     }
     if (from == isa::ElementType::kS32 && to == isa::ElementType::kF32) {
-      out_->Emit("vcvt.f32.s32 v{}, v{}", d, a);
+      out_->Emit(isa::OPCODE_VCVT_F32_S32, {V(d), V(a)});
       return false;
     }
     if (from_domain == Domain::kInt && to_domain == Domain::kInt) {
-      out_->Emit("vmov v{}, v{}", d, a);
+      out_->Emit(isa::OPCODE_VMOV, {V(d), V(a)});
       if (Is8Bit(to) && to != from) Normalize8(to, d);  // wraps modulo 2^8, as XLA
       return false;
     }

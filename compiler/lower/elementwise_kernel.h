@@ -49,12 +49,12 @@ struct ProducerSink {
   // At most this many strips per block (0: no limit; a split consumer's balance).
   int64_t max_block_strips = 0;
   // Where set, the producer folds each strip's tiles into one f32 tile in registers (`op`, an f32
-  // VPU operation such as "vadd.f32", from `identity` in every element) and hands the consumer
+  // VPU operation such as vadd.f32, from `identity` in every element) and hands the consumer
   // that tile alone: strip k of a block at `address` + k x 4 KiB (an f32 tile), not the strip's
   // tiles (a lane fold then folds one tile per strip, and the tiles never go through VMEM).
   // Only where ElementwiseProducerFoldsStrips says the producer can.
   struct StripFold {
-    std::string op;
+    isa::Opcode op = isa::OPCODE_VADD_F32;
     uint32_t identity = 0;
   };
   std::optional<StripFold> fold;

@@ -29,42 +29,44 @@ std::vector<uint32_t> F16Emulation::NarrowingConstants() {
 }
 
 void F16Emulation::EmitWiden(ProgramBuilder& out, const std::vector<Regs>& copies) const {
-  for (const Regs& r : copies) out.Emit("vand v{}, v{}, v{}", r.t1, r.x, K(kSign));
+  using namespace isa::ops;
+  for (const Regs& r : copies) out.Emit(isa::OPCODE_VAND, {V(r.t1), V(r.x), V(K(kSign))});
   // The f16 exponent and mantissa moved to the f32 positions (the sign shifted out).
-  for (const Regs& r : copies) out.Emit("vshl v{}, v{}, v{}", r.t2, r.x, K(kOne));
-  for (const Regs& r : copies) out.Emit("vshr v{}, v{}, v{}", r.t2, r.t2, K(kFour));
+  for (const Regs& r : copies) out.Emit(isa::OPCODE_VSHL, {V(r.t2), V(r.x), V(K(kOne))});
+  for (const Regs& r : copies) out.Emit(isa::OPCODE_VSHR, {V(r.t2), V(r.t2), V(K(kFour))});
   // Normals and denormals at once: the f16 fields read as an f32 are the value x 2^-112 (an f32
   // denormal for an f16 denormal, kept by the VPU), so one exact multiply rebiases them.
-  for (const Regs& r : copies) out.Emit("vmul.f32 v{}, v{}, v{}", r.d, r.t2, K(kTwoPow112));
+  for (const Regs& r : copies) out.Emit(isa::OPCODE_VMUL_F32, {V(r.d), V(r.t2), V(K(kTwoPow112))});
   // Infinity and NaN (exponent 31) come out at 2^16 or above, every finite f16 below.
-  for (const Regs& r : copies) out.Emit("vcmp.ge.s32 m{}, v{}, v{}", r.m, r.d, K(kF16Overflow));
-  for (const Regs& r : copies) out.Emit("vor v{}, v{}, v{}", r.t2, r.t2, K(kF32Inf));
-  for (const Regs& r : copies) out.Emit("vsel v{}, m{}, v{}, v{}", r.d, r.m, r.t2, r.d);
-  for (const Regs& r : copies) out.Emit("vor v{}, v{}, v{}", r.d, r.d, r.t1);
+  for (const Regs& r : copies) out.Emit(isa::OPCODE_VCMP_GE_S32, {M(r.m), V(r.d), V(K(kF16Overflow))});
+  for (const Regs& r : copies) out.Emit(isa::OPCODE_VOR, {V(r.t2), V(r.t2), V(K(kF32Inf))});
+  for (const Regs& r : copies) out.Emit(isa::OPCODE_VSEL, {V(r.d), M(r.m), V(r.t2), V(r.d)});
+  for (const Regs& r : copies) out.Emit(isa::OPCODE_VOR, {V(r.d), V(r.d), V(r.t1)});
 }
 
 void F16Emulation::EmitNarrow(ProgramBuilder& out, const std::vector<Regs>& copies) const {
-  for (const Regs& r : copies) out.Emit("vand v{}, v{}, v{}", r.t1, r.x, K(kSign));
-  for (const Regs& r : copies) out.Emit("vxor v{}, v{}, v{}", r.t2, r.x, r.t1);  // |x| as bits
+  using namespace isa::ops;
+  for (const Regs& r : copies) out.Emit(isa::OPCODE_VAND, {V(r.t1), V(r.x), V(K(kSign))});
+  for (const Regs& r : copies) out.Emit(isa::OPCODE_VXOR, {V(r.t2), V(r.x), V(r.t1)});  // |x| as bits
   // Below 2^-14 (f16 denormals and zero): 0.5 + |x| rounds |x| to a multiple of 2^-24 (nearest
   // even, by the f32 add); the low bits of the sum are then the f16 bits.
-  for (const Regs& r : copies) out.Emit("vadd.f32 v{}, v{}, v{}", r.t3, r.t2, K(kHalf));
-  for (const Regs& r : copies) out.Emit("vsub.s32 v{}, v{}, v{}", r.t3, r.t3, K(kHalf));
-  for (const Regs& r : copies) out.Emit("vcmp.lt.s32 m{}, v{}, v{}", r.m, r.t2, K(kF16MinNormal));
+  for (const Regs& r : copies) out.Emit(isa::OPCODE_VADD_F32, {V(r.t3), V(r.t2), V(K(kHalf))});
+  for (const Regs& r : copies) out.Emit(isa::OPCODE_VSUB_S32, {V(r.t3), V(r.t3), V(K(kHalf))});
+  for (const Regs& r : copies) out.Emit(isa::OPCODE_VCMP_LT_S32, {M(r.m), V(r.t2), V(K(kF16MinNormal))});
   // Normals: rebias the exponent and round the 13 dropped bits to nearest even (add 0xfff plus the
   // kept mantissa's lowest bit, then shift); a carry out of the mantissa rounds up to infinity.
-  for (const Regs& r : copies) out.Emit("vshr v{}, v{}, v{}", r.d, r.t2, K(kThirteen));
-  for (const Regs& r : copies) out.Emit("vand v{}, v{}, v{}", r.d, r.d, K(kOne));
-  for (const Regs& r : copies) out.Emit("vadd.s32 v{}, v{}, v{}", r.d, r.d, r.t2);
-  for (const Regs& r : copies) out.Emit("vadd.s32 v{}, v{}, v{}", r.d, r.d, K(kRebiasRound));
-  for (const Regs& r : copies) out.Emit("vshr v{}, v{}, v{}", r.d, r.d, K(kThirteen));
-  for (const Regs& r : copies) out.Emit("vsel v{}, m{}, v{}, v{}", r.d, r.m, r.t3, r.d);
-  for (const Regs& r : copies) out.Emit("vcmp.gt.s32 m{}, v{}, v{}", r.m, r.t2, K(kF32Inf));  // NaN
-  for (const Regs& r : copies) out.Emit("vsel v{}, m{}, v{}, v{}", r.t3, r.m, K(kF16QuietNan), K(kF16Inf));
-  for (const Regs& r : copies) out.Emit("vcmp.ge.s32 m{}, v{}, v{}", r.m, r.t2, K(kF16Overflow));
-  for (const Regs& r : copies) out.Emit("vsel v{}, m{}, v{}, v{}", r.d, r.m, r.t3, r.d);
-  for (const Regs& r : copies) out.Emit("vshl v{}, v{}, v{}", r.d, r.d, K(kSixteen));
-  for (const Regs& r : copies) out.Emit("vor v{}, v{}, v{}", r.d, r.d, r.t1);
+  for (const Regs& r : copies) out.Emit(isa::OPCODE_VSHR, {V(r.d), V(r.t2), V(K(kThirteen))});
+  for (const Regs& r : copies) out.Emit(isa::OPCODE_VAND, {V(r.d), V(r.d), V(K(kOne))});
+  for (const Regs& r : copies) out.Emit(isa::OPCODE_VADD_S32, {V(r.d), V(r.d), V(r.t2)});
+  for (const Regs& r : copies) out.Emit(isa::OPCODE_VADD_S32, {V(r.d), V(r.d), V(K(kRebiasRound))});
+  for (const Regs& r : copies) out.Emit(isa::OPCODE_VSHR, {V(r.d), V(r.d), V(K(kThirteen))});
+  for (const Regs& r : copies) out.Emit(isa::OPCODE_VSEL, {V(r.d), M(r.m), V(r.t3), V(r.d)});
+  for (const Regs& r : copies) out.Emit(isa::OPCODE_VCMP_GT_S32, {M(r.m), V(r.t2), V(K(kF32Inf))});  // NaN
+  for (const Regs& r : copies) out.Emit(isa::OPCODE_VSEL, {V(r.t3), M(r.m), V(K(kF16QuietNan)), V(K(kF16Inf))});
+  for (const Regs& r : copies) out.Emit(isa::OPCODE_VCMP_GE_S32, {M(r.m), V(r.t2), V(K(kF16Overflow))});
+  for (const Regs& r : copies) out.Emit(isa::OPCODE_VSEL, {V(r.d), M(r.m), V(r.t3), V(r.d)});
+  for (const Regs& r : copies) out.Emit(isa::OPCODE_VSHL, {V(r.d), V(r.d), V(K(kSixteen))});
+  for (const Regs& r : copies) out.Emit(isa::OPCODE_VOR, {V(r.d), V(r.d), V(r.t1)});
 }
 
 }  // namespace tpusim::compiler

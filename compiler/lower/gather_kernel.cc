@@ -12,6 +12,7 @@ namespace tpusim::compiler {
 using hlo::Instruction;
 
 void EmitGatherKernel(KernelContext& c) {
+  using namespace isa::ops;
   const Instruction& x = c.instruction;
   DmaEmitter e(c);
   const DeviceBuffer& operand = *c.operands.at(0).at(0);
@@ -72,8 +73,8 @@ void EmitGatherKernel(KernelContext& c) {
       if (starts[d] < 0) continue;
       load(starts[d], IndexOf(index_map, d));
       // XLA clamps a gather's start into the operand.
-      e.out().Emit("max s{}, s{}, 0", starts[d], starts[d]);
-      e.out().Emit("min s{}, s{}, {}", starts[d], starts[d], operand.shape.dims[d] - slice_sizes[d]);
+      e.out().Emit(isa::OPCODE_MAX, {S(starts[d]), S(starts[d]), 0});
+      e.out().Emit(isa::OPCODE_MIN, {S(starts[d]), S(starts[d]), operand.shape.dims[d] - slice_sizes[d]});
     }
     e.Dma(src, src_start, dst, dst_start, box, 0);
   });

@@ -29,6 +29,7 @@ IndexLoop PlanIndexLoop(DmaEmitter& e, const hlo::Instruction& x, const DeviceBu
 
 void EmitIndexLoop(DmaEmitter& e, const hlo::Instruction& x, const DeviceBuffer& indices, int64_t index_vector_dim,
                    const IndexLoop& loop, const std::function<void(const std::function<void(int, int64_t)>&)>& body) {
+  using namespace isa::ops;
   ProgramBuilder& out = e.out();
   const isa::ElementType index_type = indices.shape.element_type;
   const int64_t components = loop.components;
@@ -57,35 +58,39 @@ void EmitIndexLoop(DmaEmitter& e, const hlo::Instruction& x, const DeviceBuffer&
   const std::string chunk_top = out.NewLabel(name + ".chunk");
   const std::string entry_top = out.NewLabel(name + ".entry");
   const std::string done = out.NewLabel(name + ".done");
-  const std::string chunk_shape = isa::ToString(RowMajorUntiled(index_type, {std::max<int64_t>(1, entries * components)}));
-  out.Emit("mov s{}, 0", batch);
-  out.Emit("mov s{}, {}", chunk_loop, chunks);
-  out.Emit("mov s{}, {:#x}", chunk_address, inter);
+  const isa::Shape chunk_shape = RowMajorUntiled(index_type, {std::max<int64_t>(1, entries * components)});
+  out.Emit(isa::OPCODE_MOV, {S(batch), 0});
+  out.Emit(isa::OPCODE_MOV, {S(chunk_loop), chunks});
+  out.Emit(isa::OPCODE_MOV, {S(chunk_address), inter});
   out.Bind(chunk_top);
   if (components > 0) {
-    out.Emit("dma vmem[s{}] -> smem[0x0], src={}, dst={}, size=[{}], sem=sem[1], engine=0", chunk_address, chunk_shape,
-             chunk_shape, entries * components);
-    out.Emit("sem.wait sem[1], 1");
+    out.Emit(isa::OPCODE_DMA, {Vmem(S(chunk_address)), Smem(0)},
+             {{"src", ShapeArg(chunk_shape)},
+              {"dst", ShapeArg(chunk_shape)},
+              {"size", Sizes({entries * components})},
+              {"sem", Sem(1)},
+              {"engine", 0}});
+    out.Emit(isa::OPCODE_SEM_WAIT, {Sem(1), 1});
   }
-  out.Emit("mov s{}, 0", entry);
-  out.Emit("mov s{}, {}", inner, entries);
+  out.Emit(isa::OPCODE_MOV, {S(entry), 0});
+  out.Emit(isa::OPCODE_MOV, {S(inner), entries});
   out.Bind(entry_top);
-  out.Emit("bge s{}, {}, {}", batch, loop.batches, done);
+  out.Emit(isa::OPCODE_BGE, {S(batch), loop.batches, Label(done)});
   int64_t stride = 1;
   for (int64_t k = static_cast<int64_t>(loop.batch_sizes.size()) - 1; k >= 0; --k) {
-    out.Emit("div s{}, s{}, {}", tmp, batch, stride);
-    out.Emit("rem s{}, s{}, {}", loop.coords[k], tmp, loop.batch_sizes[k]);
+    out.Emit(isa::OPCODE_DIV, {S(tmp), S(batch), stride});
+    out.Emit(isa::OPCODE_REM, {S(loop.coords[k]), S(tmp), loop.batch_sizes[k]});
     stride *= loop.batch_sizes[k];
   }
   body([&](int reg, int64_t component) {
-    out.Emit("{} s{}, smem[s{} + {}]", index_type == isa::ElementType::kU32 ? "ld.u32" : "ld.s32", reg, entry,
-             component * 4);
+    out.Emit(index_type == isa::ElementType::kU32 ? isa::OPCODE_LD_U32 : isa::OPCODE_LD_S32,
+             {S(reg), Smem(S(entry), component * 4)});
   });
-  out.Emit("add s{}, s{}, {}", entry, entry, components * 4);
-  out.Emit("add s{}, s{}, 1", batch, batch);
-  out.Emit("loop s{}, {}", inner, entry_top);
-  out.Emit("add s{}, s{}, {}", chunk_address, chunk_address, chunk_bytes);
-  out.Emit("loop s{}, {}", chunk_loop, chunk_top);
+  out.Emit(isa::OPCODE_ADD, {S(entry), S(entry), components * 4});
+  out.Emit(isa::OPCODE_ADD, {S(batch), S(batch), 1});
+  out.Emit(isa::OPCODE_LOOP, {S(inner), Label(entry_top)});
+  out.Emit(isa::OPCODE_ADD, {S(chunk_address), S(chunk_address), chunk_bytes});
+  out.Emit(isa::OPCODE_LOOP, {S(chunk_loop), Label(chunk_top)});
   out.Bind(done);
 }
 

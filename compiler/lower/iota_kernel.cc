@@ -8,6 +8,7 @@
 namespace tpusim::compiler {
 
 void EmitIota(DmaEmitter& e) {
+  using namespace isa::ops;
   const hlo::Instruction& instruction = e.context().instruction;
   const DmaArray result = HbmArray(*e.context().results.at(0));
   const isa::ElementType type = result.shape.element_type;
@@ -32,33 +33,33 @@ void EmitIota(DmaEmitter& e) {
   const int64_t tile_bytes = tile * (is_bf16 ? 2 : 4);
   ProgramBuilder& out = e.out();
   // v1 = the first tile's values, v2 = S*L (the step from tile to tile).
-  out.Emit("vsublaneid v1");
-  out.Emit("vbcast v2, {}", lanes);
-  out.Emit("vmul.s32 v1, v1, v2");
-  out.Emit("vlaneid v2");
-  out.Emit("vadd.s32 v1, v1, v2");
-  out.Emit("vbcast v2, {}", tile);
+  out.Emit(isa::OPCODE_VSUBLANEID, {V(1)});
+  out.Emit(isa::OPCODE_VBCAST, {V(2), lanes});
+  out.Emit(isa::OPCODE_VMUL_S32, {V(1), V(1), V(2)});
+  out.Emit(isa::OPCODE_VLANEID, {V(2)});
+  out.Emit(isa::OPCODE_VADD_S32, {V(1), V(1), V(2)});
+  out.Emit(isa::OPCODE_VBCAST, {V(2), tile});
   const int address = e.AllocSreg();
   const int counter = e.AllocSreg();
-  out.Emit("mov s{}, {:#x}", address, vector);
-  out.Emit("mov s{}, {}", counter, tiles);
+  out.Emit(isa::OPCODE_MOV, {S(address), vector});
+  out.Emit(isa::OPCODE_MOV, {S(counter), tiles});
   const std::string label = out.NewLabel(instruction.name() + ".iota");
   out.Bind(label);
   if (type == isa::ElementType::kS32 || type == isa::ElementType::kU32) {
-    out.Emit("vst v1, vmem[s{}]", address);
+    out.Emit(isa::OPCODE_VST, {V(1), Vmem(S(address))});
   } else {
-    out.Emit("vcvt.f32.s32 v3, v1");
+    out.Emit(isa::OPCODE_VCVT_F32_S32, {V(3), V(1)});
     if (is_bf16) {
       // Two f32 tiles' worth of rows pack into one vreg; the first S/2 sublanes are this tile.
-      out.Emit("vpack.bf16 v3, v3, v3");
-      out.Emit("vst v3, vmem[s{}], sublanes={:#x}", address, (1u << (sublanes / 2)) - 1);
+      out.Emit(isa::OPCODE_VPACK_BF16, {V(3), V(3), V(3)});
+      out.Emit(isa::OPCODE_VST, {V(3), Vmem(S(address))}, {{"sublanes", Bits((1u << (sublanes / 2)) - 1)}});
     } else {
-      out.Emit("vst v3, vmem[s{}]", address);
+      out.Emit(isa::OPCODE_VST, {V(3), Vmem(S(address))});
     }
   }
-  out.Emit("vadd.s32 v1, v1, v2");
-  out.Emit("add s{}, s{}, {:#x}", address, address, tile_bytes);
-  out.Emit("loop s{}, {}", counter, label);
+  out.Emit(isa::OPCODE_VADD_S32, {V(1), V(1), V(2)});
+  out.Emit(isa::OPCODE_ADD, {S(address), S(address), tile_bytes});
+  out.Emit(isa::OPCODE_LOOP, {S(counter), Label(label)});
   e.WaitVpu();
   const DmaArray source{isa::MEMORY_SPACE_VMEM, vector, ExpandedView(vector_shape, result.shape.rank(), {dim})};
   BroadcastInto(e, source, result);

@@ -1,11 +1,7 @@
 #include "compiler/lower/program_builder.h"
 
 #include <cctype>
-#include <cstdlib>
-#include <fstream>
-#include <functional>
 
-#include "isa/assembler.h"
 #include "isa/disassembler.h"
 #include "isa/error.h"
 #include "isa/program_check.h"
@@ -62,14 +58,6 @@ void ProgramBuilder::Comment(std::string_view text) {
   comments_.push_back({static_cast<uint32_t>(program_.instructions_size()), std::string(text)});
 }
 
-void ProgramBuilder::EmitText(const std::string& line) {
-  try {
-    Add(isa::AssembleInstruction(line));
-  } catch (const ParseError& e) {
-    throw Error("internal: the compiler emitted '" + line + "': " + e.what());
-  }
-}
-
 std::string ProgramBuilder::AddBuffer(std::string_view name, isa::MemorySpace space, uint64_t address,
                                       uint64_t size_bytes, const isa::Shape& shape, isa::BufferRole role,
                                       uint32_t index) {
@@ -123,13 +111,6 @@ isa::Program ProgramBuilder::Finish() {
       what += " '" + isa::DisassembleInstruction(program_.instructions(defect->where.index)) + "'";
     }
     throw Error("internal: the compiled program " + program_.name() + " is not valid: " + what + ": " + defect->message);
-  }
-  // TRANSITION (typed builders): a digest of every program built, to compare the programs before
-  // and after a kernel's emission changes from text to typed instructions.
-  if (const char* path = std::getenv("TPUSIM_PROGRAM_DIGESTS")) {
-    std::string bytes;
-    program_.SerializeToString(&bytes);
-    std::ofstream(path, std::ios::app) << std::hash<std::string>{}(bytes) << " " << program_.instructions_size() << "\n";
   }
   return std::move(program_);
 }

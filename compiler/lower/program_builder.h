@@ -5,8 +5,6 @@
 // (isa::Disassemble). Labels and buffer names are made unique here.
 #pragma once
 
-#include <fmt/format.h>
-
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -47,11 +45,6 @@ class ProgramBuilder {
   void Add(isa::Instruction instruction) {
     *program_.add_instructions() = std::move(instruction);
   }
-  // One instruction as assembly text (being replaced by the typed Emit above).
-  template <typename... Args>
-  void Emit(fmt::format_string<Args...> format, Args&&... args) {
-    EmitText(fmt::format(format, std::forward<Args>(args)...));
-  }
 
   // A buffer (isa::Buffer) named from `name`, made a valid, unique name, which it returns.
   std::string AddBuffer(std::string_view name, isa::MemorySpace space, uint64_t address, uint64_t size_bytes,
@@ -81,8 +74,6 @@ class ProgramBuilder {
   std::vector<isa::Comment> TakeComments() { return std::move(comments_); }
 
  private:
-  void EmitText(const std::string& line);
-
   // Names handed out, and the next suffix to try for each base.
   struct Names {
     std::unordered_set<std::string> used;

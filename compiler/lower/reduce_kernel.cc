@@ -1,8 +1,14 @@
 #include "compiler/lower/reduce_kernel.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <bit>
 #include <functional>
+#include <initializer_list>
+#include <source_location>
+#include <string>
+#include <type_traits>
+#include <vector>
 
 #include "compiler/lower/dma_region.h"
 #include "compiler/lower/elementwise_kernel.h"
@@ -11,9 +17,12 @@
 #include "isa/error.h"
 #include "isa/layout_index.h"
 #include "isa/element_type.h"
+#include "isa/instruction_set.h"
 
 namespace tpusim::compiler {
 namespace {
+
+using namespace isa::ops;
 
 constexpr uint64_t kMaxBlockBytes = 512 * 1024;
 // Semaphores: input block landed in buffer 0/1, VPU done, output stored, init value in SMEM.
@@ -64,7 +73,6 @@ constexpr int kLaneBlock = kU;
 constexpr int kLaneMask = 0, kRowMask = 1, kLane0Mask = 2, kTempMask = 3, kElementMask = 4;
 constexpr int kGroupMask0 = 5, kGroupMasks = 3;  // m5..m7: a group's lane-block selects, in turn
 
-
 class ReduceEmitter {
  public:
   explicit ReduceEmitter(KernelContext& context) : c_(context), out_(context.out) {}
@@ -76,7 +84,7 @@ class ReduceEmitter {
     EmitAccumulatorInit();
     if (plan_.kind == ReduceKind::kLanes) {
       // The first result row starts empty: G gathers rows by or-ing them into zero lanes.
-      Emit("vmov v{}, v{}", kG, kZero);
+      Emit(isa::OPCODE_VMOV, {V(kG), V(kZero)});
       if (fused_) RunningFold(true);
       EmitLaneStart();
     }
@@ -289,9 +297,9 @@ class ReduceEmitter {
     }
     ProducerSink::StripFold fold;
     switch (plan_.op) {
-      case ReduceOp::kAdd: fold.op = "vadd.f32"; break;
-      case ReduceOp::kMaximum: fold.op = "vmax.f32"; break;
-      case ReduceOp::kMinimum: fold.op = "vmin.f32"; break;
+      case ReduceOp::kAdd: fold.op = isa::OPCODE_VADD_F32; break;
+      case ReduceOp::kMaximum: fold.op = isa::OPCODE_VMAX_F32; break;
+      case ReduceOp::kMinimum: fold.op = isa::OPCODE_VMIN_F32; break;
       default: return false;
     }
     if (plan_.op != ReduceOp::kAdd && plan_.in.partial_lanes != 0) return false;
@@ -350,9 +358,8 @@ class ReduceEmitter {
   void RunningFold(bool save) {
     if (plan_.kind != ReduceKind::kBoth && plan_.kind != ReduceKind::kLanes) return;
     const int value = plan_.kind == ReduceKind::kBoth ? kP : kG;
-    const char* op = save ? "vst" : "vld";
-    Emit("mov s{}, 0", kAccAddr);
-    Emit("{} v{}, vmem[s{} + {:#x}]", op, value, kAccAddr, spill_);
+    Emit(isa::OPCODE_MOV, {S(kAccAddr), 0});
+    Emit(save ? isa::OPCODE_VST : isa::OPCODE_VLD, {V(value), VmemAt(kAccAddr, spill_)});
   }
 
   // ---- memory ----
@@ -390,20 +397,24 @@ class ReduceEmitter {
   // Every line goes through here, so two independent computations (strands) can be captured
   // apart and then interleaved line by line: the VPU issues in order, and one strand's chain of
   // dependent adds would otherwise leave it waiting for each result.
-  template <typename... Args>
-  void Emit(fmt::format_string<Args...> format, Args&&... args) {
-    std::string line = fmt::format(format, std::forward<Args>(args)...);
+  void Emit(isa::Opcode opcode, std::initializer_list<Arg> positional = {}, std::initializer_list<KeywordArg> keywords = {},
+            std::source_location where = std::source_location::current()) {
+    Add(isa::MakeInstruction(opcode, positional, keywords, where));
+  }
+  void Add(isa::Instruction instruction) {
     if (capture_ != nullptr) {
-      capture_->push_back(std::move(line));
+      capture_->push_back(std::move(instruction));
     } else {
-      out_.Emit("{}", line);
+      out_.Add(std::move(instruction));
     }
   }
+  // vmem[s{reg} + offset].
+  static AddressValue VmemAt(int reg, uint64_t offset) { return Vmem(S(reg), static_cast<int64_t>(offset)); }
 
   // Emits a() with strand A's registers and b() with strand B's, interleaved.
   template <typename A, typename B>
   void Zip(A a, B b) {
-    std::vector<std::string> la, lb;
+    std::vector<isa::Instruction> la, lb;
     capture_ = &la;
     st_ = &kStrandA;
     a();
@@ -417,7 +428,7 @@ class ReduceEmitter {
   // Emits f() once per group strand k < n (st_ its registers, strand_ = k), interleaved line by
   // line.
   void ZipStrands(int n, const std::function<void()>& f) {
-    std::vector<std::vector<std::string>> lines(static_cast<std::size_t>(n));
+    std::vector<std::vector<isa::Instruction>> lines(static_cast<std::size_t>(n));
     for (int k = 0; k < n; ++k) {
       capture_ = &lines[static_cast<std::size_t>(k)];
       st_ = &kGroupStrands[k];
@@ -430,44 +441,50 @@ class ReduceEmitter {
     EmitInterleaved(lines);
   }
   // Emits the strands' captured lines interleaved: line i of each, in strand order, then i + 1.
-  void EmitInterleaved(const std::vector<std::vector<std::string>>& strands) {
+  void EmitInterleaved(const std::vector<std::vector<isa::Instruction>>& strands) {
     std::size_t longest = 0;
     for (const auto& lines : strands) longest = std::max(longest, lines.size());
     for (std::size_t i = 0; i < longest; ++i) {
       for (const auto& lines : strands) {
-        if (i < lines.size()) out_.Emit("{}", lines[i]);
+        if (i < lines.size()) out_.Add(lines[i]);
       }
     }
   }
-  std::string T() const { return is_float_ ? "f32" : "s32"; }
-
-  void Op(int d, int a, int b) {
-    const std::string mm = is_float_ ? "f32" : is_unsigned_ ? "u32" : "s32";
+  // The op's instruction: arithmetic in f32 or s32, the order in f32, u32 or s32.
+  isa::Opcode OpCode() const {
+    const bool f = is_float_, u = is_unsigned_;
     switch (plan_.op) {
-      case ReduceOp::kAdd: Emit("vadd.{} v{}, v{}, v{}", T(), d, a, b); return;
-      case ReduceOp::kMultiply: Emit("vmul.{} v{}, v{}, v{}", T(), d, a, b); return;
-      case ReduceOp::kMaximum: Emit("vmax.{} v{}, v{}, v{}", mm, d, a, b); return;
-      case ReduceOp::kMinimum: Emit("vmin.{} v{}, v{}, v{}", mm, d, a, b); return;
-      case ReduceOp::kAnd: Emit("vand v{}, v{}, v{}", d, a, b); return;
-      case ReduceOp::kOr: Emit("vor v{}, v{}, v{}", d, a, b); return;
-      case ReduceOp::kXor: Emit("vxor v{}, v{}, v{}", d, a, b); return;
+      case ReduceOp::kAdd: return f ? isa::OPCODE_VADD_F32 : isa::OPCODE_VADD_S32;
+      case ReduceOp::kMultiply: return f ? isa::OPCODE_VMUL_F32 : isa::OPCODE_VMUL_S32;
+      case ReduceOp::kMaximum: return f ? isa::OPCODE_VMAX_F32 : u ? isa::OPCODE_VMAX_U32 : isa::OPCODE_VMAX_S32;
+      case ReduceOp::kMinimum: return f ? isa::OPCODE_VMIN_F32 : u ? isa::OPCODE_VMIN_U32 : isa::OPCODE_VMIN_S32;
+      case ReduceOp::kAnd: return isa::OPCODE_VAND;
+      case ReduceOp::kOr: return isa::OPCODE_VOR;
+      case ReduceOp::kXor: return isa::OPCODE_VXOR;
     }
+    throw Error("internal: a reduce op without an instruction");
   }
+
+  void Op(int d, int a, int b) { Emit(OpCode(), {V(d), V(a), V(b)}); }
 
   // p = p op x. Float sums are plain f32 additions, as the hardware's (the order differs from the
   // evaluator's: sim/output_check.cc states the bound).
   void FoldValue(int p, int x) { Op(p, p, x); }
 
-  void LoadTile(int vd, const std::string& address) {
+  void LoadTile(int vd, const AddressValue& address) {
     LoadTileBits(vd, address);
     WidenTile(vd);
   }
   // LoadTile's two steps: the tile's bits (a bf16 operand's half vreg), then its f32 values.
-  void LoadTileBits(int vd, const std::string& address) {
-    Emit("vld v{}, {}{}", vd, address, plan_.load_type == isa::ElementType::kBF16 ? ", sublanes=0xf" : "");
+  void LoadTileBits(int vd, const AddressValue& address) {
+    if (plan_.load_type == isa::ElementType::kBF16) {
+      Emit(isa::OPCODE_VLD, {V(vd), address}, {{"sublanes", Bits(0xf)}});
+    } else {
+      Emit(isa::OPCODE_VLD, {V(vd), address});
+    }
   }
   void WidenTile(int vd) {
-    if (plan_.load_type == isa::ElementType::kBF16) Emit("vunpack.lo.bf16 v{}, v{}", vd, vd);
+    if (plan_.load_type == isa::ElementType::kBF16) Emit(isa::OPCODE_VUNPACK_LO_BF16, {V(vd), V(vd)});
   }
 
   // p folded across each sublane's lanes; the result in every lane when `broadcast`, else in lane
@@ -477,25 +494,33 @@ class ReduceEmitter {
                           (plan_.op == ReduceOp::kAdd || plan_.op == ReduceOp::kMaximum || plan_.op == ReduceOp::kMinimum);
     const bool has_vred_u32 = is_unsigned_ && plan_.op == ReduceOp::kAdd;
     if (has_vred || has_vred_u32) {
-      const char* name = plan_.op == ReduceOp::kAdd ? "add" : plan_.op == ReduceOp::kMaximum ? "max" : "min";
-      Emit("{}.{}.{} v{}, v{}", broadcast ? "vredb" : "vred", name, T(), p, p);
+      // [broadcast][add, max, min][f32, s32]
+      static constexpr isa::Opcode kReductions[2][3][2] = {
+          {{isa::OPCODE_VRED_ADD_F32, isa::OPCODE_VRED_ADD_S32},
+           {isa::OPCODE_VRED_MAX_F32, isa::OPCODE_VRED_MAX_S32},
+           {isa::OPCODE_VRED_MIN_F32, isa::OPCODE_VRED_MIN_S32}},
+          {{isa::OPCODE_VREDB_ADD_F32, isa::OPCODE_VREDB_ADD_S32},
+           {isa::OPCODE_VREDB_MAX_F32, isa::OPCODE_VREDB_MAX_S32},
+           {isa::OPCODE_VREDB_MIN_F32, isa::OPCODE_VREDB_MIN_S32}}};
+      const int name = plan_.op == ReduceOp::kAdd ? 0 : plan_.op == ReduceOp::kMaximum ? 1 : 2;
+      Emit(kReductions[broadcast ? 1 : 0][name][is_float_ ? 0 : 1], {V(p), V(p)});
       return;
     }
     // A rotation butterfly: after rotating by L/2, L/4, ..., 1 every lane holds the whole row.
     for (int64_t k = L_ / 2; k >= 1; k /= 2) {
-      Emit("vrot v{}, v{}, {}", st_->y, p, k);
+      Emit(isa::OPCODE_VROT, {V(st_->y), V(p), k});
       FoldValue(p, st_->y);
     }
-    if (!broadcast) Emit("vsel v{}, m{}, v{}, v{}", p, kLane0Mask, p, kZero);
+    if (!broadcast) Emit(isa::OPCODE_VSEL, {V(p), M(kLane0Mask), V(p), V(kZero)});
   }
 
   // kR = the fold of the S rows of the tile at vmem[reg + offset], in sublane 0; other sublanes 0.
   // Rows in order 0..S-1.
   void SublaneFold(int reg, uint64_t offset) {
-    const auto at = [&](uint64_t off) { return fmt::format("vmem[s{} + {:#x}]", reg, off); };
-    Emit("vld v{}, {}, sublanes=0x1", kR, at(offset));
+    const auto at = [&](uint64_t off) { return VmemAt(reg, off); };
+    Emit(isa::OPCODE_VLD, {V(kR), at(offset)}, {{"sublanes", Bits(0x1)}});
     for (int64_t k = 1; k < S_; ++k) {
-      Emit("vld v{}, {}, sublanes=0x1", st_->x, at(offset + k * L_ * 4));
+      Emit(isa::OPCODE_VLD, {V(st_->x), at(offset + k * L_ * 4)}, {{"sublanes", Bits(0x1)}});
       FoldValue(kR, st_->x);
     }
   }
@@ -503,11 +528,15 @@ class ReduceEmitter {
   // The accumulator at vmem[reg + offset] op= x: a whole tile, or (row) sublane 0 only, optionally
   // only where mask `mask` is set.
   void Rmw(int reg, uint64_t offset, int x, bool row, int mask = -1) {
-    const std::string sub = row ? ", sublanes=0x1" : "";
-    const std::string m = mask >= 0 ? fmt::format(", mask=m{}", mask) : "";
-    Emit("vld v{}, vmem[s{} + {:#x}]{}", st_->a, reg, offset, sub);
+    std::vector<KeywordArg> load, store;
+    if (row) {
+      load.push_back({"sublanes", Bits(0x1)});
+      store.push_back({"sublanes", Bits(0x1)});
+    }
+    if (mask >= 0) store.push_back({"mask", M(mask)});
+    Add(isa::MakeInstruction(isa::OPCODE_VLD, {V(st_->a), VmemAt(reg, offset)}, load));
     FoldValue(st_->a, x);
-    Emit("vst v{}, vmem[s{} + {:#x}]{}{}", st_->a, reg, offset, sub, m);
+    Add(isa::MakeInstruction(isa::OPCODE_VST, {V(st_->a), VmemAt(reg, offset)}, store));
   }
 
   template <typename Body>
@@ -518,10 +547,10 @@ class ReduceEmitter {
       return;
     }
     const std::string label = out_.NewLabel(c_.instruction.name() + ".loop");
-    Emit("mov s{}, {}", counter, count);
+    Emit(isa::OPCODE_MOV, {S(counter), count});
     out_.Bind(label);
     body();
-    Emit("loop s{}, {}", counter, label);
+    Emit(isa::OPCODE_LOOP, {S(counter), Label(label)});
   }
 
   // ---- prologue ----
@@ -533,48 +562,48 @@ class ReduceEmitter {
       const hlo::Literal& value = *init->literal();
       const uint32_t bits = is_float_ ? std::bit_cast<uint32_t>(static_cast<float>(value.GetDouble(0)))
                                       : static_cast<uint32_t>(value.GetInt(0));
-      Emit("vbcast v{}, {:#x}", kInit, bits);
+      Emit(isa::OPCODE_VBCAST, {V(kInit), bits});
       EmitFoldSetup();
       return;
     }
     // Else HBM -> SMEM -> a broadcast vreg (bf16 widened to f32 exactly).
     EmitFlatDma(out_, isa::MEMORY_SPACE_HBM, init_->address, isa::MEMORY_SPACE_SMEM, 0, init_->size_bytes, kSmemSem, 0);
-    Emit("sem.wait sem[{}], 1", kSmemSem);
-    Emit("ld.u32 s{}, smem[0x0]", kScalarTemp);
+    Emit(isa::OPCODE_SEM_WAIT, {Sem(kSmemSem), 1});
+    Emit(isa::OPCODE_LD_U32, {S(kScalarTemp), Smem(0)});
     if (plan_.type == isa::ElementType::kBF16) {
-      Emit("and s{}, s{}, 0xffff", kScalarTemp, kScalarTemp);
-      Emit("shl s{}, s{}, 16", kScalarTemp, kScalarTemp);
+      Emit(isa::OPCODE_AND, {S(kScalarTemp), S(kScalarTemp), 0xffff});
+      Emit(isa::OPCODE_SHL, {S(kScalarTemp), S(kScalarTemp), 16});
     }
-    Emit("vbcast v{}, s{}", kInit, kScalarTemp);
+    Emit(isa::OPCODE_VBCAST, {V(kInit), S(kScalarTemp)});
     EmitFoldSetup();
   }
 
   // The constants and masks the folds use.
   void EmitFoldSetup() {
-    Emit("vbcast v{}, 0", kZero);
-    Emit("vbcast v{}, {:#x}", kIdent, IdentityBits(plan_.op, plan_.type));
-    Emit("vlaneid v{}", kLane);
-    Emit("vcmp.eq.s32 m{}, v{}, v{}", kLane0Mask, kLane, kZero);
+    Emit(isa::OPCODE_VBCAST, {V(kZero), 0});
+    Emit(isa::OPCODE_VBCAST, {V(kIdent), IdentityBits(plan_.op, plan_.type)});
+    Emit(isa::OPCODE_VLANEID, {V(kLane)});
+    Emit(isa::OPCODE_VCMP_EQ_S32, {M(kLane0Mask), V(kLane), V(kZero)});
     if (plan_.in.partial_lanes != 0) {
-      Emit("vbcast v{}, {}", kT, plan_.in.partial_lanes);
-      Emit("vcmp.lt.s32 m{}, v{}, v{}", kLaneMask, kLane, kT);
+      Emit(isa::OPCODE_VBCAST, {V(kT), plan_.in.partial_lanes});
+      Emit(isa::OPCODE_VCMP_LT_S32, {M(kLaneMask), V(kLane), V(kT)});
     }
     if (plan_.in.partial_rows != 0) {
-      Emit("vsublaneid v{}", kT);
-      Emit("vbcast v{}, {}", kU, plan_.in.partial_rows);
-      Emit("vcmp.lt.s32 m{}, v{}, v{}", kRowMask, kT, kU);
+      Emit(isa::OPCODE_VSUBLANEID, {V(kT)});
+      Emit(isa::OPCODE_VBCAST, {V(kU), plan_.in.partial_rows});
+      Emit(isa::OPCODE_VCMP_LT_S32, {M(kRowMask), V(kT), V(kU)});
     }
     if (plan_.in.partial_elements != 0) EmitElementMask(kElementMask, plan_.in.partial_elements);
   }
 
   // mask = (sublane * L + lane < n): the valid elements of a rank <= 1 array's last tile.
   void EmitElementMask(int mask, int64_t n) {
-    Emit("vsublaneid v{}", kT);
-    Emit("vbcast v{}, {}", kU, L_);
-    Emit("vmul.s32 v{}, v{}, v{}", kT, kT, kU);
-    Emit("vadd.s32 v{}, v{}, v{}", kT, kT, kLane);
-    Emit("vbcast v{}, {}", kU, n);
-    Emit("vcmp.lt.s32 m{}, v{}, v{}", mask, kT, kU);
+    Emit(isa::OPCODE_VSUBLANEID, {V(kT)});
+    Emit(isa::OPCODE_VBCAST, {V(kU), L_});
+    Emit(isa::OPCODE_VMUL_S32, {V(kT), V(kT), V(kU)});
+    Emit(isa::OPCODE_VADD_S32, {V(kT), V(kT), V(kLane)});
+    Emit(isa::OPCODE_VBCAST, {V(kU), n});
+    Emit(isa::OPCODE_VCMP_LT_S32, {M(mask), V(kT), V(kU)});
   }
 
   // Every output tile of the accumulator: init where the result has an element, zero in its
@@ -584,26 +613,26 @@ class ReduceEmitter {
     const int full = kInit;
     const int lane = kInitFirst, row = kInitFirst + 1, both = kInitFirst + 2;
     if (o.partial_lanes != 0) {
-      Emit("vbcast v{}, {}", kT, o.partial_lanes);
-      Emit("vcmp.lt.s32 m{}, v{}, v{}", kTempMask, kLane, kT);
-      Emit("vsel v{}, m{}, v{}, v{}", lane, kTempMask, kInit, kZero);
+      Emit(isa::OPCODE_VBCAST, {V(kT), o.partial_lanes});
+      Emit(isa::OPCODE_VCMP_LT_S32, {M(kTempMask), V(kLane), V(kT)});
+      Emit(isa::OPCODE_VSEL, {V(lane), M(kTempMask), V(kInit), V(kZero)});
     }
     if (o.partial_rows != 0 || o.partial_elements != 0) {
       if (o.partial_elements != 0) {
         EmitElementMask(kTempMask, o.partial_elements);
       } else {
-        Emit("vsublaneid v{}", kT);
-        Emit("vbcast v{}, {}", kU, o.partial_rows);
-        Emit("vcmp.lt.s32 m{}, v{}, v{}", kTempMask, kT, kU);
+        Emit(isa::OPCODE_VSUBLANEID, {V(kT)});
+        Emit(isa::OPCODE_VBCAST, {V(kU), o.partial_rows});
+        Emit(isa::OPCODE_VCMP_LT_S32, {M(kTempMask), V(kT), V(kU)});
       }
-      Emit("vsel v{}, m{}, v{}, v{}", row, kTempMask, kInit, kZero);
-      if (o.partial_lanes != 0) Emit("vsel v{}, m{}, v{}, v{}", both, kTempMask, lane, kZero);
+      Emit(isa::OPCODE_VSEL, {V(row), M(kTempMask), V(kInit), V(kZero)});
+      if (o.partial_lanes != 0) Emit(isa::OPCODE_VSEL, {V(both), M(kTempMask), V(lane), V(kZero)});
     }
     const auto store = [&](int value) {
-      Emit("vst v{}, vmem[s{} + {:#x}]", value, kAccAddr, acc_);
-      Emit("add s{}, s{}, {:#x}", kAccAddr, kAccAddr, S_ * L_ * 4);
+      Emit(isa::OPCODE_VST, {V(value), VmemAt(kAccAddr, acc_)});
+      Emit(isa::OPCODE_ADD, {S(kAccAddr), S(kAccAddr), S_ * L_ * 4});
     };
-    Emit("mov s{}, 0", kAccAddr);
+    Emit(isa::OPCODE_MOV, {S(kAccAddr), 0});
     if (plan_.result.rank() <= 1) {
       EmitLoop(kTileCounter, o.tiles - 1, [&] { store(full); });
       store(o.partial_elements != 0 ? row : full);
@@ -640,18 +669,18 @@ class ReduceEmitter {
         EmitFlatDma(out_, from, DmaAddress{isa::MEMORY_SPACE_VMEM, in_[buffer] + a * strip_bytes_}, (b - a) * strip_bytes_,
                     kLoadSem[buffer], static_cast<uint32_t>(p));
       }
-      if (looped) Emit("add s{}, s{}, {:#x}", kLoadAddr, kLoadAddr, count * strip_bytes_);
+      if (looped) Emit(isa::OPCODE_ADD, {S(kLoadAddr), S(kLoadAddr), count * strip_bytes_});
       return parts;
     };
     int64_t pending[2] = {0, 0};  // DMAs in flight into each buffer
     const auto step = [&](int64_t b, bool looped) {
       const int buffer = static_cast<int>(b % 2);
       if (b + 1 < blocks) pending[1 - buffer] = load(b + 1, 1 - buffer, looped);
-      Emit("sem.wait sem[{}], {}", kLoadSem[buffer], pending[buffer]);
+      Emit(isa::OPCODE_SEM_WAIT, {Sem(kLoadSem[buffer]), pending[buffer]});
       const int64_t first = first_strip_ + b * block_strips_;
       EmitBlockFold(first, std::min(end_strip_, first + block_strips_), in_[buffer]);
-      Emit("vpu.signal sem[{}], 1", kVpuSem);
-      Emit("sem.wait sem[{}], 1", kVpuSem);
+      Emit(isa::OPCODE_VPU_SIGNAL, {Sem(kVpuSem), 1});
+      Emit(isa::OPCODE_SEM_WAIT, {Sem(kVpuSem), 1});
     };
     pending[0] = load(0, 0, false);
     int64_t b = 0;
@@ -660,7 +689,7 @@ class ReduceEmitter {
     const int64_t pairs = plan_.kind == ReduceKind::kLanes ? std::max<int64_t>(strips / block_strips_ - 1, 0) / 2 : 0;
     if (pairs > 1) {
       out_.Comment(fmt::format("blocks 1 to {} of {}, two per iteration", 2 * pairs, blocks));
-      Emit("mov s{}, {:#x}", kLoadAddr, operand + block_strips_ * strip_bytes_);
+      Emit(isa::OPCODE_MOV, {S(kLoadAddr), operand + block_strips_ * strip_bytes_});
       EmitLoop(kBlockCounter, pairs, [&] {
         step(0, true);
         step(1, true);
@@ -686,11 +715,11 @@ class ReduceEmitter {
       if (plain > 1) {
         // One loop over their tiles, which lie one after another: the code does not grow with
         // the strips (MaxText's gradient norm folds 20480 matrices of one tile into one sum).
-        Emit("mov s{}, {:#x}", kInAddr, address);
+        Emit(isa::OPCODE_MOV, {S(kInAddr), address});
         EmitLoop(kTileCounter, plain * plan_.in.strip_tiles, [&] {
-          LoadTile(kX, fmt::format("vmem[s{}]", kInAddr));
+          LoadTile(kX, Vmem(S(kInAddr)));
           FoldValue(kP, kX);
-          Emit("add s{}, s{}, {:#x}", kInAddr, kInAddr, plan_.in.tile_bytes);
+          Emit(isa::OPCODE_ADD, {S(kInAddr), S(kInAddr), plan_.in.tile_bytes});
         });
         s += plain;
       } else {
@@ -729,7 +758,7 @@ class ReduceEmitter {
     const bool split = needs_identity_ && plan_.in.partial_lanes != 0;
     const auto step = [&](bool last) {
       body(last);
-      Emit("add s{}, s{}, {:#x}", kInAddr, kInAddr, plan_.in.tile_bytes);
+      Emit(isa::OPCODE_ADD, {S(kInAddr), S(kInAddr), plan_.in.tile_bytes});
     };
     if (!split) {
       EmitLoop(kTileCounter, n, [&] { step(false); });
@@ -742,10 +771,10 @@ class ReduceEmitter {
   // Replaces padding of the tile in kX with the identity where the op needs it.
   void MaskTile(bool last_tile, bool partial_strip) {
     if (!needs_identity_) return;
-    if (last_tile) Emit("vsel v{}, m{}, v{}, v{}", st_->x, kLaneMask, st_->x, kIdent);
+    if (last_tile) Emit(isa::OPCODE_VSEL, {V(st_->x), M(kLaneMask), V(st_->x), V(kIdent)});
     if (partial_strip) {
       const int mask = plan_.rank1 ? kElementMask : kRowMask;
-      Emit("vsel v{}, m{}, v{}, v{}", st_->x, mask, st_->x, kIdent);
+      Emit(isa::OPCODE_VSEL, {V(st_->x), M(mask), V(st_->x), V(kIdent)});
     }
   }
 
@@ -757,8 +786,8 @@ class ReduceEmitter {
     const uint64_t in_tile = plan_.in.tile_bytes;
     const uint64_t acc_tile = S_ * L_ * 4;
     const auto advance = [&](int64_t tiles) {
-      Emit("add s{}, s{}, {:#x}", kInAddr, kInAddr, tiles * in_tile);
-      Emit("add s{}, s{}, {:#x}", kAccAddr, kAccAddr, tiles * acc_tile);
+      Emit(isa::OPCODE_ADD, {S(kInAddr), S(kInAddr), tiles * in_tile});
+      Emit(isa::OPCODE_ADD, {S(kAccAddr), S(kAccAddr), tiles * acc_tile});
     };
     EmitLoop(kTileCounter, n / 2, [&] {
       Zip([&] { body(0, 0); }, [&] { body(in_tile, acc_tile); });
@@ -785,10 +814,10 @@ class ReduceEmitter {
     const int64_t strip = first_strip_ % spm;
     std::vector<int64_t> index = KeptMajorIndex(plan_, matrix);
     index.push_back(strip * S_);
-    Emit("mov s{}, {}", kLaneShift, strip % (L_ / S_) * S_);
-    Emit("mov s{}, {}", kStripInMatrix, strip);
-    Emit("mov s{}, {}", kMatrix, matrix);
-    Emit("mov s{}, {:#x}", kRowAddr, OutByte(index));
+    Emit(isa::OPCODE_MOV, {S(kLaneShift), strip % (L_ / S_) * S_});
+    Emit(isa::OPCODE_MOV, {S(kStripInMatrix), strip});
+    Emit(isa::OPCODE_MOV, {S(kMatrix), matrix});
+    Emit(isa::OPCODE_MOV, {S(kRowAddr), OutByte(index)});
   }
 
   // kRowAddr = the byte offset of the first result row of matrix kMatrix: OutputWord's formula
@@ -796,7 +825,7 @@ class ReduceEmitter {
   void EmitMatrixRowAddress() {
     const int64_t rank = plan_.result.rank();
     if (rank <= 1) {
-      Emit("mov s{}, 0", kRowAddr);
+      Emit(isa::OPCODE_MOV, {S(kRowAddr), 0});
       return;
     }
     const std::size_t majors = plan_.major_dims.size();
@@ -811,28 +840,28 @@ class ReduceEmitter {
       stride *= plan_.major_dims[d];
     }
     // kTempA: the result's matrix index (its dims above the last two); kTempB: its row.
-    Emit("mov s{}, 0", kTempA);
+    Emit(isa::OPCODE_MOV, {S(kTempA), 0});
     for (std::size_t d = 0; d < majors; ++d) {
       if (plan_.major_reduced[d]) continue;
       const int target = d == last_kept ? kTempB : kTempC;
-      Emit("div s{}, s{}, {}", target, kMatrix, strides[d]);
-      Emit("rem s{}, s{}, {}", target, target, plan_.major_dims[d]);
+      Emit(isa::OPCODE_DIV, {S(target), S(kMatrix), strides[d]});
+      Emit(isa::OPCODE_REM, {S(target), S(target), plan_.major_dims[d]});
       if (d == last_kept) continue;
-      Emit("mul s{}, s{}, {}", kTempA, kTempA, plan_.major_dims[d]);
-      Emit("add s{}, s{}, s{}", kTempA, kTempA, kTempC);
+      Emit(isa::OPCODE_MUL, {S(kTempA), S(kTempA), plan_.major_dims[d]});
+      Emit(isa::OPCODE_ADD, {S(kTempA), S(kTempA), S(kTempC)});
     }
     const int64_t rows = plan_.result.dims[rank - 2];
     const int64_t columns = plan_.result.dims[rank - 1];
     const int64_t strip_tiles = (columns + L_ - 1) / L_;
     const int64_t strips_per_matrix = (rows + S_ - 1) / S_;
     // word = ((matrix * strips_per_matrix + row / S) * strip_tiles) * S * L + (row % S) * L
-    Emit("mul s{}, s{}, {}", kTempA, kTempA, strips_per_matrix);
-    Emit("div s{}, s{}, {}", kTempC, kTempB, S_);
-    Emit("add s{}, s{}, s{}", kTempA, kTempA, kTempC);
-    Emit("mul s{}, s{}, {}", kTempA, kTempA, strip_tiles * S_ * L_ * 4);
-    Emit("rem s{}, s{}, {}", kTempC, kTempB, S_);
-    Emit("mul s{}, s{}, {}", kTempC, kTempC, L_ * 4);
-    Emit("add s{}, s{}, s{}", kRowAddr, kTempA, kTempC);
+    Emit(isa::OPCODE_MUL, {S(kTempA), S(kTempA), strips_per_matrix});
+    Emit(isa::OPCODE_DIV, {S(kTempC), S(kTempB), S_});
+    Emit(isa::OPCODE_ADD, {S(kTempA), S(kTempA), S(kTempC)});
+    Emit(isa::OPCODE_MUL, {S(kTempA), S(kTempA), strip_tiles * S_ * L_ * 4});
+    Emit(isa::OPCODE_REM, {S(kTempC), S(kTempB), S_});
+    Emit(isa::OPCODE_MUL, {S(kTempC), S(kTempC), L_ * 4});
+    Emit(isa::OPCODE_ADD, {S(kRowAddr), S(kTempA), S(kTempC)});
   }
 
   // Folds `count` strips at VMEM `base`, strip `first` on (the lane-fold registers say where they
@@ -840,7 +869,7 @@ class ReduceEmitter {
   // that runs for later blocks has the same count, so they start at multiples of it), else two
   // at a time in strands A and B.
   void EmitLaneBlockFold(int64_t first, int64_t count, uint64_t base) {
-    Emit("mov s{}, {:#x}", kInAddr, base);
+    Emit(isa::OPCODE_MOV, {S(kInAddr), base});
     const int64_t n = lane_group_;
     if (n > 1 && first % n == 0 && count % n == 0) {
       EmitLaneGroups(count / n);
@@ -860,17 +889,17 @@ class ReduceEmitter {
   // g's selects (its folds done by then, and the vxpose too), then group g - 1's rows join G.
   void EmitLaneGroups(int64_t groups) {
     // Each lane's block, set here: the accumulators' init uses the register as a temp.
-    Emit("vbcast v{}, {}", kQ, S_);
-    Emit("vdiv.s32 v{}, v{}, v{}", kLaneBlock, kLane, kQ);
+    Emit(isa::OPCODE_VBCAST, {V(kQ), S_});
+    Emit(isa::OPCODE_VDIV_S32, {V(kLaneBlock), V(kLane), V(kQ)});
     EmitGroupFolds();
     EmitGroupSelects(false);
     EmitLoop(kStripCounter, groups - 1, [&] {
       EmitGroupFolds();
-      Emit("vxpose v{}, v{}", kGathered, kQ);
+      Emit(isa::OPCODE_VXPOSE, {V(kGathered), V(kQ)});
       EmitGroupSelects(true);
       EmitGroupGather();
     });
-    Emit("vxpose v{}, v{}", kGathered, kQ);
+    Emit(isa::OPCODE_VXPOSE, {V(kGathered), V(kQ)});
     EmitGroupGather();
   }
 
@@ -882,16 +911,16 @@ class ReduceEmitter {
     if (!masked && plan_.in.strip_tiles == 1) {
       // One tile a strip (a producer's strips folded, ProducerSink::fold): the tile is the fold
       // (identity op x = x, for -0 too), loaded straight into p.
-      strands([&] { LoadTile(st_->p, fmt::format("vmem[s{} + {:#x}]", kInAddr, strand_ * strip_bytes_)); });
-      Emit("add s{}, s{}, {:#x}", kInAddr, kInAddr, n * strip_bytes_);
+      strands([&] { LoadTile(st_->p, VmemAt(kInAddr, strand_ * strip_bytes_)); });
+      Emit(isa::OPCODE_ADD, {S(kInAddr), S(kInAddr), n * strip_bytes_});
       strands([&] { LaneReduce(st_->p, true); });
       return;
     }
-    strands([&] { Emit("vmov v{}, v{}", st_->p, kIdent); });
+    strands([&] { Emit(isa::OPCODE_VMOV, {V(st_->p), V(kIdent)}); });
     if (masked) {
       EmitStripTiles([&](bool last) {
         strands([&] {
-          LoadTile(st_->x, fmt::format("vmem[s{} + {:#x}]", kInAddr, strand_ * strip_bytes_));
+          LoadTile(st_->x, VmemAt(kInAddr, strand_ * strip_bytes_));
           MaskTile(last, false);
           FoldValue(st_->p, st_->x);
         });
@@ -899,7 +928,7 @@ class ReduceEmitter {
     } else {
       EmitPipelinedStripTiles(strands);
     }
-    Emit("add s{}, s{}, {:#x}", kInAddr, kInAddr, (n - 1) * strip_bytes_);
+    Emit(isa::OPCODE_ADD, {S(kInAddr), S(kInAddr), (n - 1) * strip_bytes_});
     strands([&] { LaneReduce(st_->p, true); });
   }
 
@@ -911,7 +940,7 @@ class ReduceEmitter {
     const int64_t n = plan_.in.strip_tiles;
     const uint64_t tile = plan_.in.tile_bytes;
     const auto load = [&](int reg, uint64_t offset) {
-      LoadTileBits(reg, fmt::format("vmem[s{} + {:#x}]", kInAddr, strand_ * strip_bytes_ + offset));
+      LoadTileBits(reg, VmemAt(kInAddr, strand_ * strip_bytes_ + offset));
     };
     const auto fold = [&](int reg) {
       WidenTile(reg);
@@ -927,7 +956,7 @@ class ReduceEmitter {
         load(st_->x, 2 * tile);
         fold(st_->y);
       });
-      Emit("add s{}, s{}, {:#x}", kInAddr, kInAddr, 2 * tile);
+      Emit(isa::OPCODE_ADD, {S(kInAddr), S(kInAddr), 2 * tile});
     });
     if (n % 2 == 0) {
       strands([&] {
@@ -938,7 +967,7 @@ class ReduceEmitter {
     } else {
       strands([&] { fold(st_->x); });
     }
-    Emit("add s{}, s{}, {:#x}", kInAddr, kInAddr, (n % 2 == 0 ? 2 : 1) * tile);
+    Emit(isa::OPCODE_ADD, {S(kInAddr), S(kInAddr), (n % 2 == 0 ? 2 : 1) * tile});
   }
 
   // Q = strip k's sums in the lanes of the group's block k (the group's first strip's place in
@@ -946,30 +975,30 @@ class ReduceEmitter {
   // on its own, then or-ed pairwise. `next`: the lane-fold registers still place the group before.
   void EmitGroupSelects(bool next) {
     const int n = static_cast<int>(lane_group_);
-    Emit("add s{}, s{}, {}", kTempA, kStripInMatrix, next ? n : 0);
-    Emit("rem s{}, s{}, {}", kTempA, kTempA, plan_.in.strips_per_matrix);
-    Emit("rem s{}, s{}, {}", kTempA, kTempA, L_ / S_);
+    Emit(isa::OPCODE_ADD, {S(kTempA), S(kStripInMatrix), next ? n : 0});
+    Emit(isa::OPCODE_REM, {S(kTempA), S(kTempA), plan_.in.strips_per_matrix});
+    Emit(isa::OPCODE_REM, {S(kTempA), S(kTempA), L_ / S_});
     for (int k = 0; k < n; ++k) {
-      Emit("add s{}, s{}, {}", kTempB, kTempA, k);
-      Emit("vbcast v{}, s{}", kGroupStrands[k].y, kTempB);
+      Emit(isa::OPCODE_ADD, {S(kTempB), S(kTempA), k});
+      Emit(isa::OPCODE_VBCAST, {V(kGroupStrands[k].y), S(kTempB)});
     }
     for (int k = 0; k < n; ++k) {
       const Strand& s = kGroupStrands[k];
       const int mask = kGroupMask0 + k % kGroupMasks;
-      Emit("vcmp.eq.s32 m{}, v{}, v{}", mask, kLaneBlock, s.y);
-      Emit("vsel v{}, m{}, v{}, v{}", s.p, mask, s.p, kZero);
+      Emit(isa::OPCODE_VCMP_EQ_S32, {M(mask), V(kLaneBlock), V(s.y)});
+      Emit(isa::OPCODE_VSEL, {V(s.p), M(mask), V(s.p), V(kZero)});
     }
     for (int step = 1; step < n; step *= 2) {
       for (int k = 0; k + step < n; k += 2 * step) {
         const int into = 2 * step >= n ? kQ : kGroupStrands[k].p;
-        Emit("vor v{}, v{}, v{}", into, kGroupStrands[k].p, kGroupStrands[k + step].p);
+        Emit(isa::OPCODE_VOR, {V(into), V(kGroupStrands[k].p), V(kGroupStrands[k + step].p)});
       }
     }
   }
 
   // The group before (its rows vxposed into kGathered) joins G.
   void EmitGroupGather() {
-    Emit("vor v{}, v{}, v{}", kG, kG, kGathered);  // its other lanes are zero
+    Emit(isa::OPCODE_VOR, {V(kG), V(kG), V(kGathered)});  // its other lanes are zero
     EmitGatheredStrips(lane_group_);
   }
 
@@ -983,10 +1012,10 @@ class ReduceEmitter {
         f();
       }
     };
-    both([&] { Emit("vmov v{}, v{}", st_->p, kIdent); });
+    both([&] { Emit(isa::OPCODE_VMOV, {V(st_->p), V(kIdent)}); });
     EmitStripTiles([&](bool last) {
       const auto tile = [&](uint64_t off) {
-        LoadTile(st_->x, fmt::format("vmem[s{} + {:#x}]", kInAddr, off));
+        LoadTile(st_->x, VmemAt(kInAddr, off));
         MaskTile(last, false);
         FoldValue(st_->p, st_->x);
       };
@@ -996,7 +1025,7 @@ class ReduceEmitter {
         tile(0);
       }
     });
-    if (count == 2) Emit("add s{}, s{}, {:#x}", kInAddr, kInAddr, strip_bytes_);
+    if (count == 2) Emit(isa::OPCODE_ADD, {S(kInAddr), S(kInAddr), strip_bytes_});
     both([&] { LaneReduce(st_->p, false); });
     for (int k = 0; k < count; ++k) {
       st_ = k == 0 ? &kStrandA : &kStrandB;
@@ -1009,9 +1038,9 @@ class ReduceEmitter {
   // lanes [shift, shift + S); the row is folded into its accumulator once full, or at the
   // matrix's last strip.
   void EmitGatherRows() {
-    Emit("vxpose v{}, v{}", st_->p, st_->p);  // row t's value to lane t of sublane 0
-    Emit("vrot v{}, v{}, s{}", st_->p, st_->p, kLaneShift);
-    Emit("vor v{}, v{}, v{}", kG, kG, st_->p);  // the other lanes of both are zero
+    Emit(isa::OPCODE_VXPOSE, {V(st_->p), V(st_->p)});  // row t's value to lane t of sublane 0
+    Emit(isa::OPCODE_VROT, {V(st_->p), V(st_->p), S(kLaneShift)});
+    Emit(isa::OPCODE_VOR, {V(kG), V(kG), V(st_->p)});  // the other lanes of both are zero
     EmitGatheredStrips(1);
   }
 
@@ -1020,20 +1049,20 @@ class ReduceEmitter {
   // stored).
   void EmitGatheredStrips(int64_t count) {
     const int64_t spm = plan_.in.strips_per_matrix;
-    Emit("add s{}, s{}, {}", kLaneShift, kLaneShift, count * S_);
-    Emit("add s{}, s{}, {}", kStripInMatrix, kStripInMatrix, count);
+    Emit(isa::OPCODE_ADD, {S(kLaneShift), S(kLaneShift), count * S_});
+    Emit(isa::OPCODE_ADD, {S(kStripInMatrix), S(kStripInMatrix), count});
     const std::string row_done = out_.NewLabel(c_.instruction.name() + ".row_done");
     const std::string next = out_.NewLabel(c_.instruction.name() + ".next_strip");
-    Emit("beq s{}, {}, {}", kLaneShift, L_, row_done);
-    Emit("bne s{}, {}, {}", kStripInMatrix, spm, next);
+    Emit(isa::OPCODE_BEQ, {S(kLaneShift), L_, Label(row_done)});
+    Emit(isa::OPCODE_BNE, {S(kStripInMatrix), spm, Label(next)});
     out_.Bind(row_done);
     Rmw(kRowAddr, acc_, kG, true);
-    Emit("vmov v{}, v{}", kG, kZero);
-    Emit("mov s{}, 0", kLaneShift);
-    Emit("add s{}, s{}, {:#x}", kRowAddr, kRowAddr, plan_.result.rank() >= 2 ? S_ * L_ * 4 : L_ * 4);
-    Emit("bne s{}, {}, {}", kStripInMatrix, spm, next);
-    Emit("mov s{}, 0", kStripInMatrix);
-    Emit("add s{}, s{}, 1", kMatrix, kMatrix);
+    Emit(isa::OPCODE_VMOV, {V(kG), V(kZero)});
+    Emit(isa::OPCODE_MOV, {S(kLaneShift), 0});
+    Emit(isa::OPCODE_ADD, {S(kRowAddr), S(kRowAddr), plan_.result.rank() >= 2 ? S_ * L_ * 4 : L_ * 4});
+    Emit(isa::OPCODE_BNE, {S(kStripInMatrix), spm, Label(next)});
+    Emit(isa::OPCODE_MOV, {S(kStripInMatrix), 0});
+    Emit(isa::OPCODE_ADD, {S(kMatrix), S(kMatrix), 1});
     if (plan_.in.strips > spm) EmitMatrixRowAddress();
     out_.Bind(next);
   }
@@ -1048,8 +1077,8 @@ class ReduceEmitter {
     const int64_t s = strip % spm;
     const std::vector<int64_t> kept = KeptMajorIndex(plan_, matrix);
     const bool partial_strip = s == spm - 1 && (plan_.in.partial_rows != 0 || plan_.in.partial_elements != 0);
-    Emit("mov s{}, {:#x}", kInAddr, address);
-    const auto in = [&] { return fmt::format("vmem[s{}]", kInAddr); };
+    Emit(isa::OPCODE_MOV, {S(kInAddr), address});
+    const auto in = [&] { return Vmem(S(kInAddr)); };
     switch (plan_.kind) {
       case ReduceKind::kMajor: {
         // The result tile of (kept, s, j) is the operand tile of (matrix, s, j), same positions.
@@ -1061,9 +1090,9 @@ class ReduceEmitter {
           stride *= plan_.major_dims[d];
         }
         const int64_t tile = (out_matrix * spm + s) * plan_.in.strip_tiles;
-        Emit("mov s{}, {:#x}", kAccAddr, tile * S_ * L_ * 4);
+        Emit(isa::OPCODE_MOV, {S(kAccAddr), tile * S_ * L_ * 4});
         EmitTilePairs([&](uint64_t in_off, uint64_t acc_off) {
-          LoadTile(st_->x, fmt::format("vmem[s{} + {:#x}]", kInAddr, in_off));
+          LoadTile(st_->x, VmemAt(kInAddr, in_off));
           Rmw(kAccAddr, acc_ + acc_off, st_->x, false);
         });
         return;
@@ -1073,15 +1102,15 @@ class ReduceEmitter {
       case ReduceKind::kRows: {
         const uint64_t tile = S_ * L_ * 4;
         if (s == 0) {
-          Emit("mov s{}, 0", kAccAddr);
+          Emit(isa::OPCODE_MOV, {S(kAccAddr), 0});
           EmitLoop(kTileCounter, plan_.in.strip_tiles, [&] {
-            Emit("vst v{}, vmem[s{} + {:#x}]", kIdent, kAccAddr, scratch_);
-            Emit("add s{}, s{}, {:#x}", kAccAddr, kAccAddr, tile);
+            Emit(isa::OPCODE_VST, {V(kIdent), VmemAt(kAccAddr, scratch_)});
+            Emit(isa::OPCODE_ADD, {S(kAccAddr), S(kAccAddr), tile});
           });
         }
-        Emit("mov s{}, 0", kAccAddr);
+        Emit(isa::OPCODE_MOV, {S(kAccAddr), 0});
         EmitTilePairs([&](uint64_t in_off, uint64_t acc_off) {
-          LoadTile(st_->x, fmt::format("vmem[s{} + {:#x}]", kInAddr, in_off));
+          LoadTile(st_->x, VmemAt(kInAddr, in_off));
           MaskTile(false, partial_strip);
           Rmw(kAccAddr, scratch_ + acc_off, st_->x, false);
         });
@@ -1089,19 +1118,19 @@ class ReduceEmitter {
         // The matrix is done: fold each column tile's sublanes into its result row.
         std::vector<int64_t> index = kept;
         index.push_back(0);
-        Emit("mov s{}, 0", kAccAddr);
-        Emit("mov s{}, {:#x}", kRowAddr, OutByte(index));
+        Emit(isa::OPCODE_MOV, {S(kAccAddr), 0});
+        Emit(isa::OPCODE_MOV, {S(kRowAddr), OutByte(index)});
         const uint64_t row_stride = plan_.result.rank() >= 2 ? tile : L_ * 4;
         EmitLoop(kTileCounter, plan_.in.strip_tiles, [&] {
           SublaneFold(kAccAddr, scratch_);
           Rmw(kRowAddr, acc_, kR, true);
-          Emit("add s{}, s{}, {:#x}", kAccAddr, kAccAddr, tile);
-          Emit("add s{}, s{}, {:#x}", kRowAddr, kRowAddr, row_stride);
+          Emit(isa::OPCODE_ADD, {S(kAccAddr), S(kAccAddr), tile});
+          Emit(isa::OPCODE_ADD, {S(kRowAddr), S(kRowAddr), row_stride});
         });
         return;
       }
       case ReduceKind::kBoth: {
-        if (StartsFold(strip)) Emit("vmov v{}, v{}", kP, kIdent);
+        if (StartsFold(strip)) Emit(isa::OPCODE_VMOV, {V(kP), V(kIdent)});
         EmitStripTiles([&](bool last) {
           LoadTile(kX, in());
           MaskTile(last, partial_strip);
@@ -1109,15 +1138,15 @@ class ReduceEmitter {
         });
         if (!EndsFold(strip)) return;
         // The matrix is done: sublanes, then lanes, then into its one result element.
-        Emit("mov s{}, 0", kAccAddr);
-        Emit("vst v{}, vmem[s{} + {:#x}]", kP, kAccAddr, scratch_);
+        Emit(isa::OPCODE_MOV, {S(kAccAddr), 0});
+        Emit(isa::OPCODE_VST, {V(kP), VmemAt(kAccAddr, scratch_)});
         SublaneFold(kAccAddr, scratch_);
         LaneReduce(kR, true);
         const uint64_t at = OutByte(kept);
         const uint64_t lane = (at / 4) % L_;
-        Emit("vbcast v{}, {}", kT, lane);
-        Emit("vcmp.eq.s32 m{}, v{}, v{}", kTempMask, kLane, kT);
-        Emit("mov s{}, {:#x}", kRowAddr, at - lane * 4);
+        Emit(isa::OPCODE_VBCAST, {V(kT), lane});
+        Emit(isa::OPCODE_VCMP_EQ_S32, {M(kTempMask), V(kLane), V(kT)});
+        Emit(isa::OPCODE_MOV, {S(kRowAddr), at - lane * 4});
         Rmw(kRowAddr, acc_, kR, true, kTempMask);
         return;
       }
@@ -1129,18 +1158,18 @@ class ReduceEmitter {
     const bool bf16 = plan_.type == isa::ElementType::kBF16;
     const uint64_t tile = S_ * L_ * 4;
     if (bf16) {
-      Emit("mov s{}, 0", kAccAddr);
-      Emit("mov s{}, 0", kRowAddr);
+      Emit(isa::OPCODE_MOV, {S(kAccAddr), 0});
+      Emit(isa::OPCODE_MOV, {S(kRowAddr), 0});
       EmitLoop(kTileCounter, out_tiles_, [&] {
-        Emit("vld v{}, vmem[s{} + {:#x}]", kA, kAccAddr, acc_);
-        Emit("vpack.bf16 v{}, v{}, v{}", kA, kA, kA);
-        Emit("vst v{}, vmem[s{} + {:#x}], sublanes=0xf", kA, kRowAddr, stage_);
-        Emit("add s{}, s{}, {:#x}", kRowAddr, kRowAddr, tile / 2);
-        Emit("add s{}, s{}, {:#x}", kAccAddr, kAccAddr, tile);
+        Emit(isa::OPCODE_VLD, {V(kA), VmemAt(kAccAddr, acc_)});
+        Emit(isa::OPCODE_VPACK_BF16, {V(kA), V(kA), V(kA)});
+        Emit(isa::OPCODE_VST, {V(kA), VmemAt(kRowAddr, stage_)}, {{"sublanes", Bits(0xf)}});
+        Emit(isa::OPCODE_ADD, {S(kRowAddr), S(kRowAddr), tile / 2});
+        Emit(isa::OPCODE_ADD, {S(kAccAddr), S(kAccAddr), tile});
       });
     }
-    Emit("vpu.signal sem[{}], 1", kVpuSem);
-    Emit("sem.wait sem[{}], 1", kVpuSem);
+    Emit(isa::OPCODE_VPU_SIGNAL, {Sem(kVpuSem), 1});
+    Emit(isa::OPCODE_SEM_WAIT, {Sem(kVpuSem), 1});
     const uint64_t image = bf16 ? stage_ : acc_;
     if (split_) {
       EmitCoreResultDma(image);
@@ -1148,7 +1177,7 @@ class ReduceEmitter {
       const uint64_t bytes = static_cast<uint64_t>(plan_.out.tiles * plan_.out.tile_bytes);
       EmitFlatDma(out_, isa::MEMORY_SPACE_VMEM, image, isa::MEMORY_SPACE_HBM, result_->address, bytes, kStoreSem, 0);
     }
-    Emit("sem.wait sem[{}], 1", kStoreSem);
+    Emit(isa::OPCODE_SEM_WAIT, {Sem(kStoreSem), 1});
   }
 
   // A split's result: this core's box of the result image at VMEM `image`, its units along the
@@ -1165,10 +1194,15 @@ class ReduceEmitter {
     const int64_t end = last ? view.dims[d] : end_strip_ / unit * lane_split_.unit_elements;
     start[d] = begin;
     size[d] = end - begin;
-    const auto list = [](const std::vector<int64_t>& v) { return fmt::format("[{}]", fmt::join(v, ", ")); };
-    const std::string text = isa::ToString(view);
-    Emit("dma vmem[{:#x}] -> hbm[{:#x}], src={}, dst={}, src_start={}, dst_start={}, size={}, sem=sem[{}], engine=0",
-         image, result_->address, text, text, list(start), list(start), list(size), kStoreSem);
+    const IndexValue first = Index(std::vector<RegPlus>(start.begin(), start.end()));
+    Emit(isa::OPCODE_DMA, {Vmem(static_cast<int64_t>(image)), Hbm(static_cast<int64_t>(result_->address))},
+         {{"src", ShapeArg(view)},
+          {"dst", ShapeArg(view)},
+          {"src_start", first},
+          {"dst_start", first},
+          {"size", Sizes(size)},
+          {"sem", Sem(kStoreSem)},
+          {"engine", 0}});
   }
 
   KernelContext& c_;
@@ -1182,7 +1216,7 @@ class ReduceEmitter {
   bool is_float_ = true;
   bool is_unsigned_ = false;
   bool needs_identity_ = false;
-  std::vector<std::string>* capture_ = nullptr;
+  std::vector<isa::Instruction>* capture_ = nullptr;
   const Strand* st_ = &kStrandA;
   int strand_ = 0;  // ZipStrands: the group strand being emitted
   int64_t out_tiles_ = 1;

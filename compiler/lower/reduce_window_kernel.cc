@@ -14,6 +14,7 @@ namespace tpusim::compiler {
 namespace {
 
 using isa::ElementType;
+using namespace isa::ops;
 
 constexpr uint64_t kChunkBytes = 4096;  // one 8 x 128 x 32-bit vreg: the unit of the VPU loops
 constexpr int64_t kMaxStaging = 16;     // staging images whose tap DMAs run together
@@ -50,19 +51,19 @@ TapRange RangeOf(const hlo::WindowDimension& w, int64_t operand_size, int64_t ou
   return range;
 }
 
-std::string OpText(ReduceOp op, ElementType type) {
-  const std::string arith = type == ElementType::kF32 ? "f32" : "s32";
-  const std::string order = type == ElementType::kF32 ? "f32" : type == ElementType::kU32 ? "u32" : "s32";
+isa::Opcode OpOf(ReduceOp op, ElementType type) {
+  const bool f32 = type == ElementType::kF32;
+  const bool u32 = type == ElementType::kU32;
   switch (op) {
-    case ReduceOp::kAdd: return "vadd." + arith;
-    case ReduceOp::kMultiply: return "vmul." + arith;
-    case ReduceOp::kMaximum: return "vmax." + order;
-    case ReduceOp::kMinimum: return "vmin." + order;
-    case ReduceOp::kAnd: return "vand";
-    case ReduceOp::kOr: return "vor";
-    case ReduceOp::kXor: return "vxor";
+    case ReduceOp::kAdd: return f32 ? isa::OPCODE_VADD_F32 : isa::OPCODE_VADD_S32;
+    case ReduceOp::kMultiply: return f32 ? isa::OPCODE_VMUL_F32 : isa::OPCODE_VMUL_S32;
+    case ReduceOp::kMaximum: return f32 ? isa::OPCODE_VMAX_F32 : u32 ? isa::OPCODE_VMAX_U32 : isa::OPCODE_VMAX_S32;
+    case ReduceOp::kMinimum: return f32 ? isa::OPCODE_VMIN_F32 : u32 ? isa::OPCODE_VMIN_U32 : isa::OPCODE_VMIN_S32;
+    case ReduceOp::kAnd: return isa::OPCODE_VAND;
+    case ReduceOp::kOr: return isa::OPCODE_VOR;
+    case ReduceOp::kXor: return isa::OPCODE_VXOR;
   }
-  return "";
+  return isa::OPCODE_UNSPECIFIED;
 }
 
 struct Tap {
@@ -120,7 +121,7 @@ class ReduceWindowEmitter {
       setup.LoadScalarsToSmem({{&init, 0}});
     }
     // The accumulator at VMEM 0, filled with the init value.
-    out_.Emit("ld.u32 s{}, smem[0x0]", kWord);
+    out_.Emit(isa::OPCODE_LD_U32, {S(kWord), Smem(0)});
     Fill(0, kWord);
     const int64_t staging = std::max<int64_t>(
         1, std::min<int64_t>({kMaxStaging, static_cast<int64_t>(taps.size()),
@@ -129,13 +130,13 @@ class ReduceWindowEmitter {
     for (std::size_t first = 0; first < taps.size(); first += staging) {
       const std::size_t end = std::min(taps.size(), first + staging);
       // Staging images of taps that leave positions unread hold the identity there.
-      out_.Emit("mov s{}, {:#x}", kWord, IdentityBits(op_, type_));
+      out_.Emit(isa::OPCODE_MOV, {S(kWord), IdentityBits(op_, type_)});
       for (std::size_t t = first; t < end; ++t) {
         if (!taps[t].full) Fill(StagingAddress(t - first, image_bytes), kWord);
       }
       // The DMAs overwrite staging images the VPU filled or last read.
-      out_.Emit("vpu.signal sem[{}], 1", DmaEmitter::kVpuSem);
-      out_.Emit("sem.wait sem[{}], 1", DmaEmitter::kVpuSem);
+      out_.Emit(isa::OPCODE_VPU_SIGNAL, {Sem(DmaEmitter::kVpuSem), 1});
+      out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(DmaEmitter::kVpuSem), 1});
       int64_t pending = 0;
       for (std::size_t t = first; t < end; ++t) {
         DmaEmitter copy(c_);
@@ -152,11 +153,11 @@ class ReduceWindowEmitter {
         EmitStridedCopy(copy, src, dst, size);
         pending += copy.pending_dmas();
       }
-      if (pending > 0) out_.Emit("sem.wait sem[{}], {}", DmaEmitter::kDmaSem, pending);
+      if (pending > 0) out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(DmaEmitter::kDmaSem), pending});
       for (std::size_t t = first; t < end; ++t) Fold(StagingAddress(t - first, image_bytes));
     }
-    out_.Emit("vpu.signal sem[{}], 1", DmaEmitter::kVpuSem);
-    out_.Emit("sem.wait sem[{}], 1", DmaEmitter::kVpuSem);
+    out_.Emit(isa::OPCODE_VPU_SIGNAL, {Sem(DmaEmitter::kVpuSem), 1});
+    out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(DmaEmitter::kVpuSem), 1});
     DmaEmitter store(c_);
     const std::vector<int64_t> origin(rank, 0);
     store.SplitDma(DmaArray{isa::MEMORY_SPACE_VMEM, 0, image_}, origin, HbmArray(output), origin, output.shape.dims);
@@ -190,35 +191,38 @@ class ReduceWindowEmitter {
 
   // The image at `vmem` filled with the word in scalar register `reg`.
   void Fill(uint64_t vmem, int reg) {
-    out_.Emit("vbcast v0, s{}", reg);
-    out_.Emit("mov s{}, {:#x}", kAddress, vmem);
-    out_.Emit("mov s{}, {}", kCounter, chunks_);
+    out_.Emit(isa::OPCODE_VBCAST, {V(0), S(reg)});
+    out_.Emit(isa::OPCODE_MOV, {S(kAddress), vmem});
+    out_.Emit(isa::OPCODE_MOV, {S(kCounter), chunks_});
     const std::string label = out_.NewLabel(c_.instruction.name() + ".fill");
     out_.Bind(label);
-    out_.Emit("vst v0, vmem[s{}]", kAddress);
-    out_.Emit("add s{}, s{}, {:#x}", kAddress, kAddress, kChunkBytes);
-    out_.Emit("loop s{}, {}", kCounter, label);
+    out_.Emit(isa::OPCODE_VST, {V(0), Vmem(S(kAddress))});
+    out_.Emit(isa::OPCODE_ADD, {S(kAddress), S(kAddress), kChunkBytes});
+    out_.Emit(isa::OPCODE_LOOP, {S(kCounter), Label(label)});
   }
 
   // accumulator = op(accumulator, staging image at `vmem`), word by word, `unroll` vregs per
   // iteration so the in-order VPU overlaps one chunk's load latency with the others.
   void Fold(uint64_t vmem) {
     const int64_t unroll = chunks_ % 4 == 0 ? 4 : chunks_ % 2 == 0 ? 2 : 1;
-    const std::string op = OpText(op_, type_);
-    out_.Emit("mov s{}, 0x0", kAddress);
-    out_.Emit("mov s{}, {:#x}", kAddress2, vmem);
-    out_.Emit("mov s{}, {}", kCounter, chunks_ / unroll);
+    const isa::Opcode op = OpOf(op_, type_);
+    out_.Emit(isa::OPCODE_MOV, {S(kAddress), 0});
+    out_.Emit(isa::OPCODE_MOV, {S(kAddress2), vmem});
+    out_.Emit(isa::OPCODE_MOV, {S(kCounter), chunks_ / unroll});
     const std::string label = out_.NewLabel(c_.instruction.name() + ".fold");
     out_.Bind(label);
     for (int64_t u = 0; u < unroll; ++u) {
-      out_.Emit("vld v{}, vmem[s{} + {:#x}]", 1 + 2 * u, kAddress, u * kChunkBytes);
-      out_.Emit("vld v{}, vmem[s{} + {:#x}]", 2 + 2 * u, kAddress2, u * kChunkBytes);
+      const auto offset = static_cast<int64_t>(u * kChunkBytes);
+      out_.Emit(isa::OPCODE_VLD, {V(1 + 2 * u), Vmem(S(kAddress), offset)});
+      out_.Emit(isa::OPCODE_VLD, {V(2 + 2 * u), Vmem(S(kAddress2), offset)});
     }
-    for (int64_t u = 0; u < unroll; ++u) out_.Emit("{} v{}, v{}, v{}", op, 1 + 2 * u, 1 + 2 * u, 2 + 2 * u);
-    for (int64_t u = 0; u < unroll; ++u) out_.Emit("vst v{}, vmem[s{} + {:#x}]", 1 + 2 * u, kAddress, u * kChunkBytes);
-    out_.Emit("add s{}, s{}, {:#x}", kAddress, kAddress, unroll * kChunkBytes);
-    out_.Emit("add s{}, s{}, {:#x}", kAddress2, kAddress2, unroll * kChunkBytes);
-    out_.Emit("loop s{}, {}", kCounter, label);
+    for (int64_t u = 0; u < unroll; ++u) out_.Emit(op, {V(1 + 2 * u), V(1 + 2 * u), V(2 + 2 * u)});
+    for (int64_t u = 0; u < unroll; ++u) {
+      out_.Emit(isa::OPCODE_VST, {V(1 + 2 * u), Vmem(S(kAddress), static_cast<int64_t>(u * kChunkBytes))});
+    }
+    out_.Emit(isa::OPCODE_ADD, {S(kAddress), S(kAddress), unroll * kChunkBytes});
+    out_.Emit(isa::OPCODE_ADD, {S(kAddress2), S(kAddress2), unroll * kChunkBytes});
+    out_.Emit(isa::OPCODE_LOOP, {S(kCounter), Label(label)});
   }
 
   KernelContext& c_;

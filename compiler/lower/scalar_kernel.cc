@@ -13,6 +13,7 @@ namespace {
 
 using hlo::Opcode;
 using isa::ElementType;
+using namespace isa::ops;
 
 struct IntType {
   int bytes;
@@ -78,7 +79,7 @@ class ScalarEmitter {
       EmitFlatDma(out_, isa::MEMORY_SPACE_HBM, buffer.address, isa::MEMORY_SPACE_SMEM, k * kSlotBytes, buffer.size_bytes, 0,
                   static_cast<uint32_t>(k % engines));
     }
-    if (n > 0) out_.Emit("sem.wait sem[0], {}", n);
+    if (n > 0) out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(0), n});
     for (std::size_t k = 0; k < n; ++k) {
       const int reg = NewRegister(group.operands[k]);
       Load(reg, k * kSlotBytes, group.operands[k]->shape().element_type);
@@ -97,10 +98,10 @@ class ScalarEmitter {
     const int result = registers_.at(group.root);
     const IntType type = *IntegerScalar(group.root->shape().element_type);
     const uint64_t slot = n * kSlotBytes;
-    out_.Emit("{} s{}, smem[{:#x}]", type.bytes == 8 ? "st.s64" : "st.s32", result, slot);
+    out_.Emit(type.bytes == 8 ? isa::OPCODE_ST_S64 : isa::OPCODE_ST_S32, {S(result), Smem(slot)});
     const DeviceBuffer& buffer = *c_.results.at(0);
     EmitFlatDma(out_, isa::MEMORY_SPACE_SMEM, slot, isa::MEMORY_SPACE_HBM, buffer.address, buffer.size_bytes, 0, 0);
-    out_.Emit("sem.wait sem[0], 1");
+    out_.Emit(isa::OPCODE_SEM_WAIT, {Sem(0), 1});
   }
 
  private:
@@ -114,30 +115,30 @@ class ScalarEmitter {
   // bits; floats as their f32 bits (bf16 moved to the top half).
   void Load(int reg, uint64_t address, ElementType type) {
     if (IsFloatScalar(type)) {
-      out_.Emit("ld.u32 s{}, smem[{:#x}]", reg, address);
+      out_.Emit(isa::OPCODE_LD_U32, {S(reg), Smem(address)});
       if (type == ElementType::kBF16) {
-        out_.Emit("shl s{}, s{}, 48", reg, reg);
-        out_.Emit("shr s{}, s{}, 32", reg, reg);
+        out_.Emit(isa::OPCODE_SHL, {S(reg), S(reg), 48});
+        out_.Emit(isa::OPCODE_SHR, {S(reg), S(reg), 32});
       }
       return;
     }
     const IntType t = *IntegerScalar(type);
     if (t.bytes == 8) {
-      out_.Emit("ld.s64 s{}, smem[{:#x}]", reg, address);
+      out_.Emit(isa::OPCODE_LD_S64, {S(reg), Smem(address)});
     } else if (t.bytes == 4) {
-      out_.Emit("{} s{}, smem[{:#x}]", t.is_signed ? "ld.s32" : "ld.u32", reg, address);
+      out_.Emit(t.is_signed ? isa::OPCODE_LD_S32 : isa::OPCODE_LD_U32, {S(reg), Smem(address)});
     } else {
       // The word holds stale bytes above the value (the DMA wrote only its bytes).
       const int shift = 64 - 8 * t.bytes;
-      out_.Emit("ld.u32 s{}, smem[{:#x}]", reg, address);
-      out_.Emit("shl s{}, s{}, {}", reg, reg, shift);
-      out_.Emit("{} s{}, s{}, {}", t.is_signed ? "sra" : "shr", reg, reg, shift);
+      out_.Emit(isa::OPCODE_LD_U32, {S(reg), Smem(address)});
+      out_.Emit(isa::OPCODE_SHL, {S(reg), S(reg), shift});
+      out_.Emit(t.is_signed ? isa::OPCODE_SRA : isa::OPCODE_SHR, {S(reg), S(reg), shift});
     }
   }
 
   void SetImmediate(int reg, int64_t value) {
-    out_.Emit("and s{}, s{}, 0", reg, reg);
-    if (value != 0) out_.Emit("add s{}, s{}, {}", reg, reg, value);
+    out_.Emit(isa::OPCODE_AND, {S(reg), S(reg), 0});
+    if (value != 0) out_.Emit(isa::OPCODE_ADD, {S(reg), S(reg), value});
   }
 
   // A constant member: its value as Load would have left it in a register.
@@ -158,25 +159,25 @@ class ScalarEmitter {
   // d = min or max of a and b.
   void MinMax(int d, bool max, int a, int b, bool is_signed) {
     if (is_signed) {
-      out_.Emit("{} s{}, s{}, s{}", max ? "max" : "min", d, a, b);
+      out_.Emit(max ? isa::OPCODE_MAX : isa::OPCODE_MIN, {S(d), S(a), S(b)});
       return;
     }
     const std::string done = out_.NewLabel("scalar.minmax");
-    out_.Emit("mov s{}, s{}", kTemp0, a);
-    out_.Emit("{} s{}, s{}, {}", max ? "bgeu" : "bleu", a, b, done);
-    out_.Emit("mov s{}, s{}", kTemp0, b);
+    out_.Emit(isa::OPCODE_MOV, {S(kTemp0), S(a)});
+    out_.Emit(max ? isa::OPCODE_BGEU : isa::OPCODE_BLEU, {S(a), S(b), Label(done)});
+    out_.Emit(isa::OPCODE_MOV, {S(kTemp0), S(b)});
     out_.Bind(done);
-    out_.Emit("mov s{}, s{}", d, kTemp0);
+    out_.Emit(isa::OPCODE_MOV, {S(d), S(kTemp0)});
   }
 
   // d = a key whose signed order is the float order of the f32 bits in a (-0 and +0 both 0).
   void FloatKey(int d, int a) {
     const std::string done = out_.NewLabel("scalar.key");
-    out_.Emit("and s{}, s{}, 0x7fffffff", d, a);
-    out_.Emit("shr s{}, s{}, 31", kTemp2, a);
-    out_.Emit("beq s{}, 0, {}", kTemp2, done);
-    out_.Emit("xor s{}, s{}, -1", d, d);
-    out_.Emit("add s{}, s{}, 1", d, d);
+    out_.Emit(isa::OPCODE_AND, {S(d), S(a), 0x7fffffff});
+    out_.Emit(isa::OPCODE_SHR, {S(kTemp2), S(a), 31});
+    out_.Emit(isa::OPCODE_BEQ, {S(kTemp2), 0, Label(done)});
+    out_.Emit(isa::OPCODE_XOR, {S(d), S(d), -1});
+    out_.Emit(isa::OPCODE_ADD, {S(d), S(d), 1});
     out_.Bind(done);
   }
 
@@ -184,13 +185,13 @@ class ScalarEmitter {
     const std::string direction = x.GetIdentifier("direction");
     const bool is_float = IsFloatScalar(x.operand(0)->shape().element_type);
     const bool is_signed = is_float || IntegerScalar(x.operand(0)->shape().element_type)->is_signed;
-    std::string branch;
-    if (direction == "EQ") branch = "beq";
-    else if (direction == "NE") branch = "bne";
-    else if (direction == "LT") branch = is_signed ? "blt" : "bltu";
-    else if (direction == "LE") branch = is_signed ? "ble" : "bleu";
-    else if (direction == "GT") branch = is_signed ? "bgt" : "bgtu";
-    else if (direction == "GE") branch = is_signed ? "bge" : "bgeu";
+    isa::Opcode branch = isa::OPCODE_BEQ;
+    if (direction == "EQ") branch = isa::OPCODE_BEQ;
+    else if (direction == "NE") branch = isa::OPCODE_BNE;
+    else if (direction == "LT") branch = is_signed ? isa::OPCODE_BLT : isa::OPCODE_BLTU;
+    else if (direction == "LE") branch = is_signed ? isa::OPCODE_BLE : isa::OPCODE_BLEU;
+    else if (direction == "GT") branch = is_signed ? isa::OPCODE_BGT : isa::OPCODE_BGTU;
+    else if (direction == "GE") branch = is_signed ? isa::OPCODE_BGE : isa::OPCODE_BGEU;
     else CannotLower(x, "unknown comparison direction " + direction);
     const std::string done = out_.NewLabel("scalar.compare");
     if (is_float) {
@@ -199,17 +200,17 @@ class ScalarEmitter {
       }
       // IEEE: every compare with a NaN is false, except NE.
       SetImmediate(d, direction == "NE" ? 1 : 0);
-      out_.Emit("and s{}, s{}, 0x7fffffff", kTemp0, a);
-      out_.Emit("bgtu s{}, 0x7f800000, {}", kTemp0, done);
-      out_.Emit("and s{}, s{}, 0x7fffffff", kTemp0, b);
-      out_.Emit("bgtu s{}, 0x7f800000, {}", kTemp0, done);
+      out_.Emit(isa::OPCODE_AND, {S(kTemp0), S(a), 0x7fffffff});
+      out_.Emit(isa::OPCODE_BGTU, {S(kTemp0), 0x7f800000, Label(done)});
+      out_.Emit(isa::OPCODE_AND, {S(kTemp0), S(b), 0x7fffffff});
+      out_.Emit(isa::OPCODE_BGTU, {S(kTemp0), 0x7f800000, Label(done)});
       FloatKey(kTemp0, a);
       FloatKey(kTemp1, b);
       a = kTemp0;
       b = kTemp1;
     }
     SetImmediate(d, 1);
-    out_.Emit("{} s{}, s{}, {}", branch, a, b, done);
+    out_.Emit(branch, {S(a), S(b), Label(done)});
     SetImmediate(d, 0);
     out_.Bind(done);
   }
@@ -231,27 +232,31 @@ class ScalarEmitter {
                                          : operand_type);
     const bool pred = operand_type == ElementType::kPred;
     switch (x.opcode()) {
-      case Opcode::kAdd: out_.Emit("add s{}, s{}, s{}", d, r[0], r[1]); return;
-      case Opcode::kSubtract: out_.Emit("sub s{}, s{}, s{}", d, r[0], r[1]); return;
-      case Opcode::kMultiply: out_.Emit("mul s{}, s{}, s{}", d, r[0], r[1]); return;
+      case Opcode::kAdd: out_.Emit(isa::OPCODE_ADD, {S(d), S(r[0]), S(r[1])}); return;
+      case Opcode::kSubtract: out_.Emit(isa::OPCODE_SUB, {S(d), S(r[0]), S(r[1])}); return;
+      case Opcode::kMultiply: out_.Emit(isa::OPCODE_MUL, {S(d), S(r[0]), S(r[1])}); return;
       // The ISA's x/0 = -1 (all ones unsigned) and x%0 = x are XLA's integer rules.
-      case Opcode::kDivide: out_.Emit("{} s{}, s{}, s{}", t.is_signed ? "div" : "divu", d, r[0], r[1]); return;
-      case Opcode::kRemainder: out_.Emit("{} s{}, s{}, s{}", t.is_signed ? "rem" : "remu", d, r[0], r[1]); return;
-      case Opcode::kAnd: out_.Emit("and s{}, s{}, s{}", d, r[0], r[1]); return;
-      case Opcode::kOr: out_.Emit("or s{}, s{}, s{}", d, r[0], r[1]); return;
-      case Opcode::kXor: out_.Emit("xor s{}, s{}, s{}", d, r[0], r[1]); return;
-      case Opcode::kNot: out_.Emit("xor s{}, s{}, {}", d, r[0], pred ? 1 : -1); return;
+      case Opcode::kDivide:
+        out_.Emit(t.is_signed ? isa::OPCODE_DIV : isa::OPCODE_DIVU, {S(d), S(r[0]), S(r[1])});
+        return;
+      case Opcode::kRemainder:
+        out_.Emit(t.is_signed ? isa::OPCODE_REM : isa::OPCODE_REMU, {S(d), S(r[0]), S(r[1])});
+        return;
+      case Opcode::kAnd: out_.Emit(isa::OPCODE_AND, {S(d), S(r[0]), S(r[1])}); return;
+      case Opcode::kOr: out_.Emit(isa::OPCODE_OR, {S(d), S(r[0]), S(r[1])}); return;
+      case Opcode::kXor: out_.Emit(isa::OPCODE_XOR, {S(d), S(r[0]), S(r[1])}); return;
+      case Opcode::kNot: out_.Emit(isa::OPCODE_XOR, {S(d), S(r[0]), pred ? 1 : -1}); return;
       case Opcode::kNegate:
-        out_.Emit("xor s{}, s{}, -1", d, r[0]);
-        out_.Emit("add s{}, s{}, 1", d, d);
+        out_.Emit(isa::OPCODE_XOR, {S(d), S(r[0]), -1});
+        out_.Emit(isa::OPCODE_ADD, {S(d), S(d), 1});
         return;
       case Opcode::kAbs: {
-        out_.Emit("mov s{}, s{}", d, r[0]);
+        out_.Emit(isa::OPCODE_MOV, {S(d), S(r[0])});
         if (!t.is_signed) return;
         const std::string done = out_.NewLabel("scalar.abs");
-        out_.Emit("bge s{}, 0, {}", r[0], done);
-        out_.Emit("xor s{}, s{}, -1", d, r[0]);
-        out_.Emit("add s{}, s{}, 1", d, d);
+        out_.Emit(isa::OPCODE_BGE, {S(r[0]), 0, Label(done)});
+        out_.Emit(isa::OPCODE_XOR, {S(d), S(r[0]), -1});
+        out_.Emit(isa::OPCODE_ADD, {S(d), S(d), 1});
         out_.Bind(done);
         return;
       }
@@ -261,19 +266,19 @@ class ScalarEmitter {
         MinMax(kTemp1, true, r[1], r[0], t.is_signed);
         MinMax(d, false, kTemp1, r[2], t.is_signed);
         return;
-      case Opcode::kShiftLeft: out_.Emit("shl s{}, s{}, s{}", d, r[0], r[1]); return;
-      case Opcode::kShiftRightArithmetic: out_.Emit("sra s{}, s{}, s{}", d, r[0], r[1]); return;
+      case Opcode::kShiftLeft: out_.Emit(isa::OPCODE_SHL, {S(d), S(r[0]), S(r[1])}); return;
+      case Opcode::kShiftRightArithmetic: out_.Emit(isa::OPCODE_SRA, {S(d), S(r[0]), S(r[1])}); return;
       case Opcode::kShiftRightLogical:
         // Logical: the value's own bits only (a sign-extended load has ones above them).
-        out_.Emit("mov s{}, s{}", kTemp0, r[0]);
-        if (t.bytes < 8) out_.Emit("and s{}, s{}, {:#x}", kTemp0, kTemp0, (uint64_t{1} << (8 * t.bytes)) - 1);
-        out_.Emit("shr s{}, s{}, s{}", d, kTemp0, r[1]);
+        out_.Emit(isa::OPCODE_MOV, {S(kTemp0), S(r[0])});
+        if (t.bytes < 8) out_.Emit(isa::OPCODE_AND, {S(kTemp0), S(kTemp0), (uint64_t{1} << (8 * t.bytes)) - 1});
+        out_.Emit(isa::OPCODE_SHR, {S(d), S(kTemp0), S(r[1])});
         return;
       case Opcode::kSelect: {
         const std::string done = out_.NewLabel("scalar.select");
-        out_.Emit("mov s{}, s{}", d, r[1]);
-        out_.Emit("bne s{}, 0, {}", r[0], done);
-        out_.Emit("mov s{}, s{}", d, r[2]);
+        out_.Emit(isa::OPCODE_MOV, {S(d), S(r[1])});
+        out_.Emit(isa::OPCODE_BNE, {S(r[0]), 0, Label(done)});
+        out_.Emit(isa::OPCODE_MOV, {S(d), S(r[2])});
         out_.Bind(done);
         return;
       }
@@ -281,7 +286,7 @@ class ScalarEmitter {
         if (x.shape().element_type == ElementType::kPred) {
           const std::string done = out_.NewLabel("scalar.convert");
           SetImmediate(d, 1);
-          out_.Emit("bne s{}, 0, {}", r[0], done);
+          out_.Emit(isa::OPCODE_BNE, {S(r[0]), 0, Label(done)});
           SetImmediate(d, 0);
           out_.Bind(done);
           return;
@@ -290,7 +295,7 @@ class ScalarEmitter {
         Narrow(d, r[0], x.shape().element_type);
         return;
       case Opcode::kBroadcast:  // rank 0 to rank 0
-      case Opcode::kCopy: out_.Emit("mov s{}, s{}", d, r[0]); return;
+      case Opcode::kCopy: out_.Emit(isa::OPCODE_MOV, {S(d), S(r[0])}); return;
       default:
         CannotLower(x, "not a scalar-core operation");
     }
@@ -300,12 +305,12 @@ class ScalarEmitter {
   void Narrow(int d, int a, ElementType type) {
     const IntType t = *IntegerScalar(type);
     if (t.bytes == 8) {
-      out_.Emit("mov s{}, s{}", d, a);
+      out_.Emit(isa::OPCODE_MOV, {S(d), S(a)});
       return;
     }
     const int shift = 64 - 8 * t.bytes;
-    out_.Emit("shl s{}, s{}, {}", d, a, shift);
-    out_.Emit("{} s{}, s{}, {}", t.is_signed ? "sra" : "shr", d, d, shift);
+    out_.Emit(isa::OPCODE_SHL, {S(d), S(a), shift});
+    out_.Emit(t.is_signed ? isa::OPCODE_SRA : isa::OPCODE_SHR, {S(d), S(d), shift});
   }
 
   KernelContext& c_;

@@ -40,30 +40,31 @@ void EmitVmemAdd(DmaEmitter& e, isa::ElementType type, uint64_t window, uint64_t
   const int b = e.AllocSreg();
   const int count = e.AllocSreg();
   const uint64_t vreg = static_cast<uint64_t>(out.target().sublanes() * out.target().lanes() * 4);
-  out.Emit("mov s{}, {:#x}", a, window);
-  out.Emit("mov s{}, {:#x}", b, update);
-  out.Emit("mov s{}, {}", count, (bytes + vreg - 1) / vreg);
+  using namespace isa::ops;
+  out.Emit(isa::OPCODE_MOV, {S(a), window});
+  out.Emit(isa::OPCODE_MOV, {S(b), update});
+  out.Emit(isa::OPCODE_MOV, {S(count), (bytes + vreg - 1) / vreg});
   const std::string loop = out.NewLabel(e.context().instruction.name() + ".add");
   out.Bind(loop);
-  out.Emit("vld v0, vmem[s{}]", a);
-  out.Emit("vld v1, vmem[s{}]", b);
+  out.Emit(isa::OPCODE_VLD, {V(0), Vmem(S(a))});
+  out.Emit(isa::OPCODE_VLD, {V(1), Vmem(S(b))});
   switch (type) {
-    case isa::ElementType::kF32: out.Emit("vadd.f32 v0, v0, v1"); break;
-    case isa::ElementType::kS32: case isa::ElementType::kU32: out.Emit("vadd.s32 v0, v0, v1"); break;
+    case isa::ElementType::kF32: out.Emit(isa::OPCODE_VADD_F32, {V(0), V(0), V(1)}); break;
+    case isa::ElementType::kS32: case isa::ElementType::kU32: out.Emit(isa::OPCODE_VADD_S32, {V(0), V(0), V(1)}); break;
     default:  // bf16 (checked by the caller)
-      out.Emit("vunpack.lo.bf16 v2, v0");
-      out.Emit("vunpack.hi.bf16 v3, v0");
-      out.Emit("vunpack.lo.bf16 v4, v1");
-      out.Emit("vunpack.hi.bf16 v5, v1");
-      out.Emit("vadd.f32 v2, v2, v4");
-      out.Emit("vadd.f32 v3, v3, v5");
-      out.Emit("vpack.bf16 v0, v2, v3");
+      out.Emit(isa::OPCODE_VUNPACK_LO_BF16, {V(2), V(0)});
+      out.Emit(isa::OPCODE_VUNPACK_HI_BF16, {V(3), V(0)});
+      out.Emit(isa::OPCODE_VUNPACK_LO_BF16, {V(4), V(1)});
+      out.Emit(isa::OPCODE_VUNPACK_HI_BF16, {V(5), V(1)});
+      out.Emit(isa::OPCODE_VADD_F32, {V(2), V(2), V(4)});
+      out.Emit(isa::OPCODE_VADD_F32, {V(3), V(3), V(5)});
+      out.Emit(isa::OPCODE_VPACK_BF16, {V(0), V(2), V(3)});
       break;
   }
-  out.Emit("vst v0, vmem[s{}]", a);
-  out.Emit("add s{}, s{}, {:#x}", a, a, vreg);
-  out.Emit("add s{}, s{}, {:#x}", b, b, vreg);
-  out.Emit("loop s{}, {}", count, loop);
+  out.Emit(isa::OPCODE_VST, {V(0), Vmem(S(a))});
+  out.Emit(isa::OPCODE_ADD, {S(a), S(a), vreg});
+  out.Emit(isa::OPCODE_ADD, {S(b), S(b), vreg});
+  out.Emit(isa::OPCODE_LOOP, {S(count), Label(loop)});
 }
 
 }  // namespace
@@ -82,6 +83,7 @@ void EmitScatterKernel(KernelContext& c) {
   }
   DmaEmitter e(c);
   ProgramBuilder& out = c.out;
+  using namespace isa::ops;
   const DeviceBuffer& operand = *c.operands.at(0).at(0);
   const DeviceBuffer& indices = *c.operands.at(1).at(0);
   const DeviceBuffer& updates = *c.operands.at(2).at(0);
@@ -165,8 +167,8 @@ void EmitScatterKernel(KernelContext& c) {
       if (starts[d] < 0) continue;
       load(starts[d], IndexOf(index_map, d));
       // A window that does not fit in the operand is skipped (XLA's scatter).
-      out.Emit("blt s{}, 0, {}", starts[d], skip);
-      out.Emit("bgt s{}, {}, {}", starts[d], operand.shape.dims[d] - window_size[d], skip);
+      out.Emit(isa::OPCODE_BLT, {S(starts[d]), 0, Label(skip)});
+      out.Emit(isa::OPCODE_BGT, {S(starts[d]), operand.shape.dims[d] - window_size[d], Label(skip)});
     }
     if (adds) {
       // Read-modify-write, one index after the other, so repeated indices add in order.
@@ -177,16 +179,16 @@ void EmitScatterKernel(KernelContext& c) {
       e.WaitVpu();
       e.Dma(window_result, zeros, dst, dst_start, box, 0);
       e.WaitDmas();
-      out.Emit("br {}", next);
+      out.Emit(isa::OPCODE_BR, {Label(next)});
       out.Bind(skip);
       out.Bind(next);
       return;
     }
     e.Dma(src, src_start, dst, dst_start, box, 0);
-    out.Emit("br {}", next);
+    out.Emit(isa::OPCODE_BR, {Label(next)});
     out.Bind(skip);
     // Signal for the skipped DMA, so that the wait below counts every position.
-    out.Emit("sem.signal sem[{}], 1", DmaEmitter::kDmaSem);
+    out.Emit(isa::OPCODE_SEM_SIGNAL, {Sem(DmaEmitter::kDmaSem), 1});
     out.Bind(next);
   });
   if (!adds) e.AddPendingDmas(loop.batches - 1);

@@ -6,20 +6,25 @@
 // DMA (HBM -> VMEM) builds that layout; see docs/compiler.md for the algorithm and its costs.
 #include "compiler/lower/sort_kernel.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <source_location>
 #include <string>
 #include <vector>
 
 #include "compiler/hlo/sort_key_pattern.h"
 #include "compiler/lower/dma_region.h"
 #include "isa/element_type.h"
+#include "isa/instruction_builder.h"
 
 namespace tpusim::compiler {
 namespace {
 
 using hlo::Instruction;
 using hlo::Opcode;
+using namespace isa::ops;
 
 // ---------------------------------------------------------------------------------------------
 // The comparator.
@@ -72,10 +77,14 @@ namespace {
 
 constexpr int kWords = 128;  // lanes; a row of the chunk is a word of a sublane
 
-std::string Vmem(int reg, int64_t offset) {
-  if (offset == 0) return fmt::format("vmem[s{}]", reg);
-  return offset > 0 ? fmt::format("vmem[s{} + {:#x}]", reg, offset) : fmt::format("vmem[s{} - {:#x}]", reg, -offset);
+// vmem[s`reg` + offset].
+AddressValue At(int reg, int64_t offset) { return Vmem(S(reg), offset); }
+// vmem[s`reg` + base + offset], `base` an array's VMEM address.
+AddressValue At(int reg, uint64_t base, int64_t offset) {
+  return Vmem(S(reg), static_cast<int64_t>(base) + offset);
 }
+// vmem[address].
+AddressValue At(uint64_t address) { return Vmem(static_cast<int64_t>(address)); }
 
 struct SortPlan {
   int64_t rank = 0;       // of the view (rank-1 operands are seen as [1, N])
@@ -118,8 +127,21 @@ class SortEmitter {
 
  private:
   ProgramBuilder& out() { return c_.out; }
-  std::string Sub(int64_t sublanes) const {
-    return sublanes >= 8 ? "" : fmt::format(", sublanes={:#x}", (1 << sublanes) - 1);
+  // The keywords of a vld or vst of `sublanes` sublanes: stride where given, and the sublane mask
+  // where there are fewer than 8.
+  static std::vector<KeywordArg> MemoryKeywords(int64_t sublanes, std::optional<int64_t> stride) {
+    std::vector<KeywordArg> keywords;
+    if (stride) keywords.push_back({"stride", *stride});
+    if (sublanes < 8) keywords.push_back({"sublanes", Bits((uint64_t{1} << sublanes) - 1)});
+    return keywords;
+  }
+  void Vld(int vd, const AddressValue& at, int64_t sublanes, std::optional<int64_t> stride = std::nullopt,
+           std::source_location where = std::source_location::current()) {
+    out().Add(isa::MakeInstruction(isa::OPCODE_VLD, {V(vd), at}, MemoryKeywords(sublanes, stride), where));
+  }
+  void Vst(int va, const AddressValue& at, int64_t sublanes, std::optional<int64_t> stride = std::nullopt,
+           std::source_location where = std::source_location::current()) {
+    out().Add(isa::MakeInstruction(isa::OPCODE_VST, {V(va), at}, MemoryKeywords(sublanes, stride), where));
   }
   void Plan();
   void EmitPadKeys();
@@ -199,17 +221,17 @@ void SortEmitter::Plan() {
 // Positions past n hold the largest key and index, so they stay last.
 void SortEmitter::EmitPadKeys() {
   if (p_.n_pow2 == p_.n) return;
-  out().Emit("vbcast v0, 0x7fffffff");
+  out().Emit(isa::OPCODE_VBCAST, {V(0), 0x7fffffff});
   for (int a : {key_, index_}) {
     if (a == index_ && p_.fused) continue;
     const int reg = e_.AllocSreg(), count = e_.AllocSreg();
-    out().Emit("mov s{}, {:#x}", reg, base_[a] + p_.n * p_.stride);
-    out().Emit("mov s{}, {}", count, p_.n_pow2 - p_.n);
+    out().Emit(isa::OPCODE_MOV, {S(reg), base_[a] + p_.n * p_.stride});
+    out().Emit(isa::OPCODE_MOV, {S(count), p_.n_pow2 - p_.n});
     const std::string top = out().NewLabel(c_.instruction.name() + ".pad");
     out().Bind(top);
-    out().Emit("vst v0, {}{}", Vmem(reg, 0), Sub(p_.sublanes));
-    out().Emit("add s{}, s{}, {}", reg, reg, p_.stride);
-    out().Emit("loop s{}, {}", count, top);
+    Vst(0, At(reg, 0), p_.sublanes);
+    out().Emit(isa::OPCODE_ADD, {S(reg), S(reg), p_.stride});
+    out().Emit(isa::OPCODE_LOOP, {S(count), Label(top)});
   }
 }
 
@@ -217,17 +239,17 @@ void SortEmitter::EmitPadKeys() {
 // the first half of the sublanes, odd rows in the second), then the key (and index) of operand 0.
 void SortEmitter::EmitKeys() {
   const int pos = scratch_pos_, index = scratch_index_, count = scratch_count_;
-  out().Emit("mov s{}, 0", pos);
-  out().Emit("mov s{}, 0", index);
-  out().Emit("mov s{}, {}", count, p_.n);
+  out().Emit(isa::OPCODE_MOV, {S(pos), 0});
+  out().Emit(isa::OPCODE_MOV, {S(index), 0});
+  out().Emit(isa::OPCODE_MOV, {S(count), p_.n});
   // Constants: v20 = 16, v21 = 31, v22 = 1, v23 = 0xffff0000, v24 = +NaN, v25 = 0, v26 = sign bit.
-  out().Emit("vbcast v20, 16");
-  out().Emit("vbcast v21, 31");
-  out().Emit("vbcast v22, 1");
-  out().Emit("vbcast v23, 0xffff0000");
-  out().Emit("vbcast v24, 0x7fc00000");
-  out().Emit("vbcast v25, 0");
-  out().Emit("vbcast v26, 0x80000000");
+  out().Emit(isa::OPCODE_VBCAST, {V(20), 16});
+  out().Emit(isa::OPCODE_VBCAST, {V(21), 31});
+  out().Emit(isa::OPCODE_VBCAST, {V(22), 1});
+  out().Emit(isa::OPCODE_VBCAST, {V(23), 0xffff0000});
+  out().Emit(isa::OPCODE_VBCAST, {V(24), 0x7fc00000});
+  out().Emit(isa::OPCODE_VBCAST, {V(25), 0});
+  out().Emit(isa::OPCODE_VBCAST, {V(26), 0x80000000});
   if (p_.row_order16) EmitLaneConstants();
   const std::string top = out().NewLabel(c_.instruction.name() + ".keys");
   out().Bind(top);
@@ -238,40 +260,40 @@ void SortEmitter::EmitKeys() {
       EmitUnpackRowOrder(base_[k]);
       continue;
     }
-    out().Emit("vld v1, {}{}", Vmem(pos, base_[k]), Sub(half));
-    out().Emit("vshl v2, v1, v20");
-    out().Emit("vand v3, v1, v23");
-    out().Emit("vst v2, {}{}", Vmem(pos, base_[k]), Sub(half));
-    out().Emit("vst v3, {}{}", Vmem(pos, base_[k] + half * 512), Sub(half));
+    Vld(1, At(pos, base_[k], 0), half);
+    out().Emit(isa::OPCODE_VSHL, {V(2), V(1), V(20)});
+    out().Emit(isa::OPCODE_VAND, {V(3), V(1), V(23)});
+    Vst(2, At(pos, base_[k], 0), half);
+    Vst(3, At(pos, base_[k], half * 512), half);
   }
-  out().Emit("vld v4, {}{}", Vmem(pos, base_[0]), Sub(p_.sublanes));
+  Vld(4, At(pos, base_[0], 0), p_.sublanes);
   if (isa::IsFloat(types_[0])) {
     if (spec_.canonical || !spec_.total_order) {
-      out().Emit("vcmp.eq.f32 m0, v4, v25");
-      out().Emit("vsel v4, m0, v25, v4");
+      out().Emit(isa::OPCODE_VCMP_EQ_F32, {M(0), V(4), V(25)});
+      out().Emit(isa::OPCODE_VSEL, {V(4), M(0), V(25), V(4)});
     }
     if (spec_.canonical) {
-      out().Emit("vcmp.ne.f32 m1, v4, v4");
-      out().Emit("vsel v4, m1, v24, v4");
+      out().Emit(isa::OPCODE_VCMP_NE_F32, {M(1), V(4), V(4)});
+      out().Emit(isa::OPCODE_VSEL, {V(4), M(1), V(24), V(4)});
     }
-    out().Emit("vsra v5, v4, v21");
-    out().Emit("vshr v5, v5, v22");
-    out().Emit("vxor v4, v4, v5");
+    out().Emit(isa::OPCODE_VSRA, {V(5), V(4), V(21)});
+    out().Emit(isa::OPCODE_VSHR, {V(5), V(5), V(22)});
+    out().Emit(isa::OPCODE_VXOR, {V(4), V(4), V(5)});
   } else if (spec_.is_unsigned) {
-    out().Emit("vxor v4, v4, v26");
+    out().Emit(isa::OPCODE_VXOR, {V(4), V(4), V(26)});
   }
-  if (spec_.descending) out().Emit("vnot v4, v4");
-  out().Emit("vbcast v6, s{}", index);
+  if (spec_.descending) out().Emit(isa::OPCODE_VNOT, {V(4), V(4)});
+  out().Emit(isa::OPCODE_VBCAST, {V(6), S(index)});
   if (p_.fused) {
-    out().Emit("vand v4, v4, v23");
-    out().Emit("vor v4, v4, v6");
+    out().Emit(isa::OPCODE_VAND, {V(4), V(4), V(23)});
+    out().Emit(isa::OPCODE_VOR, {V(4), V(4), V(6)});
   } else {
-    out().Emit("vst v6, {}{}", Vmem(pos, base_[index_]), Sub(p_.sublanes));
+    Vst(6, At(pos, base_[index_], 0), p_.sublanes);
   }
-  out().Emit("vst v4, {}{}", Vmem(pos, base_[key_]), Sub(p_.sublanes));
-  out().Emit("add s{}, s{}, {}", pos, pos, p_.stride);
-  out().Emit("add s{}, s{}, 1", index, index);
-  out().Emit("loop s{}, {}", count, top);
+  Vst(4, At(pos, base_[key_], 0), p_.sublanes);
+  out().Emit(isa::OPCODE_ADD, {S(pos), S(pos), p_.stride});
+  out().Emit(isa::OPCODE_ADD, {S(index), S(index), 1});
+  out().Emit(isa::OPCODE_LOOP, {S(count), Label(top)});
 }
 
 // One stage of the network: blocks of `block` positions, `pairs` compare-exchanges in each:
@@ -285,63 +307,65 @@ void SortEmitter::EmitStage(bool flip, int64_t block, int64_t pairs) {
   while (unroll * 2 <= pairs && (unroll * 2) * per_ce <= vregs && unroll * 2 * masks <= 8 && unroll < 4) unroll *= 2;
   const int blocks_reg = scratch_count_, block_pos = scratch_pos_, x = scratch_x_, y = scratch_y_, t = scratch_index_;
   const int64_t s = p_.stride;
-  out().Emit("mov s{}, {}", blocks_reg, p_.n_pow2 / block);
-  out().Emit("mov s{}, 0", block_pos);
+  out().Emit(isa::OPCODE_MOV, {S(blocks_reg), p_.n_pow2 / block});
+  out().Emit(isa::OPCODE_MOV, {S(block_pos), 0});
   const std::string outer = out().NewLabel(c_.instruction.name() + ".blocks");
   const std::string inner = out().NewLabel(c_.instruction.name() + ".pairs");
   out().Bind(outer);
-  out().Emit("mov s{}, {}", t, pairs / unroll);
-  out().Emit("mov s{}, s{}", x, block_pos);
-  if (flip) out().Emit("add s{}, s{}, {}", y, block_pos, (block - 1) * s);
+  out().Emit(isa::OPCODE_MOV, {S(t), pairs / unroll});
+  out().Emit(isa::OPCODE_MOV, {S(x), S(block_pos)});
+  if (flip) out().Emit(isa::OPCODE_ADD, {S(y), S(block_pos), (block - 1) * s});
   out().Bind(inner);
   const auto lo = [&](int64_t u) { return std::pair<int, int64_t>{x, u * s}; };
   const auto hi = [&](int64_t u) {
     return flip ? std::pair<int, int64_t>{y, -u * s} : std::pair<int, int64_t>{x, (pairs + u) * s};
   };
   const auto reg = [&](int64_t u, int a, int which) { return static_cast<int>(u * per_ce + a * 4 + which); };
-  const std::string sub = Sub(p_.sublanes);
+  // Position `at` of array a.
+  const auto addr = [&](std::pair<int, int64_t> at, int a) { return At(at.first, base_[a], at.second); };
+  const int64_t sub = p_.sublanes;
   for (int64_t u = 0; u < unroll; ++u) {
     for (int a : {key_, index_}) {
       if (a == index_ && p_.fused) continue;
-      out().Emit("vld v{}, {}{}", reg(u, a, 0), Vmem(lo(u).first, lo(u).second + base_[a]), sub);
-      out().Emit("vld v{}, {}{}", reg(u, a, 1), Vmem(hi(u).first, hi(u).second + base_[a]), sub);
+      Vld(reg(u, a, 0), addr(lo(u), a), sub);
+      Vld(reg(u, a, 1), addr(hi(u), a), sub);
     }
   }
   for (int64_t u = 0; u < unroll; ++u) {
     const int m = static_cast<int>(u * masks);
     if (p_.fused) {
-      out().Emit("vcmp.gt.s32 m{}, v{}, v{}", m, reg(u, key_, 0), reg(u, key_, 1));
+      out().Emit(isa::OPCODE_VCMP_GT_S32, {M(m), V(reg(u, key_, 0)), V(reg(u, key_, 1))});
     } else {
-      out().Emit("vcmp.gt.s32 m{}, v{}, v{}", m, reg(u, key_, 0), reg(u, key_, 1));
-      out().Emit("vcmp.eq.s32 m{}, v{}, v{}", m + 1, reg(u, key_, 0), reg(u, key_, 1));
-      out().Emit("vcmp.gt.s32 m{}, v{}, v{}", m + 2, reg(u, index_, 0), reg(u, index_, 1));
+      out().Emit(isa::OPCODE_VCMP_GT_S32, {M(m), V(reg(u, key_, 0)), V(reg(u, key_, 1))});
+      out().Emit(isa::OPCODE_VCMP_EQ_S32, {M(m + 1), V(reg(u, key_, 0)), V(reg(u, key_, 1))});
+      out().Emit(isa::OPCODE_VCMP_GT_S32, {M(m + 2), V(reg(u, index_, 0)), V(reg(u, index_, 1))});
     }
   }
   for (int64_t u = 0; u < unroll; ++u) {
     for (int a = 0; a < key_; ++a) {
-      out().Emit("vld v{}, {}{}", reg(u, a, 0), Vmem(lo(u).first, lo(u).second + base_[a]), sub);
-      out().Emit("vld v{}, {}{}", reg(u, a, 1), Vmem(hi(u).first, hi(u).second + base_[a]), sub);
+      Vld(reg(u, a, 0), addr(lo(u), a), sub);
+      Vld(reg(u, a, 1), addr(hi(u), a), sub);
     }
     if (!p_.fused) {
       const int m = static_cast<int>(u * masks);
-      out().Emit("mand m{}, m{}, m{}", m + 1, m + 1, m + 2);
-      out().Emit("mor m{}, m{}, m{}", m, m, m + 1);
+      out().Emit(isa::OPCODE_MAND, {M(m + 1), M(m + 1), M(m + 2)});
+      out().Emit(isa::OPCODE_MOR, {M(m), M(m), M(m + 1)});
     }
   }
   for (int64_t u = 0; u < unroll; ++u) {
     const int m = static_cast<int>(u * masks);
     for (int a = 0; a < p_.arrays; ++a) {
-      out().Emit("vsel v{}, m{}, v{}, v{}", reg(u, a, 2), m, reg(u, a, 1), reg(u, a, 0));
-      out().Emit("vsel v{}, m{}, v{}, v{}", reg(u, a, 3), m, reg(u, a, 0), reg(u, a, 1));
-      out().Emit("vst v{}, {}{}", reg(u, a, 2), Vmem(lo(u).first, lo(u).second + base_[a]), sub);
-      out().Emit("vst v{}, {}{}", reg(u, a, 3), Vmem(hi(u).first, hi(u).second + base_[a]), sub);
+      out().Emit(isa::OPCODE_VSEL, {V(reg(u, a, 2)), M(m), V(reg(u, a, 1)), V(reg(u, a, 0))});
+      out().Emit(isa::OPCODE_VSEL, {V(reg(u, a, 3)), M(m), V(reg(u, a, 0)), V(reg(u, a, 1))});
+      Vst(reg(u, a, 2), addr(lo(u), a), sub);
+      Vst(reg(u, a, 3), addr(hi(u), a), sub);
     }
   }
-  out().Emit("add s{}, s{}, {}", x, x, unroll * s);
-  if (flip) out().Emit("sub s{}, s{}, {}", y, y, unroll * s);
-  out().Emit("loop s{}, {}", t, inner);
-  out().Emit("add s{}, s{}, {}", block_pos, block_pos, block * s);
-  out().Emit("loop s{}, {}", blocks_reg, outer);
+  out().Emit(isa::OPCODE_ADD, {S(x), S(x), unroll * s});
+  if (flip) out().Emit(isa::OPCODE_SUB, {S(y), S(y), unroll * s});
+  out().Emit(isa::OPCODE_LOOP, {S(t), Label(inner)});
+  out().Emit(isa::OPCODE_ADD, {S(block_pos), S(block_pos), block * s});
+  out().Emit(isa::OPCODE_LOOP, {S(blocks_reg), Label(outer)});
 }
 
 void SortEmitter::EmitNetwork() {
@@ -356,9 +380,9 @@ void SortEmitter::EmitRepack() {
   const bool any16 = std::any_of(types_.begin(), types_.end(), [](auto t) { return isa::ElementBitWidth(t) == 16; });
   if (!any16) return;
   const int pos = scratch_pos_, count = scratch_count_;
-  out().Emit("mov s{}, 0", pos);
-  out().Emit("mov s{}, {}", count, p_.n);
-  out().Emit("vbcast v20, 16");
+  out().Emit(isa::OPCODE_MOV, {S(pos), 0});
+  out().Emit(isa::OPCODE_MOV, {S(count), p_.n});
+  out().Emit(isa::OPCODE_VBCAST, {V(20), 16});
   if (p_.row_order16) EmitLaneConstants();
   const std::string top = out().NewLabel(c_.instruction.name() + ".repack");
   out().Bind(top);
@@ -369,14 +393,14 @@ void SortEmitter::EmitRepack() {
       EmitRepackRowOrder(base_[k]);
       continue;
     }
-    out().Emit("vld v1, {}{}", Vmem(pos, base_[k]), Sub(half));
-    out().Emit("vld v2, {}{}", Vmem(pos, base_[k] + half * 512), Sub(half));
-    out().Emit("vshr v1, v1, v20");
-    out().Emit("vor v1, v1, v2");
-    out().Emit("vst v1, {}{}", Vmem(pos, base_[k]), Sub(half));
+    Vld(1, At(pos, base_[k], 0), half);
+    Vld(2, At(pos, base_[k], half * 512), half);
+    out().Emit(isa::OPCODE_VSHR, {V(1), V(1), V(20)});
+    out().Emit(isa::OPCODE_VOR, {V(1), V(1), V(2)});
+    Vst(1, At(pos, base_[k], 0), half);
   }
-  out().Emit("add s{}, s{}, {}", pos, pos, p_.stride);
-  out().Emit("loop s{}, {}", count, top);
+  out().Emit(isa::OPCODE_ADD, {S(pos), S(pos), p_.stride});
+  out().Emit(isa::OPCODE_LOOP, {S(count), Label(top)});
 }
 
 // Row-order unpacking (mixed widths). Packed word w of a position holds rows 2w (low half) and
@@ -384,25 +408,25 @@ void SortEmitter::EmitRepack() {
 // arrays. Constants: v10 = the lanes to read, (s % 2) * 64 + l / 2; v11 = 2l mod 128 and v12 =
 // 2l + 1 mod 128 (packing); m5 = even lanes; m6 = lanes < 64; v20 = 16; v23 = 0xffff0000.
 void SortEmitter::EmitLaneConstants() {
-  out().Emit("vbcast v20, 16");
-  out().Emit("vbcast v23, 0xffff0000");
-  out().Emit("vlaneid v13");
-  out().Emit("vsublaneid v14");
-  out().Emit("vbcast v15, 1");
-  out().Emit("vbcast v16, {}", kWords / 2);
-  out().Emit("vbcast v17, {}", kWords);
-  out().Emit("vand v18, v14, v15");
-  out().Emit("vmul.s32 v18, v18, v16");
-  out().Emit("vshr v19, v13, v15");
-  out().Emit("vadd.s32 v10, v18, v19");
-  out().Emit("vadd.s32 v11, v13, v13");
-  out().Emit("vadd.s32 v12, v11, v15");
-  out().Emit("vrem.s32 v11, v11, v17");
-  out().Emit("vrem.s32 v12, v12, v17");
-  out().Emit("vand v18, v13, v15");
-  out().Emit("vbcast v19, 0");
-  out().Emit("vcmp.eq.s32 m5, v18, v19");
-  out().Emit("vcmp.lt.s32 m6, v13, v16");
+  out().Emit(isa::OPCODE_VBCAST, {V(20), 16});
+  out().Emit(isa::OPCODE_VBCAST, {V(23), 0xffff0000});
+  out().Emit(isa::OPCODE_VLANEID, {V(13)});
+  out().Emit(isa::OPCODE_VSUBLANEID, {V(14)});
+  out().Emit(isa::OPCODE_VBCAST, {V(15), 1});
+  out().Emit(isa::OPCODE_VBCAST, {V(16), kWords / 2});
+  out().Emit(isa::OPCODE_VBCAST, {V(17), kWords});
+  out().Emit(isa::OPCODE_VAND, {V(18), V(14), V(15)});
+  out().Emit(isa::OPCODE_VMUL_S32, {V(18), V(18), V(16)});
+  out().Emit(isa::OPCODE_VSHR, {V(19), V(13), V(15)});
+  out().Emit(isa::OPCODE_VADD_S32, {V(10), V(18), V(19)});
+  out().Emit(isa::OPCODE_VADD_S32, {V(11), V(13), V(13)});
+  out().Emit(isa::OPCODE_VADD_S32, {V(12), V(11), V(15)});
+  out().Emit(isa::OPCODE_VREM_S32, {V(11), V(11), V(17)});
+  out().Emit(isa::OPCODE_VREM_S32, {V(12), V(12), V(17)});
+  out().Emit(isa::OPCODE_VAND, {V(18), V(13), V(15)});
+  out().Emit(isa::OPCODE_VBCAST, {V(19), 0});
+  out().Emit(isa::OPCODE_VCMP_EQ_S32, {M(5), V(18), V(19)});
+  out().Emit(isa::OPCODE_VCMP_LT_S32, {M(6), V(13), V(16)});
 }
 
 // Sublane s of D = packed sublane s / 2 (two strided stores to the scratch, one load); a lane
@@ -410,15 +434,15 @@ void SortEmitter::EmitLaneConstants() {
 void SortEmitter::EmitUnpackRowOrder(uint64_t base) {
   const int pos = scratch_pos_;
   const int64_t half = p_.sublanes / 2;
-  out().Emit("vld v1, {}{}", Vmem(pos, base), Sub(half));
-  out().Emit("vst v1, vmem[{:#x}], stride=2{}", scratch_vmem_, Sub(half));
-  out().Emit("vst v1, vmem[{:#x}], stride=2{}", scratch_vmem_ + 512, Sub(half));
-  out().Emit("vld v2, vmem[{:#x}]{}", scratch_vmem_, Sub(p_.sublanes));
-  out().Emit("vperm v3, v2, v10");
-  out().Emit("vshl v4, v3, v20");
-  out().Emit("vand v5, v3, v23");
-  out().Emit("vsel v4, m5, v4, v5");
-  out().Emit("vst v4, {}{}", Vmem(pos, base), Sub(p_.sublanes));
+  Vld(1, At(pos, base, 0), half);
+  Vst(1, At(scratch_vmem_), half, 2);
+  Vst(1, At(scratch_vmem_ + 512), half, 2);
+  Vld(2, At(scratch_vmem_), p_.sublanes);
+  out().Emit(isa::OPCODE_VPERM, {V(3), V(2), V(10)});
+  out().Emit(isa::OPCODE_VSHL, {V(4), V(3), V(20)});
+  out().Emit(isa::OPCODE_VAND, {V(5), V(3), V(23)});
+  out().Emit(isa::OPCODE_VSEL, {V(4), M(5), V(4), V(5)});
+  Vst(4, At(pos, base, 0), p_.sublanes);
 }
 
 // The inverse: W[s][l] (l < 64) = packed word 64 s + l from rows 128 s + 2l and + 1; packed
@@ -426,17 +450,17 @@ void SortEmitter::EmitUnpackRowOrder(uint64_t base) {
 void SortEmitter::EmitRepackRowOrder(uint64_t base) {
   const int pos = scratch_pos_;
   const int64_t half = p_.sublanes / 2;
-  out().Emit("vld v1, {}{}", Vmem(pos, base), Sub(p_.sublanes));
-  out().Emit("vperm v2, v1, v11");
-  out().Emit("vperm v3, v1, v12");
-  out().Emit("vshr v2, v2, v20");
-  out().Emit("vand v3, v3, v23");
-  out().Emit("vor v2, v2, v3");
-  out().Emit("vst v2, vmem[{:#x}]{}", scratch_vmem_, Sub(p_.sublanes));
-  out().Emit("vld v4, vmem[{:#x}], stride=2{}", scratch_vmem_, Sub(half));
-  out().Emit("vld v5, vmem[{:#x}], stride=2{}", scratch_vmem_ + 512, Sub(half));
-  out().Emit("vsel v4, m6, v4, v5");
-  out().Emit("vst v4, {}{}", Vmem(pos, base), Sub(half));
+  Vld(1, At(pos, base, 0), p_.sublanes);
+  out().Emit(isa::OPCODE_VPERM, {V(2), V(1), V(11)});
+  out().Emit(isa::OPCODE_VPERM, {V(3), V(1), V(12)});
+  out().Emit(isa::OPCODE_VSHR, {V(2), V(2), V(20)});
+  out().Emit(isa::OPCODE_VAND, {V(3), V(3), V(23)});
+  out().Emit(isa::OPCODE_VOR, {V(2), V(2), V(3)});
+  Vst(2, At(scratch_vmem_), p_.sublanes);
+  Vld(4, At(scratch_vmem_), half, 2);
+  Vld(5, At(scratch_vmem_ + 512), half, 2);
+  out().Emit(isa::OPCODE_VSEL, {V(4), M(6), V(4), V(5)});
+  Vst(4, At(pos, base, 0), half);
 }
 
 void SortEmitter::EmitChunk(const std::vector<DmaIndex>& starts, int64_t rows) {
@@ -489,30 +513,30 @@ void SortEmitter::Run() {
     starts[d] = DmaIndex(coords.back(), 0);
   }
   const std::string& name = c_.instruction.name();
-  out().Emit("mov s{}, 0", counter);
-  out().Emit("mov s{}, {}", loop, chunks);
+  out().Emit(isa::OPCODE_MOV, {S(counter), 0});
+  out().Emit(isa::OPCODE_MOV, {S(loop), chunks});
   const std::string top = out().NewLabel(name + ".chunk");
   const std::string partial = out().NewLabel(name + ".partial");
   const std::string next = out().NewLabel(name + ".next");
   out().Bind(top);
-  out().Emit("rem s{}, s{}, {}", q_index, counter, p_.q_chunks);
-  out().Emit("div s{}, s{}, {}", tmp, counter, p_.q_chunks);
-  out().Emit("mul s{}, s{}, {}", q_start, q_index, p_.chunk_rows);
+  out().Emit(isa::OPCODE_REM, {S(q_index), S(counter), p_.q_chunks});
+  out().Emit(isa::OPCODE_DIV, {S(tmp), S(counter), p_.q_chunks});
+  out().Emit(isa::OPCODE_MUL, {S(q_start), S(q_index), p_.chunk_rows});
   for (std::size_t i = 0; i < others.size(); ++i) {
-    out().Emit("rem s{}, s{}, {}", coords[i], tmp, p_.dims[others[i]]);
-    out().Emit("div s{}, s{}, {}", tmp, tmp, p_.dims[others[i]]);
+    out().Emit(isa::OPCODE_REM, {S(coords[i]), S(tmp), p_.dims[others[i]]});
+    out().Emit(isa::OPCODE_DIV, {S(tmp), S(tmp), p_.dims[others[i]]});
   }
   const int64_t last_rows = p_.dims[p_.q] - (p_.q_chunks - 1) * p_.chunk_rows;
-  if (last_rows != p_.chunk_rows) out().Emit("beq s{}, {}, {}", q_index, p_.q_chunks - 1, partial);
+  if (last_rows != p_.chunk_rows) out().Emit(isa::OPCODE_BEQ, {S(q_index), p_.q_chunks - 1, Label(partial)});
   EmitChunk(starts, p_.chunk_rows);
   if (last_rows != p_.chunk_rows) {
-    out().Emit("br {}", next);
+    out().Emit(isa::OPCODE_BR, {Label(next)});
     out().Bind(partial);
     EmitChunk(starts, last_rows);
   }
   out().Bind(next);
-  out().Emit("add s{}, s{}, 1", counter, counter);
-  out().Emit("loop s{}, {}", loop, top);
+  out().Emit(isa::OPCODE_ADD, {S(counter), S(counter), 1});
+  out().Emit(isa::OPCODE_LOOP, {S(loop), Label(top)});
 }
 
 }  // namespace

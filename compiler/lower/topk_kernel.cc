@@ -9,17 +9,20 @@
 // values keep their exact bits for every element type. See docs/compiler.md, "TopK".
 #include "compiler/lower/topk_kernel.h"
 
+#include <fmt/format.h>
 #include <string>
 #include <vector>
 
 #include "compiler/lower/dma_region.h"
 #include "isa/element_type.h"
+#include "isa/instruction_builder.h"
 
 namespace tpusim::compiler {
 namespace {
 
 using hlo::Instruction;
 using isa::ElementType;
+using namespace isa::ops;
 
 // Vector registers with a fixed job for the whole kernel.
 constexpr int kWordOffset = 30;  // s * L + l: a word's offset within a vreg
@@ -38,10 +41,8 @@ constexpr int kOtherKey = 16;    // the second running best
 constexpr int kOtherPos = 17;
 constexpr int kFirstWord = 7;    // mask: sublane 0, lane 0
 
-std::string Vmem(int reg, int64_t offset = 0) {
-  if (offset == 0) return fmt::format("vmem[s{}]", reg);
-  return offset > 0 ? fmt::format("vmem[s{} + {:#x}]", reg, offset) : fmt::format("vmem[s{} - {:#x}]", reg, -offset);
-}
+// vmem[s`reg` + offset].
+AddressValue At(int reg, int64_t offset = 0) { return Vmem(S(reg), offset); }
 
 isa::Shape HbmView(const isa::Shape& shape) {
   return shape.rank() >= 2 ? WithoutMemorySpace(shape) : ExpandedView(shape, 2, {1});
@@ -77,20 +78,20 @@ class TopKEmitter {
 
 void TopKEmitter::EmitConstants() {
   const int64_t lanes = out().target().lanes();
-  out().Emit("vlaneid v{}", kWordOffset);
-  out().Emit("vsublaneid v1");
-  out().Emit("vbcast v2, {}", lanes);
-  out().Emit("vmul.s32 v1, v1, v2");
-  out().Emit("vadd.s32 v{}, v{}, v1", kWordOffset, kWordOffset);
-  out().Emit("vbcast v{}, {}", kLength, n_);
-  out().Emit("vbcast v{}, 0x80000000", kIntMin);
-  out().Emit("vbcast v{}, 0x7fffffff", kIntMax);
-  out().Emit("vbcast v{}, 16", kSixteen);
-  out().Emit("vbcast v{}, 0xffff0000", kHighHalf);
-  out().Emit("vbcast v{}, 31", kThirtyOne);
-  out().Emit("vbcast v{}, 1", kOne);
-  out().Emit("vbcast v1, 0");
-  out().Emit("vcmp.eq.s32 m{}, v{}, v1", kFirstWord, kWordOffset);
+  out().Emit(isa::OPCODE_VLANEID, {V(kWordOffset)});
+  out().Emit(isa::OPCODE_VSUBLANEID, {V(1)});
+  out().Emit(isa::OPCODE_VBCAST, {V(2), lanes});
+  out().Emit(isa::OPCODE_VMUL_S32, {V(1), V(1), V(2)});
+  out().Emit(isa::OPCODE_VADD_S32, {V(kWordOffset), V(kWordOffset), V(1)});
+  out().Emit(isa::OPCODE_VBCAST, {V(kLength), n_});
+  out().Emit(isa::OPCODE_VBCAST, {V(kIntMin), 0x80000000});
+  out().Emit(isa::OPCODE_VBCAST, {V(kIntMax), 0x7fffffff});
+  out().Emit(isa::OPCODE_VBCAST, {V(kSixteen), 16});
+  out().Emit(isa::OPCODE_VBCAST, {V(kHighHalf), 0xffff0000});
+  out().Emit(isa::OPCODE_VBCAST, {V(kThirtyOne), 31});
+  out().Emit(isa::OPCODE_VBCAST, {V(kOne), 1});
+  out().Emit(isa::OPCODE_VBCAST, {V(1), 0});
+  out().Emit(isa::OPCODE_VCMP_EQ_S32, {M(kFirstWord), V(kWordOffset), V(1)});
 }
 
 // Element bits (16-bit ones in the high half) -> a signed key whose order is the evaluator's:
@@ -98,13 +99,13 @@ void TopKEmitter::EmitConstants() {
 // +NaN), unsigned ints with the sign bit flipped; inverted for largest=false.
 void TopKEmitter::EmitKeyTransform(int reg, int temp) {
   if (isa::IsFloat(type_)) {
-    out().Emit("vsra v{}, v{}, v{}", temp, reg, kThirtyOne);
-    out().Emit("vshr v{}, v{}, v{}", temp, temp, kOne);
-    out().Emit("vxor v{}, v{}, v{}", reg, reg, temp);
+    out().Emit(isa::OPCODE_VSRA, {V(temp), V(reg), V(kThirtyOne)});
+    out().Emit(isa::OPCODE_VSHR, {V(temp), V(temp), V(kOne)});
+    out().Emit(isa::OPCODE_VXOR, {V(reg), V(reg), V(temp)});
   } else if (isa::IsUnsignedInt(type_)) {
-    out().Emit("vxor v{}, v{}, v{}", reg, reg, kIntMin);
+    out().Emit(isa::OPCODE_VXOR, {V(reg), V(reg), V(kIntMin)});
   }
-  if (!largest_) out().Emit("vnot v{}, v{}", reg, reg);
+  if (!largest_) out().Emit(isa::OPCODE_VNOT, {V(reg), V(reg)});
 }
 
 // The row in VMEM -> keys and positions. Positions >= n (stale words past the row) get the
@@ -116,37 +117,37 @@ void TopKEmitter::EmitPrologue() {
   const int64_t tile_bytes = tile_words_ * 4;
   const int64_t delta = static_cast<int64_t>(positions_ - keys_);
   const int raw = s_a_, key = s_b_, word = s_c_, count = s_d_;
-  out().Emit("mov s{}, {:#x}", raw, raw_);
-  out().Emit("mov s{}, {:#x}", key, keys_);
-  out().Emit("mov s{}, 0", word);
-  out().Emit("mov s{}, {}", count, word_tiles_);
+  out().Emit(isa::OPCODE_MOV, {S(raw), raw_});
+  out().Emit(isa::OPCODE_MOV, {S(key), keys_});
+  out().Emit(isa::OPCODE_MOV, {S(word), 0});
+  out().Emit(isa::OPCODE_MOV, {S(count), word_tiles_});
   const std::string top = out().NewLabel(c_.instruction.name() + ".keys");
   out().Bind(top);
-  out().Emit("vld v1, {}", Vmem(raw));
-  out().Emit("vbcast v2, s{}", word);
-  out().Emit("vadd.s32 v2, v2, v{}", kWordOffset);
+  out().Emit(isa::OPCODE_VLD, {V(1), At(raw)});
+  out().Emit(isa::OPCODE_VBCAST, {V(2), S(word)});
+  out().Emit(isa::OPCODE_VADD_S32, {V(2), V(2), V(kWordOffset)});
   const auto finish = [&](int key_reg, int pos_reg, int mask, int64_t offset) {
     EmitKeyTransform(key_reg, 9);
-    out().Emit("vcmp.lt.s32 m{}, v{}, v{}", mask, pos_reg, kLength);
-    out().Emit("vsel v{}, m{}, v{}, v{}", key_reg, mask, key_reg, kIntMin);
-    out().Emit("vsel v{}, m{}, v{}, v{}", pos_reg, mask, pos_reg, kIntMax);
-    out().Emit("vst v{}, {}", key_reg, Vmem(key, offset));
-    out().Emit("vst v{}, {}", pos_reg, Vmem(key, offset + delta));
+    out().Emit(isa::OPCODE_VCMP_LT_S32, {M(mask), V(pos_reg), V(kLength)});
+    out().Emit(isa::OPCODE_VSEL, {V(key_reg), M(mask), V(key_reg), V(kIntMin)});
+    out().Emit(isa::OPCODE_VSEL, {V(pos_reg), M(mask), V(pos_reg), V(kIntMax)});
+    out().Emit(isa::OPCODE_VST, {V(key_reg), At(key, offset)});
+    out().Emit(isa::OPCODE_VST, {V(pos_reg), At(key, offset + delta)});
   };
   if (!narrow_) {
     finish(1, 2, 0, 0);
   } else {
-    out().Emit("vshl v3, v1, v{}", kSixteen);
-    out().Emit("vand v4, v1, v{}", kHighHalf);
-    out().Emit("vadd.s32 v5, v2, v2");
-    out().Emit("vadd.s32 v6, v5, v{}", kOne);
+    out().Emit(isa::OPCODE_VSHL, {V(3), V(1), V(kSixteen)});
+    out().Emit(isa::OPCODE_VAND, {V(4), V(1), V(kHighHalf)});
+    out().Emit(isa::OPCODE_VADD_S32, {V(5), V(2), V(2)});
+    out().Emit(isa::OPCODE_VADD_S32, {V(6), V(5), V(kOne)});
     finish(3, 5, 0, 0);
     finish(4, 6, 1, tile_bytes);
   }
-  out().Emit("add s{}, s{}, {}", raw, raw, tile_bytes);
-  out().Emit("add s{}, s{}, {}", key, key, tile_bytes * (narrow_ ? 2 : 1));
-  out().Emit("add s{}, s{}, {}", word, word, tile_words_);
-  out().Emit("loop s{}, {}", count, top);
+  out().Emit(isa::OPCODE_ADD, {S(raw), S(raw), tile_bytes});
+  out().Emit(isa::OPCODE_ADD, {S(key), S(key), tile_bytes * (narrow_ ? 2 : 1)});
+  out().Emit(isa::OPCODE_ADD, {S(word), S(word), tile_words_});
+  out().Emit(isa::OPCODE_LOOP, {S(count), Label(top)});
 }
 
 // k passes. Each scans the work vregs from the last to the first, so a word sees decreasing
@@ -159,31 +160,31 @@ void TopKEmitter::EmitPasses() {
   const int64_t tile_bytes = tile_words_ * 4;
   const int64_t delta = static_cast<int64_t>(positions_ - keys_);
   const int stage = s_a_, pass = s_b_, address = s_c_, count = s_d_;
-  out().Emit("vbcast v{}, 0x7fffffff", kPrevKey);
-  out().Emit("vbcast v{}, -1", kPrevPos);
-  out().Emit("mov s{}, {:#x}", stage, stage_);
-  out().Emit("mov s{}, {}", pass, k_);
+  out().Emit(isa::OPCODE_VBCAST, {V(kPrevKey), 0x7fffffff});
+  out().Emit(isa::OPCODE_VBCAST, {V(kPrevPos), -1});
+  out().Emit(isa::OPCODE_MOV, {S(stage), stage_});
+  out().Emit(isa::OPCODE_MOV, {S(pass), k_});
   const std::string pass_top = out().NewLabel(c_.instruction.name() + ".pass");
   out().Bind(pass_top);
-  for (int best : {kBestKey, kOtherKey}) out().Emit("vmov v{}, v{}", best, kIntMin);
-  for (int best : {kBestPos, kOtherPos}) out().Emit("vmov v{}, v{}", best, kIntMax);
-  out().Emit("mov s{}, {:#x}", address, keys_ + (key_tiles_ - 1) * tile_bytes);
+  for (int best : {kBestKey, kOtherKey}) out().Emit(isa::OPCODE_VMOV, {V(best), V(kIntMin)});
+  for (int best : {kBestPos, kOtherPos}) out().Emit(isa::OPCODE_VMOV, {V(best), V(kIntMax)});
+  out().Emit(isa::OPCODE_MOV, {S(address), keys_ + (key_tiles_ - 1) * tile_bytes});
   // Two running bests (even and odd steps from the end) make two independent dependence chains.
   const auto load = [&](int key, int pos, int64_t offset) {
-    out().Emit("vld v{}, {}", key, Vmem(address, offset));
-    out().Emit("vld v{}, {}", pos, Vmem(address, offset + delta));
+    out().Emit(isa::OPCODE_VLD, {V(key), At(address, offset)});
+    out().Emit(isa::OPCODE_VLD, {V(pos), At(address, offset + delta)});
   };
   // Loads come first: the VPU issues in order and a load's result arrives after VMEM's latency.
   const auto scan = [&](int key, int pos, int mask, int best_key, int best_pos) {
-    out().Emit("vcmp.lt.s32 m{}, v{}, v{}", mask, key, kPrevKey);
-    out().Emit("vcmp.eq.s32 m{}, v{}, v{}", mask + 1, key, kPrevKey);
-    out().Emit("vcmp.gt.s32 m{}, v{}, v{}", mask + 2, pos, kPrevPos);
-    out().Emit("mand m{}, m{}, m{}", mask + 1, mask + 1, mask + 2);
-    out().Emit("mor m{}, m{}, m{}", mask, mask, mask + 1);
-    out().Emit("vcmp.ge.s32 m{}, v{}, v{}", mask + 1, key, best_key);
-    out().Emit("mand m{}, m{}, m{}", mask, mask, mask + 1);
-    out().Emit("vsel v{}, m{}, v{}, v{}", best_key, mask, key, best_key);
-    out().Emit("vsel v{}, m{}, v{}, v{}", best_pos, mask, pos, best_pos);
+    out().Emit(isa::OPCODE_VCMP_LT_S32, {M(mask), V(key), V(kPrevKey)});
+    out().Emit(isa::OPCODE_VCMP_EQ_S32, {M(mask + 1), V(key), V(kPrevKey)});
+    out().Emit(isa::OPCODE_VCMP_GT_S32, {M(mask + 2), V(pos), V(kPrevPos)});
+    out().Emit(isa::OPCODE_MAND, {M(mask + 1), M(mask + 1), M(mask + 2)});
+    out().Emit(isa::OPCODE_MOR, {M(mask), M(mask), M(mask + 1)});
+    out().Emit(isa::OPCODE_VCMP_GE_S32, {M(mask + 1), V(key), V(best_key)});
+    out().Emit(isa::OPCODE_MAND, {M(mask), M(mask), M(mask + 1)});
+    out().Emit(isa::OPCODE_VSEL, {V(best_key), M(mask), V(key), V(best_key)});
+    out().Emit(isa::OPCODE_VSEL, {V(best_pos), M(mask), V(pos), V(best_pos)});
   };
   // Four work vregs per iteration, loaded into their own registers before any compare, so that
   // the next iteration's loads do not wait for this one's compares to read their registers.
@@ -196,36 +197,36 @@ void TopKEmitter::EmitPasses() {
   for (int64_t t = 0; t < key_tiles_ % kUnroll; ++t) {
     load(key_regs[0], pos_regs[0], 0);
     step(0);
-    out().Emit("sub s{}, s{}, {}", address, address, tile_bytes);
+    out().Emit(isa::OPCODE_SUB, {S(address), S(address), tile_bytes});
   }
   if (key_tiles_ >= kUnroll) {
     const std::string scan_top = out().NewLabel(c_.instruction.name() + ".scan");
-    out().Emit("mov s{}, {}", count, key_tiles_ / kUnroll);
+    out().Emit(isa::OPCODE_MOV, {S(count), key_tiles_ / kUnroll});
     out().Bind(scan_top);
     for (int u = 0; u < kUnroll; ++u) load(key_regs[u], pos_regs[u], -u * tile_bytes);
     for (int u = 0; u < kUnroll; ++u) step(u);
-    out().Emit("sub s{}, s{}, {}", address, address, kUnroll * tile_bytes);
-    out().Emit("loop s{}, {}", count, scan_top);
+    out().Emit(isa::OPCODE_SUB, {S(address), S(address), kUnroll * tile_bytes});
+    out().Emit(isa::OPCODE_LOOP, {S(count), Label(scan_top)});
   }
   // Merge: the other best wins with a larger key, or an equal key at a lower position.
-  out().Emit("vcmp.gt.s32 m0, v{}, v{}", kOtherKey, kBestKey);
-  out().Emit("vcmp.eq.s32 m1, v{}, v{}", kOtherKey, kBestKey);
-  out().Emit("vcmp.lt.s32 m2, v{}, v{}", kOtherPos, kBestPos);
-  out().Emit("mand m1, m1, m2");
-  out().Emit("mor m0, m0, m1");
-  out().Emit("vsel v{}, m0, v{}, v{}", kBestKey, kOtherKey, kBestKey);
-  out().Emit("vsel v{}, m0, v{}, v{}", kBestPos, kOtherPos, kBestPos);
-  out().Emit("vredb.max.s32 v3, v{}", kBestKey);
-  out().Emit("vxpose v3, v3");
-  out().Emit("vredb.max.s32 v{}, v3", kPrevKey);
-  out().Emit("vcmp.eq.s32 m4, v{}, v{}", kBestKey, kPrevKey);
-  out().Emit("vsel v4, m4, v{}, v{}", kBestPos, kIntMax);
-  out().Emit("vredb.min.s32 v4, v4");
-  out().Emit("vxpose v4, v4");
-  out().Emit("vredb.min.s32 v{}, v4", kPrevPos);
-  out().Emit("vst v{}, {}, sublanes=0x1, mask=m{}", kPrevPos, Vmem(stage), kFirstWord);
-  out().Emit("add s{}, s{}, 4", stage, stage);
-  out().Emit("loop s{}, {}", pass, pass_top);
+  out().Emit(isa::OPCODE_VCMP_GT_S32, {M(0), V(kOtherKey), V(kBestKey)});
+  out().Emit(isa::OPCODE_VCMP_EQ_S32, {M(1), V(kOtherKey), V(kBestKey)});
+  out().Emit(isa::OPCODE_VCMP_LT_S32, {M(2), V(kOtherPos), V(kBestPos)});
+  out().Emit(isa::OPCODE_MAND, {M(1), M(1), M(2)});
+  out().Emit(isa::OPCODE_MOR, {M(0), M(0), M(1)});
+  out().Emit(isa::OPCODE_VSEL, {V(kBestKey), M(0), V(kOtherKey), V(kBestKey)});
+  out().Emit(isa::OPCODE_VSEL, {V(kBestPos), M(0), V(kOtherPos), V(kBestPos)});
+  out().Emit(isa::OPCODE_VREDB_MAX_S32, {V(3), V(kBestKey)});
+  out().Emit(isa::OPCODE_VXPOSE, {V(3), V(3)});
+  out().Emit(isa::OPCODE_VREDB_MAX_S32, {V(kPrevKey), V(3)});
+  out().Emit(isa::OPCODE_VCMP_EQ_S32, {M(4), V(kBestKey), V(kPrevKey)});
+  out().Emit(isa::OPCODE_VSEL, {V(4), M(4), V(kBestPos), V(kIntMax)});
+  out().Emit(isa::OPCODE_VREDB_MIN_S32, {V(4), V(4)});
+  out().Emit(isa::OPCODE_VXPOSE, {V(4), V(4)});
+  out().Emit(isa::OPCODE_VREDB_MIN_S32, {V(kPrevPos), V(4)});
+  out().Emit(isa::OPCODE_VST, {V(kPrevPos), At(stage)}, {{"sublanes", Bits(0x1)}, {"mask", M(kFirstWord)}});
+  out().Emit(isa::OPCODE_ADD, {S(stage), S(stage), 4});
+  out().Emit(isa::OPCODE_LOOP, {S(pass), Label(pass_top)});
 }
 
 // The stage -> the indices result (one DMA) and SMEM; then one DMA per element, row -> values.
@@ -247,16 +248,16 @@ void TopKEmitter::EmitOutputs(const std::vector<DmaIndex>& row_start) {
   std::vector<DmaIndex> src_start = Zeros(rank_), dst_start = row_start;
   src_start.back() = DmaIndex(position, 0);
   dst_start.back() = DmaIndex(column, 0);
-  out().Emit("mov s{}, 0", entry);
-  out().Emit("mov s{}, 0", column);
-  out().Emit("mov s{}, {}", count, k_);
+  out().Emit(isa::OPCODE_MOV, {S(entry), 0});
+  out().Emit(isa::OPCODE_MOV, {S(column), 0});
+  out().Emit(isa::OPCODE_MOV, {S(count), k_});
   const std::string top = out().NewLabel(c_.instruction.name() + ".values");
   out().Bind(top);
-  out().Emit("ld.s32 s{}, smem[s{}]", position, entry);
+  out().Emit(isa::OPCODE_LD_S32, {S(position), Smem(S(entry))});
   e_.Dma(row, src_start, values, dst_start, std::vector<int64_t>(rank_, 1), 0);
-  out().Emit("add s{}, s{}, 4", entry, entry);
-  out().Emit("add s{}, s{}, 1", column, column);
-  out().Emit("loop s{}, {}", count, top);
+  out().Emit(isa::OPCODE_ADD, {S(entry), S(entry), 4});
+  out().Emit(isa::OPCODE_ADD, {S(column), S(column), 1});
+  out().Emit(isa::OPCODE_LOOP, {S(count), Label(top)});
   e_.AddPendingDmas(k_ - 1);
   e_.WaitDmas();
 }
@@ -316,22 +317,22 @@ void TopKEmitter::Run() {
   box.back() = n_;
   const DmaArray src{isa::MEMORY_SPACE_HBM, c_.operands[0][0]->address, HbmView(shape)};
   const DmaArray row{isa::MEMORY_SPACE_VMEM, raw_, RowMajorUntiled(type_, box)};
-  out().Emit("mov s{}, 0", counter);
-  out().Emit("mov s{}, {}", loop, rows);
+  out().Emit(isa::OPCODE_MOV, {S(counter), 0});
+  out().Emit(isa::OPCODE_MOV, {S(loop), rows});
   const std::string top = out().NewLabel(x.name() + ".row");
   out().Bind(top);
-  out().Emit("mov s{}, s{}", tmp, counter);
+  out().Emit(isa::OPCODE_MOV, {S(tmp), S(counter)});
   for (int64_t d = rank_ - 2; d >= 0; --d) {
-    out().Emit("rem s{}, s{}, {}", coords[d], tmp, dims_[d]);
-    out().Emit("div s{}, s{}, {}", tmp, tmp, dims_[d]);
+    out().Emit(isa::OPCODE_REM, {S(coords[d]), S(tmp), dims_[d]});
+    out().Emit(isa::OPCODE_DIV, {S(tmp), S(tmp), dims_[d]});
   }
   e_.Dma(src, row_start, row, Zeros(rank_), box, e_.NextEngine());
   e_.WaitDmas();
   EmitPrologue();
   EmitPasses();
   EmitOutputs(row_start);
-  out().Emit("add s{}, s{}, 1", counter, counter);
-  out().Emit("loop s{}, {}", loop, top);
+  out().Emit(isa::OPCODE_ADD, {S(counter), S(counter), 1});
+  out().Emit(isa::OPCODE_LOOP, {S(loop), Label(top)});
 }
 
 }  // namespace
