@@ -934,7 +934,7 @@ class Emitter {
   // One tile per entry of `variants`, each stored with its own padding masked.
   void EmitBody(const std::vector<Variant>& variants) {
     const int copies = static_cast<int>(variants.size());
-    vreg_used_.assign(64, false);
+    vreg_used_.assign(out_->target().vector_registers(), false);  // up to the target's count (1024)
     aliases_.clear();
     mask_used_.assign(kMaskRegisters, false);
     peak_vregs_ = 0;

@@ -450,20 +450,7 @@ class ReduceEmitter {
       }
     }
   }
-  // The op's instruction: arithmetic in f32 or s32, the order in f32, u32 or s32.
-  isa::Opcode OpCode() const {
-    const bool f = is_float_, u = is_unsigned_;
-    switch (plan_.op) {
-      case ReduceOp::kAdd: return f ? isa::OPCODE_VADD_F32 : isa::OPCODE_VADD_S32;
-      case ReduceOp::kMultiply: return f ? isa::OPCODE_VMUL_F32 : isa::OPCODE_VMUL_S32;
-      case ReduceOp::kMaximum: return f ? isa::OPCODE_VMAX_F32 : u ? isa::OPCODE_VMAX_U32 : isa::OPCODE_VMAX_S32;
-      case ReduceOp::kMinimum: return f ? isa::OPCODE_VMIN_F32 : u ? isa::OPCODE_VMIN_U32 : isa::OPCODE_VMIN_S32;
-      case ReduceOp::kAnd: return isa::OPCODE_VAND;
-      case ReduceOp::kOr: return isa::OPCODE_VOR;
-      case ReduceOp::kXor: return isa::OPCODE_VXOR;
-    }
-    throw Error("internal: a reduce op without an instruction");
-  }
+  isa::Opcode OpCode() const { return ReduceOpInstruction(plan_.op, is_float_, is_unsigned_); }
 
   void Op(int d, int a, int b) { Emit(OpCode(), {V(d), V(a), V(b)}); }
 

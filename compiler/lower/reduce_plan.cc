@@ -4,6 +4,7 @@
 
 #include "compiler/lower/kernel.h"
 #include "isa/element_type.h"
+#include "isa/error.h"
 
 namespace tpusim::compiler {
 namespace {
@@ -178,6 +179,20 @@ int64_t OutputWord(const isa::Shape& result, const std::vector<int64_t>& index, 
   const int64_t column = index.at(rank - 1);
   const int64_t tile = (matrix * strips_per_matrix + row / sublanes) * strip_tiles + column / lanes;
   return tile * sublanes * lanes + (row % sublanes) * lanes + column % lanes;
+}
+
+isa::Opcode ReduceOpInstruction(hlo::ReduceOp op, bool is_float, bool is_unsigned) {
+  const bool f = is_float, u = is_unsigned;
+  switch (op) {
+    case hlo::ReduceOp::kAdd: return f ? isa::OPCODE_VADD_F32 : isa::OPCODE_VADD_S32;
+    case hlo::ReduceOp::kMultiply: return f ? isa::OPCODE_VMUL_F32 : isa::OPCODE_VMUL_S32;
+    case hlo::ReduceOp::kMaximum: return f ? isa::OPCODE_VMAX_F32 : u ? isa::OPCODE_VMAX_U32 : isa::OPCODE_VMAX_S32;
+    case hlo::ReduceOp::kMinimum: return f ? isa::OPCODE_VMIN_F32 : u ? isa::OPCODE_VMIN_U32 : isa::OPCODE_VMIN_S32;
+    case hlo::ReduceOp::kAnd: return isa::OPCODE_VAND;
+    case hlo::ReduceOp::kOr: return isa::OPCODE_VOR;
+    case hlo::ReduceOp::kXor: return isa::OPCODE_VXOR;
+  }
+  throw Error("internal: a reduce op without an instruction");
 }
 
 }  // namespace tpusim::compiler

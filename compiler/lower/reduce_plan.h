@@ -13,6 +13,7 @@
 #include "compiler/hlo/ir.h"
 #include "compiler/hlo/reducer_pattern.h"
 #include "compiler/lower/vtile.h"
+#include "isa/program.pb.h"
 #include "isa/shape.h"
 
 namespace tpusim::compiler {
@@ -81,5 +82,9 @@ std::vector<int64_t> KeptMajorIndex(const ReducePlan& plan, int64_t matrix);
 // Word offset (32-bit words) of output element `index` in an image of the result with 32-bit
 // words and the result's tiling (T(8,128) for rank >= 2, T(1024) for rank 1, one word for rank 0).
 int64_t OutputWord(const isa::Shape& result, const std::vector<int64_t>& index, int64_t sublanes, int64_t lanes);
+
+// The VPU instruction of `op` on 32-bit words: arithmetic in f32 or s32 (wrapping: the same bits
+// for u32), the order in f32, u32 or s32, the bitwise ops on any.
+isa::Opcode ReduceOpInstruction(hlo::ReduceOp op, bool is_float, bool is_unsigned);
 
 }  // namespace tpusim::compiler

@@ -51,21 +51,6 @@ TapRange RangeOf(const hlo::WindowDimension& w, int64_t operand_size, int64_t ou
   return range;
 }
 
-isa::Opcode OpOf(ReduceOp op, ElementType type) {
-  const bool f32 = type == ElementType::kF32;
-  const bool u32 = type == ElementType::kU32;
-  switch (op) {
-    case ReduceOp::kAdd: return f32 ? isa::OPCODE_VADD_F32 : isa::OPCODE_VADD_S32;
-    case ReduceOp::kMultiply: return f32 ? isa::OPCODE_VMUL_F32 : isa::OPCODE_VMUL_S32;
-    case ReduceOp::kMaximum: return f32 ? isa::OPCODE_VMAX_F32 : u32 ? isa::OPCODE_VMAX_U32 : isa::OPCODE_VMAX_S32;
-    case ReduceOp::kMinimum: return f32 ? isa::OPCODE_VMIN_F32 : u32 ? isa::OPCODE_VMIN_U32 : isa::OPCODE_VMIN_S32;
-    case ReduceOp::kAnd: return isa::OPCODE_VAND;
-    case ReduceOp::kOr: return isa::OPCODE_VOR;
-    case ReduceOp::kXor: return isa::OPCODE_VXOR;
-  }
-  return isa::OPCODE_UNSPECIFIED;
-}
-
 struct Tap {
   std::vector<TapRange> ranges;  // per dim
   bool full = true;              // reads an element for every output position
@@ -205,7 +190,7 @@ class ReduceWindowEmitter {
   // iteration so the in-order VPU overlaps one chunk's load latency with the others.
   void Fold(uint64_t vmem) {
     const int64_t unroll = chunks_ % 4 == 0 ? 4 : chunks_ % 2 == 0 ? 2 : 1;
-    const isa::Opcode op = OpOf(op_, type_);
+    const isa::Opcode op = ReduceOpInstruction(op_, type_ == ElementType::kF32, type_ == ElementType::kU32);
     out_.Emit(isa::OPCODE_MOV, {S(kAddress), 0});
     out_.Emit(isa::OPCODE_MOV, {S(kAddress2), vmem});
     out_.Emit(isa::OPCODE_MOV, {S(kCounter), chunks_ / unroll});
