@@ -1832,7 +1832,7 @@ class Emitter {
   bool BodyFits(int copies) { return BodyFits(std::vector<Variant>(copies, kBoth)); }
   // Whether a body of these tiles fits in the registers (emitted into a scratch builder).
   bool BodyFits(const std::vector<Variant>& variants) {
-    ProgramBuilder scratch("scratch", out_->target());
+    ProgramBuilder scratch = ProgramBuilder::Scratch(out_->target());
     ProgramBuilder* real = out_;
     out_ = &scratch;
     bool fits = true;

@@ -24,7 +24,7 @@ bool GroupPlans(const KernelGroup& group, const CompileOptions& options, const s
   };
   if (group.root->shape().is_tuple) return false;
   std::vector<const DeviceBuffer*> result = {stand_in(group.root->shape())};
-  ProgramBuilder scratch("plan", options.target);
+  ProgramBuilder scratch = ProgramBuilder::Scratch(options.target);
   KernelContext context{scratch, options, *group.root, group, {}, result, 0, 0, {}};
   for (const hlo::Instruction* operand : group.operands) {
     if (operand->shape().is_tuple) return false;

@@ -35,6 +35,12 @@ ProgramBuilder::ProgramBuilder(std::string program_name, const isa::Target& targ
   *program_.mutable_target() = target;
 }
 
+ProgramBuilder ProgramBuilder::Scratch(const isa::Target& target) {
+  ProgramBuilder builder("scratch", target);
+  builder.scratch_ = true;
+  return builder;
+}
+
 std::string ProgramBuilder::UniqueName(std::string_view hint, Names& names) {
   const std::string base = Sanitize(hint);
   int& next = names.next_suffix[base];
@@ -49,12 +55,14 @@ std::string ProgramBuilder::UniqueName(std::string_view hint, Names& names) {
 std::string ProgramBuilder::NewLabel(std::string_view hint) { return UniqueName(hint, labels_); }
 
 void ProgramBuilder::Bind(const std::string& label) {
+  if (scratch_) return;
   isa::Label* bound = program_.add_labels();
   bound->set_name(label);
   bound->set_instruction(static_cast<uint32_t>(program_.instructions_size()));
 }
 
 void ProgramBuilder::Comment(std::string_view text) {
+  if (scratch_) return;
   comments_.push_back({static_cast<uint32_t>(program_.instructions_size()), std::string(text)});
 }
 
@@ -105,6 +113,7 @@ void ProgramBuilder::AddLoop(std::string_view label, const std::vector<Region>& 
 }
 
 isa::Program ProgramBuilder::Finish() {
+  if (scratch_) throw Error("internal: a scratch program builder has no program to finish");
   if (const std::optional<isa::ProgramDefect> defect = isa::FindProgramDefect(program_)) {
     std::string what = isa::DescribeLocation(program_, defect->where);
     if (defect->where.part == isa::ProgramLocation::Part::kInstruction) {

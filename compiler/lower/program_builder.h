@@ -26,6 +26,10 @@ namespace tpusim::compiler {
 class ProgramBuilder {
  public:
   ProgramBuilder(std::string program_name, const isa::Target& target);
+  // A builder that keeps only its count of instructions and the names it handed out: a kernel's
+  // trial emission (does it fit the registers, VMEM, ...?) whose instructions are never run. Its
+  // instructions are not made (nor checked: the real emission checks them); Finish is refused.
+  static ProgramBuilder Scratch(const isa::Target& target);
 
   const isa::Target& target() const { return program_.target(); }
 
@@ -40,9 +44,17 @@ class ProgramBuilder {
   void Emit(isa::Opcode opcode, std::initializer_list<isa::ops::Arg> positional = {},
             std::initializer_list<isa::ops::KeywordArg> keywords = {},
             std::source_location where = std::source_location::current()) {
+    if (scratch_) {
+      ++scratch_instructions_;
+      return;
+    }
     Add(isa::MakeInstruction(opcode, positional, keywords, where));
   }
   void Add(isa::Instruction instruction) {
+    if (scratch_) {
+      ++scratch_instructions_;
+      return;
+    }
     *program_.add_instructions() = std::move(instruction);
   }
 
@@ -66,7 +78,9 @@ class ProgramBuilder {
   };
   void AddLoop(std::string_view label, const std::vector<Region>& state, const std::optional<Counter>& counter = std::nullopt);
 
-  std::size_t instruction_count() const { return static_cast<std::size_t>(program_.instructions_size()); }
+  std::size_t instruction_count() const {
+    return scratch_ ? scratch_instructions_ : static_cast<std::size_t>(program_.instructions_size());
+  }
   // The program, checked against its target (a defect is a compiler bug: tpusim::Error naming the
   // instruction); the builder is left empty.
   isa::Program Finish();
@@ -82,6 +96,8 @@ class ProgramBuilder {
   std::string UniqueName(std::string_view hint, Names& names);
 
   isa::Program program_;
+  bool scratch_ = false;
+  std::size_t scratch_instructions_ = 0;
   std::vector<isa::Comment> comments_;
   std::unordered_map<std::string, int> loop_numbers_;
   Names labels_;
