@@ -14,6 +14,7 @@
 #include "isa/error.h"
 #include "isa/instruction_builder.h"
 #include "isa/instruction_set.h"
+#include "tests/isa/sample_target.h"
 #include "isa/shape.h"
 
 using namespace tpusim::isa;
@@ -22,19 +23,7 @@ using google::protobuf::util::MessageDifferencer;
 
 namespace {
 
-Target SampleTarget() {
-  Target target;
-  target.set_sublanes(8);
-  target.set_lanes(128);
-  target.set_vector_registers(32);
-  target.set_mxu_count(2);
-  target.set_mxu_rows(128);
-  target.set_mxu_columns(128);
-  target.set_dma_engines(2);
-  target.set_semaphores(8);
-  target.set_has_cmem(true);
-  return target;
-}
+using tpusim::isa_test::SampleTarget;
 
 // A typed value for operand `index` of `info`: registers and constants differ per operand, so a
 // swapped operand would show.

@@ -12,6 +12,7 @@
 #include "isa/disassembler.h"
 #include "isa/error.h"
 #include "isa/instruction_set.h"
+#include "tests/isa/sample_target.h"
 
 using namespace tpusim::isa;
 using google::protobuf::util::MessageDifferencer;
@@ -34,19 +35,7 @@ void CheckRoundTrip(const Program& program) {
   CHECK(Disassemble(again) == text);
 }
 
-Target SampleTarget() {
-  Target target;
-  target.set_sublanes(8);
-  target.set_lanes(128);
-  target.set_vector_registers(32);
-  target.set_mxu_count(2);
-  target.set_mxu_rows(128);
-  target.set_mxu_columns(128);
-  target.set_dma_engines(2);
-  target.set_semaphores(8);
-  target.set_has_cmem(true);
-  return target;
-}
+using tpusim::isa_test::SampleTarget;
 
 // A valid value for operand `index` of `info`; `variant` 1 picks the other spelling (immediate
 // instead of register, no base register) and leaves optional operands out.
