@@ -87,7 +87,7 @@ bool Fits(const Arg& arg, const OperandSpec& spec) {
 
 class Maker {
  public:
-  Maker(Opcode opcode, const std::source_location& where) : where_(where) {
+  Maker(Opcode opcode, const CallSite& where) : where_(where) {
     info_ = FindInstruction(opcode);
     if (info_ == nullptr) Fail("opcode " + std::to_string(static_cast<int>(opcode)) + " is not in the instruction table");
     instruction_.set_opcode(opcode);
@@ -144,11 +144,11 @@ class Maker {
   }
 
   [[noreturn]] void Fail(const std::string& message) const {
-    throw Error("internal: " + std::string(where_.file_name()) + ":" + std::to_string(where_.line()) + ": " +
+    throw Error("internal: " + std::string(where_.file) + ":" + std::to_string(where_.line) + ": " +
                 std::string(info_ != nullptr ? info_->mnemonic : std::string_view("instruction")) + ": " + message);
   }
 
-  std::source_location where_;
+  CallSite where_;
   const InstructionInfo* info_ = nullptr;
   Instruction instruction_;
   std::vector<bool> given_;
@@ -156,7 +156,7 @@ class Maker {
 };
 
 template <typename Positional, typename Keywords>
-Instruction Make(Opcode opcode, const Positional& positional, const Keywords& keywords, const std::source_location& where) {
+Instruction Make(Opcode opcode, const Positional& positional, const Keywords& keywords, const CallSite& where) {
   Maker maker(opcode, where);
   for (const Arg& arg : positional) maker.Positional(arg);
   for (const ops::KeywordArg& keyword : keywords) maker.Keyword(keyword);
@@ -166,12 +166,12 @@ Instruction Make(Opcode opcode, const Positional& positional, const Keywords& ke
 }  // namespace
 
 Instruction MakeInstruction(Opcode opcode, std::initializer_list<ops::Arg> positional,
-                            std::initializer_list<ops::KeywordArg> keywords, std::source_location where) {
+                            std::initializer_list<ops::KeywordArg> keywords, CallSite where) {
   return Make(opcode, positional, keywords, where);
 }
 
 Instruction MakeInstruction(Opcode opcode, const std::vector<ops::Arg>& positional,
-                            const std::vector<ops::KeywordArg>& keywords, std::source_location where) {
+                            const std::vector<ops::KeywordArg>& keywords, CallSite where) {
   return Make(opcode, positional, keywords, where);
 }
 

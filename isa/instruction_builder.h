@@ -14,7 +14,6 @@
 #include <initializer_list>
 #include <limits>
 #include <optional>
-#include <source_location>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +22,16 @@
 #include "isa/shape.h"
 
 namespace tpusim::isa {
+
+// The source line that makes an instruction (a kernel's), named where the instruction does not fit
+// its table row. As a default argument, {__builtin_FILE(), __builtin_LINE()} is the caller's line,
+// as std::source_location::current() would be (which the sanitized build's Clang 14 cannot compile
+// with Debian 12's libstdc++).
+struct CallSite {
+  const char* file = "";
+  unsigned line = 0;
+};
+
 namespace ops {
 
 // The operand values, one type per OperandKind (instruction_set.h) they can fill.
@@ -140,10 +149,10 @@ struct KeywordArg {
 // operands do not fit the table's row.
 Instruction MakeInstruction(Opcode opcode, std::initializer_list<ops::Arg> positional,
                             std::initializer_list<ops::KeywordArg> keywords = {},
-                            std::source_location where = std::source_location::current());
+                            CallSite where = {__builtin_FILE(), __builtin_LINE()});
 // The same from vectors, for operands gathered at run time.
 Instruction MakeInstruction(Opcode opcode, const std::vector<ops::Arg>& positional,
                             const std::vector<ops::KeywordArg>& keywords,
-                            std::source_location where = std::source_location::current());
+                            CallSite where = {__builtin_FILE(), __builtin_LINE()});
 
 }  // namespace tpusim::isa

@@ -8,7 +8,6 @@
 #include <limits>
 #include <map>
 #include <numeric>
-#include <source_location>
 #include <string>
 #include <vector>
 
@@ -639,7 +638,7 @@ class DotEmitter {
   // A `dma` from `from` to `to`.
   void EmitDma(const AddressValue& from, const AddressValue& to, const ShapeValue& src, const ShapeValue& dst,
                const IndexValue& src_start, const IndexValue& dst_start, const SizesValue& size, const SemaphoreValue& sem,
-               int64_t engine, std::source_location where = std::source_location::current()) {
+               int64_t engine, isa::CallSite where = {__builtin_FILE(), __builtin_LINE()}) {
     out_.Add(isa::MakeInstruction(isa::OPCODE_DMA, {from, to},
                                   {{"src", src},
                                    {"dst", dst},

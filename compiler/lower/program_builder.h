@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
-#include <source_location>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -43,7 +42,7 @@ class ProgramBuilder {
   // The instruction `opcode` with its operands (isa::MakeInstruction).
   void Emit(isa::Opcode opcode, std::initializer_list<isa::ops::Arg> positional = {},
             std::initializer_list<isa::ops::KeywordArg> keywords = {},
-            std::source_location where = std::source_location::current()) {
+            isa::CallSite where = {__builtin_FILE(), __builtin_LINE()}) {
     if (scratch_) {
       ++scratch_instructions_;
       return;

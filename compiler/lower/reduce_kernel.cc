@@ -5,7 +5,6 @@
 #include <bit>
 #include <functional>
 #include <initializer_list>
-#include <source_location>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -398,7 +397,7 @@ class ReduceEmitter {
   // apart and then interleaved line by line: the VPU issues in order, and one strand's chain of
   // dependent adds would otherwise leave it waiting for each result.
   void Emit(isa::Opcode opcode, std::initializer_list<Arg> positional = {}, std::initializer_list<KeywordArg> keywords = {},
-            std::source_location where = std::source_location::current()) {
+            isa::CallSite where = {__builtin_FILE(), __builtin_LINE()}) {
     Add(isa::MakeInstruction(opcode, positional, keywords, where));
   }
   void Add(isa::Instruction instruction) {

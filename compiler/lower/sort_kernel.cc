@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
-#include <source_location>
 #include <string>
 #include <vector>
 
@@ -136,11 +135,11 @@ class SortEmitter {
     return keywords;
   }
   void Vld(int vd, const AddressValue& at, int64_t sublanes, std::optional<int64_t> stride = std::nullopt,
-           std::source_location where = std::source_location::current()) {
+           isa::CallSite where = {__builtin_FILE(), __builtin_LINE()}) {
     out().Add(isa::MakeInstruction(isa::OPCODE_VLD, {V(vd), at}, MemoryKeywords(sublanes, stride), where));
   }
   void Vst(int va, const AddressValue& at, int64_t sublanes, std::optional<int64_t> stride = std::nullopt,
-           std::source_location where = std::source_location::current()) {
+           isa::CallSite where = {__builtin_FILE(), __builtin_LINE()}) {
     out().Add(isa::MakeInstruction(isa::OPCODE_VST, {V(va), at}, MemoryKeywords(sublanes, stride), where));
   }
   void Plan();

@@ -4,6 +4,7 @@
 // with the call site and what is wrong.
 #include <catch2/catch.hpp>
 
+#include <functional>
 #include <string>
 #include <vector>
 
