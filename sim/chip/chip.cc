@@ -359,6 +359,7 @@ RunReport Chip::Run(const isa::Program& program, const std::map<std::string, isa
       progress_({static_cast<double>((sc_core::sc_time_stamp() - start).value()) / 1e6, core0.marks().size()});
     } while (sc_core::sc_pending_activity());
   }
+  replay_->DetachLogs();  // a segment still being recorded ends with the run
   for (uint32_t c = 0; c < running; ++c) {
     const models::ScalarCore& core = *cores_[c].scalar_core;
     if (core.state() == models::ScalarCore::State::kFaulted) throw Error(core.fault());

@@ -17,6 +17,12 @@ std::size_t SegmentReplay::KeyHash::operator()(const Key& key) const {
   return static_cast<std::size_t>(hash);
 }
 
+SegmentReplay::~SegmentReplay() { DetachLogs(); }
+
+void SegmentReplay::DetachLogs() {
+  for (const ReplayCore& core : cores_) core.scalar_core->set_segment_log(nullptr);
+}
+
 void SegmentReplay::BeforeSync(uint32_t core) {
   if (!recording_) return;
   models::ScalarCore& scalar = *cores_[core].scalar_core;

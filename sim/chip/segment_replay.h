@@ -69,6 +69,16 @@ class SegmentReplay final : public models::SyncHooks {
   // `cores`: the running ones, by index; `memories`: every memory of the chip, once each;
   // `replay`: false runs every segment (the rounds are still taken together).
   SegmentReplay(std::vector<ReplayCore> cores, std::vector<models::Memory*> memories, bool replay);
+  SegmentReplay(const SegmentReplay&) = delete;
+  SegmentReplay& operator=(const SegmentReplay&) = delete;
+  // Takes its segment logs back from the scalar cores (DetachLogs).
+  ~SegmentReplay() override;
+
+  // A run that ends while a segment is being recorded (the program halts between two rounds of
+  // core.sync) leaves that segment's logs with the cores: a chip that runs another program must
+  // not have them written into once this object is gone (a calibration run of 1198 programs on
+  // one chip corrupted the heap so).
+  void DetachLogs();
 
   void BeforeSync(uint32_t core) override;
   void AfterSync(uint32_t core) override;

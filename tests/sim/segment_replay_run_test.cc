@@ -9,6 +9,12 @@
 #include <regex>
 #include <string>
 
+#include "compiler/hlo/parser.h"
+#include "compiler/lower/compile.h"
+#include "sim/chip/chip.h"
+#include "sim/compile_options.h"
+#include "sim/config/load.h"
+#include "sim/config/presets.h"
 #include "tests/sim/exec_support.h"
 
 namespace {
@@ -164,4 +170,28 @@ TEST_CASE("segment replay: every shared workload but the two largest gives the s
   }
   // fp8_gemm_loop's matmuls repeat over its loop.
   CHECK(replayed > 0);
+}
+
+TEST_CASE("segment replay: one chip running program after program gives each a fresh chip's cycles", "[run][reuse]") {
+  // tpusim_calibrate runs every row's program on one Chip. A program that halts while a segment is
+  // being recorded left that segment's logs with the scalar cores, and the next program's first
+  // instructions wrote into them after the chip had freed them: heap corruption after about 100 of
+  // the medium gemms. Each of these dots (both TensorCores, K in several blocks) ends so.
+  const tpusim::ArchConfig config = tpusim::sim::LoadArchConfig(tpusim::sim::ResolveConfigPath("tpu_v4"), {});
+  tpusim::sim::Chip shared(config);
+  for (const char* dims : {"384,512", "640,896", "256,1024", "896,384", "512,640", "1024,256"}) {
+    for (const char* k : {"512", "768"}) {
+      INFO(dims << " x " << k);
+      const std::string text = std::string("HloModule m\nENTRY e {\n  a = f16[") + dims + std::string("]{1,0} parameter(0)\n") +
+                               "  b = f16[" + std::string(dims).substr(std::string(dims).find(',') + 1) + "," + k +
+                               "]{1,0} parameter(1)\n  ROOT d = f16[" + std::string(dims).substr(0, std::string(dims).find(',')) +
+                               "," + k + "]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n";
+      auto module = tpusim::hlo::ParseModule(text, "m.hlo");
+      const tpusim::compiler::CompiledModule compiled =
+          tpusim::compiler::Compile(*module, tpusim::sim::CompileOptionsFor(config));
+      const uint64_t cycles = shared.Run(compiled.program, {}, /*timing_only=*/true).cycles;
+      tpusim::sim::Chip fresh(config);
+      CHECK(cycles == fresh.Run(compiled.program, {}, /*timing_only=*/true).cycles);
+    }
+  }
 }
