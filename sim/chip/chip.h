@@ -191,8 +191,10 @@ class Chip {
   std::unique_ptr<models::HostMemory> host_;
   std::unique_ptr<models::IciLink> ici_;
   std::unique_ptr<models::CoreBarrier> barrier_;  // remade per run for the program's cores
-  std::unique_ptr<SegmentReplay> replay_;          // remade per run for the program's cores
   std::vector<Core> cores_;
+  // Remade per run for the program's cores; after cores_, so that it is destroyed first (its
+  // destructor takes its segment logs back from the scalar cores).
+  std::unique_ptr<SegmentReplay> replay_;
 };
 
 }  // namespace tpusim::sim
