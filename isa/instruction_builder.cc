@@ -91,8 +91,8 @@ class Maker {
     info_ = FindInstruction(opcode);
     if (info_ == nullptr) Fail("opcode " + std::to_string(static_cast<int>(opcode)) + " is not in the instruction table");
     instruction_.set_opcode(opcode);
+    if (info_->operands.size() > 64) Fail("a table row of more than 64 operands");  // given_'s bits
     for (std::size_t i = 0; i < info_->operands.size(); ++i) instruction_.add_operands();
-    given_.assign(info_->operands.size(), false);
   }
 
   void Positional(const Arg& arg) {
@@ -104,18 +104,20 @@ class Maker {
   void Keyword(const ops::KeywordArg& keyword) {
     const int index = OperandIndex(*info_, keyword.name);
     if (index < 0 || !info_->operands[index].keyword) Fail("no keyword operand '" + std::string(keyword.name) + "'");
-    if (given_[index]) Fail("'" + std::string(keyword.name) + "' is given twice");
+    if (Given(static_cast<std::size_t>(index))) Fail("'" + std::string(keyword.name) + "' is given twice");
     Set(static_cast<std::size_t>(index), keyword.value);
   }
 
   Instruction Finish() {
     for (std::size_t i = 0; i < info_->operands.size(); ++i) {
-      if (!given_[i] && !info_->operands[i].optional) Fail("operand " + std::string(info_->operands[i].name) + " is missing");
+      if (!Given(i) && !info_->operands[i].optional) Fail("operand " + std::string(info_->operands[i].name) + " is missing");
     }
     return std::move(instruction_);
   }
 
  private:
+  bool Given(std::size_t index) const { return (given_ >> index) & 1; }
+
   void Set(std::size_t index, const Arg& arg) {
     const OperandSpec& spec = info_->operands[index];
     if (!Fits(arg, spec)) {
@@ -131,7 +133,7 @@ class Maker {
       if (arg.unsigned_too_large()) Fail("operand " + std::string(spec.name) + " does not fit in a signed 64-bit immediate");
       if (spec.kind == OperandKind::kBits) {
         instruction_.mutable_operands(static_cast<int>(index))->set_bits(static_cast<uint64_t>(value));
-        given_[index] = true;
+        given_ |= uint64_t{1} << index;
         return;
       }
       if (value < spec.min || value > spec.max) {
@@ -140,7 +142,7 @@ class Maker {
       }
     }
     *instruction_.mutable_operands(static_cast<int>(index)) = arg.operand();
-    given_[index] = true;
+    given_ |= uint64_t{1} << index;
   }
 
   [[noreturn]] void Fail(const std::string& message) const {
@@ -151,7 +153,7 @@ class Maker {
   CallSite where_;
   const InstructionInfo* info_ = nullptr;
   Instruction instruction_;
-  std::vector<bool> given_;
+  uint64_t given_ = 0;  // bit i: operand i is set (a row has at most 64 operands)
   std::size_t next_ = 0;
 };
 

@@ -7,6 +7,7 @@
 
 #include "compiler/lower/collective_group.h"
 #include "compiler/lower/dma_region.h"
+#include "compiler/lower/reduce_plan.h"
 #include "isa/error.h"
 #include "isa/layout_index.h"
 
@@ -199,38 +200,29 @@ RingReduction ReductionOf(const KernelContext& c, isa::ElementType type) {
   const Opcode reducer_op = root->opcode();
   const bool known = reducer_op == Opcode::kAdd || reducer_op == Opcode::kMultiply || reducer_op == Opcode::kMaximum ||
                      reducer_op == Opcode::kMinimum;
-  // The VPU instruction of the reducer for one element type's add, multiply, maximum and minimum.
-  const auto pick = [&](isa::Opcode add, isa::Opcode multiply, isa::Opcode maximum, isa::Opcode minimum) {
-    switch (reducer_op) {
-      case Opcode::kAdd: return add;
-      case Opcode::kMultiply: return multiply;
-      case Opcode::kMaximum: return maximum;
-      default: return minimum;
-    }
-  };
   RingReduction r;
   if (!binary || !known) {
     CannotLower(c.instruction, "the ring adds on the VPU: its to_apply must be add, multiply, maximum or minimum of its two parameters");
   }
   switch (type) {
-    case isa::ElementType::kF32:
-      r.op = pick(isa::OPCODE_VADD_F32, isa::OPCODE_VMUL_F32, isa::OPCODE_VMAX_F32, isa::OPCODE_VMIN_F32);
-      break;
     case isa::ElementType::kBF16:
-      r.op = pick(isa::OPCODE_VADD_F32, isa::OPCODE_VMUL_F32, isa::OPCODE_VMAX_F32, isa::OPCODE_VMIN_F32);
       r.bf16 = true;
       r.tile_bytes = 2048;
       break;
+    case isa::ElementType::kF32:
     case isa::ElementType::kS32:
-      r.op = pick(isa::OPCODE_VADD_S32, isa::OPCODE_VMUL_S32, isa::OPCODE_VMAX_S32, isa::OPCODE_VMIN_S32);
-      break;
     case isa::ElementType::kU32:
-      r.op = pick(isa::OPCODE_VADD_S32, isa::OPCODE_VMUL_S32, isa::OPCODE_VMAX_U32, isa::OPCODE_VMIN_U32);
       break;
     default:
       CannotLower(c.instruction, "the ring reduces f32, bf16, s32 and u32 on the VPU; not " +
                                      std::string(isa::ElementTypeName(type)));
   }
+  const hlo::ReduceOp op = reducer_op == Opcode::kAdd        ? hlo::ReduceOp::kAdd
+                           : reducer_op == Opcode::kMultiply ? hlo::ReduceOp::kMultiply
+                           : reducer_op == Opcode::kMaximum  ? hlo::ReduceOp::kMaximum
+                                                             : hlo::ReduceOp::kMinimum;
+  r.op = ReduceOpInstruction(op, type == isa::ElementType::kF32 || type == isa::ElementType::kBF16,
+                             type == isa::ElementType::kU32);
   return r;
 }
 

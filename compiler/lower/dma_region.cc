@@ -129,6 +129,10 @@ isa::Shape PaddedView(const isa::Shape& shape) {
   return padded;
 }
 
+isa::ElementType FlatWordType(int64_t bytes) {
+  return bytes % 4 == 0 ? isa::ElementType::kU32 : bytes % 2 == 0 ? isa::ElementType::kU16 : isa::ElementType::kU8;
+}
+
 bool HasLayoutPadding(const isa::Shape& shape) {
   const isa::LayoutMap map(shape);
   return map.physical_element_count() != map.element_count();
@@ -296,7 +300,7 @@ void DmaEmitter::ZeroLayoutPadding(const DmaArray& dst) {
                   layout.tail_padding_alignment_in_elements == 1;
   const std::vector<int64_t>& physical = map.physical_dims();
   const auto rank = static_cast<int64_t>(physical.size());
-  int64_t word_bytes = 4;
+  isa::ElementType word_type = isa::ElementType::kU32;
   if (targeted) {
     const std::vector<int64_t>& tile = layout.tiles.front().dims;
     const auto k = static_cast<int64_t>(tile.size());
@@ -313,8 +317,8 @@ void DmaEmitter::ZeroLayoutPadding(const DmaArray& dst) {
       targeted = tiles > 0 && byte_size % tiles == 0;
       if (targeted) {
         const int64_t tile_bytes = byte_size / tiles;
-        word_bytes = tile_bytes % 4 == 0 ? 4 : tile_bytes % 2 == 0 ? 2 : 1;
-        flat_dims.push_back(tile_bytes / word_bytes);
+        word_type = FlatWordType(tile_bytes);
+        flat_dims.push_back(tile_bytes / isa::ElementByteWidth(word_type));
         for (int64_t j = 0; j < k; ++j) {
           if (physical[rank - k + j] % tile[j] == 0) continue;
           Box box{std::vector<int64_t>(flat_dims.size(), 0), flat_dims};
@@ -327,13 +331,11 @@ void DmaEmitter::ZeroLayoutPadding(const DmaArray& dst) {
     }
   }
   if (!targeted) {
-    word_bytes = byte_size % 4 == 0 ? 4 : byte_size % 2 == 0 ? 2 : 1;
-    flat_dims = {byte_size / word_bytes};
+    word_type = FlatWordType(byte_size);
+    flat_dims = {byte_size / isa::ElementByteWidth(word_type)};
     boxes = {Box{{0}, flat_dims}};
   }
-  const isa::ElementType word_type = word_bytes == 4 ? isa::ElementType::kU32
-                                     : word_bytes == 2 ? isa::ElementType::kU16
-                                                       : isa::ElementType::kU8;
+  const int64_t word_bytes = isa::ElementByteWidth(word_type);
   const DmaArray flat{dst.space, dst.address, RowMajorUntiled(word_type, flat_dims)};
   int64_t largest = 0;
   for (const Box& box : boxes) largest = std::max(largest, Product(box.size) * word_bytes);

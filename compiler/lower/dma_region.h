@@ -51,6 +51,10 @@ isa::Shape ExpandedView(const isa::Shape& shape, int64_t rank, const std::vector
 // `type[dims]` row-major and untiled: the elements one after another with no padding.
 isa::Shape RowMajorUntiled(isa::ElementType type, const std::vector<int64_t>& dims);
 
+// The widest unsigned word (u32, u16 or u8) whose size divides `bytes`: a flat copy moves bytes as
+// such words, as they lie.
+isa::ElementType FlatWordType(int64_t bytes);
+
 // Whether the layout puts bytes in the image that hold no element (tile padding, L(n), ...).
 bool HasLayoutPadding(const isa::Shape& shape);
 

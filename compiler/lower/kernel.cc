@@ -52,9 +52,8 @@ void EmitFlatDma(ProgramBuilder& out, const DmaAddress& from, const DmaAddress& 
   };
   // The bytes seen as a flat array of the widest words that divide them: the DMA copies them as
   // they lie.
-  const int64_t width = bytes % 4 == 0 ? 4 : bytes % 2 == 0 ? 2 : 1;
-  const int64_t words = static_cast<int64_t>(bytes) / width;
-  const isa::ElementType type = width == 4 ? isa::ElementType::kU32 : width == 2 ? isa::ElementType::kU16 : isa::ElementType::kU8;
+  const isa::ElementType type = FlatWordType(static_cast<int64_t>(bytes));
+  const int64_t words = static_cast<int64_t>(bytes) / isa::ElementByteWidth(type);
   const ShapeValue shape = ShapeArg(RowMajorUntiled(type, {words}));
   out.Emit(isa::OPCODE_DMA, {address(from), address(to)},
            {{"src", shape}, {"dst", shape}, {"size", Sizes({words})}, {"sem", Sem(semaphore)}, {"engine", engine}});
